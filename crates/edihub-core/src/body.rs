@@ -1,0 +1,118 @@
+//! From request body bytes to documents: the entry point of the crate.
+//!
+//! The Content-Type decides the syntax when it is specific (`application/xml`,
+//! `text/xml`, `application/soap+xml`, any `+xml`; `application/json`, any
+//! `+json`). SAP HTTP ports and shell scripts often send a generic type
+//! (`application/octet-stream`, `text/plain`) or none at all, so for those
+//! the body is sniffed by its first non-whitespace character after any byte
+//! order mark. Every other type is refused by name (415), so a form post or
+//! an image never reaches a parser.
+//!
+//! Whether a body is an IDoc is decided by its structure, not by the media
+//! type: XML must be an IDoc (possibly in a SOAP envelope); JSON is an IDoc
+//! when it has the converter shape, otherwise it is a plain JSON message.
+
+use serde::Serialize;
+
+use crate::document::Document;
+use crate::{CoreError, encoding, idoc};
+
+/// The syntax and shape a body was read as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BodyFormat {
+    /// IDoc-XML (possibly in a SOAP envelope).
+    IdocXml,
+    /// An IDoc in the JSON converter shape.
+    IdocJson,
+    /// Any other JSON object.
+    PlainJson,
+}
+
+/// A parsed request body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedBody {
+    /// How the body was read.
+    pub format: BodyFormat,
+    /// One per IDoc in a packet (in order); exactly one for plain JSON.
+    pub documents: Vec<Document>,
+    /// `idempotencyKey` member at the top of a JSON body (raw, unvalidated), if any.
+    pub idempotency_key: Option<String>,
+}
+
+/// The syntax chosen for a body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Syntax {
+    Xml,
+    Json,
+}
+
+/// Parses a request body; `content_type` is the raw Content-Type header value, if any.
+pub fn parse_body(body: &[u8], content_type: Option<&str>) -> Result<ParsedBody, CoreError> {
+    let syntax = match classify(content_type)? {
+        Some(syntax) => syntax,
+        None => sniff(body)?,
+    };
+    let (_, rest) = encoding::split_bom(body);
+    if rest.iter().all(u8::is_ascii_whitespace) {
+        return Err(CoreError::EmptyBody);
+    }
+    match syntax {
+        Syntax::Xml => {
+            let text = encoding::decode_xml(body, content_type)?;
+            if text.trim().is_empty() {
+                return Err(CoreError::EmptyBody);
+            }
+            let documents = idoc::from_xml(&text)?;
+            Ok(ParsedBody {
+                format: BodyFormat::IdocXml,
+                documents,
+                idempotency_key: None,
+            })
+        }
+        Syntax::Json => idoc::from_json(encoding::decode_json(body)?),
+    }
+}
+
+/// The syntax a Content-Type names: `Some` for a specific type, `None` for a
+/// generic one (sniff), an error for anything else.
+fn classify(content_type: Option<&str>) -> Result<Option<Syntax>, CoreError> {
+    let raw = content_type.unwrap_or("");
+    let essence = raw.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    match essence.as_str() {
+        "" | "application/octet-stream" | "text/plain" => Ok(None),
+        "application/xml" | "text/xml" => Ok(Some(Syntax::Xml)),
+        "application/json" => Ok(Some(Syntax::Json)),
+        t if t.contains('/') && t.ends_with("+xml") => Ok(Some(Syntax::Xml)),
+        t if t.contains('/') && t.ends_with("+json") => Ok(Some(Syntax::Json)),
+        _ => Err(CoreError::UnsupportedContentType(raw.trim().to_string())),
+    }
+}
+
+/// Guesses the syntax from the first non-whitespace character.
+fn sniff(body: &[u8]) -> Result<Syntax, CoreError> {
+    let (bom, rest) = encoding::split_bom(body);
+    let not_space = |b: &u8| !b.is_ascii_whitespace();
+    // For UTF-16, a code unit outside ASCII maps to `?`: enough to see `<`, `{`, `[`.
+    let first = match bom.map(encoding_rs::Encoding::name) {
+        Some("UTF-16LE") => rest
+            .chunks_exact(2)
+            .map(|u| if u[1] == 0 { u[0] } else { b'?' })
+            .find(not_space),
+        Some("UTF-16BE") => rest
+            .chunks_exact(2)
+            .map(|u| if u[0] == 0 { u[1] } else { b'?' })
+            .find(not_space),
+        // NUL bytes are skipped so UTF-16 without a BOM is still seen as `<`.
+        _ => rest.iter().copied().filter(|b| *b != 0).find(not_space),
+    };
+    match first {
+        None => Err(CoreError::EmptyBody),
+        Some(b'<') => Ok(Syntax::Xml),
+        Some(b'{' | b'[') => Ok(Syntax::Json),
+        Some(_) => Err(CoreError::UnknownFormat),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,180 @@
+//! A received message, ready for dedup: one IDoc, or one plain JSON object.
+//!
+//! An IDoc is kept as the JSON rendering of its `IDOC` element (see
+//! `render`), plus its control record read out once, plus the name of the
+//! root element it came under. Keeping the rendering rather than the XML
+//! tree means every question asked of a document (key paths, JSONPath, the
+//! content fingerprint) is answered from one value, the same for XML and
+//! JSON input.
+//!
+//! The message type follows the product contract: an explicit type from the
+//! request wins; then the extension type `CIMTYP`, but only when a type of
+//! that name is configured (otherwise every customer extension would be a
+//! type with no dedup rules); then the basic type `IDOCTYP`; then the root
+//! element's name, which is the IDoc type for files whose control record
+//! omits `IDOCTYP`.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::path::KeyPath;
+use crate::{CoreError, eval};
+
+/// The IDoc control record fields the hub uses (from `EDI_DC40`).
+///
+/// Values are trimmed; empty or whitespace-only fields are `None`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct ControlRecord {
+    /// Basic IDoc type, e.g. `ORDERS05`.
+    pub idoctyp: Option<String>,
+    /// Extension type, e.g. `ZORDERS05`.
+    pub cimtyp: Option<String>,
+    /// Logical message, e.g. `ORDERS`, `ORDCHG`, `ORDRSP`.
+    pub mestyp: Option<String>,
+    /// IDoc number (unique per sending system and client).
+    pub docnum: Option<String>,
+    /// Sending partner.
+    pub sndprn: Option<String>,
+    /// Sending port.
+    pub sndpor: Option<String>,
+    /// Client of the sending system.
+    pub mandt: Option<String>,
+}
+
+impl ControlRecord {
+    /// Reads the control record from a rendered `EDI_DC40` value.
+    pub(crate) fn from_value(dc40: &Value) -> ControlRecord {
+        let field = |name: &str| {
+            dc40.get(name)
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+        };
+        ControlRecord {
+            idoctyp: field("IDOCTYP"),
+            cimtyp: field("CIMTYP"),
+            mestyp: field("MESTYP"),
+            docnum: field("DOCNUM"),
+            sndprn: field("SNDPRN"),
+            sndpor: field("SNDPOR"),
+            mandt: field("MANDT"),
+        }
+    }
+}
+
+/// One message: an IDoc (from XML or JSON) or a plain JSON object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document {
+    root: Option<String>,
+    control: Option<ControlRecord>,
+    value: Value,
+    plain_docnum: Option<String>,
+}
+
+impl Document {
+    /// An IDoc from the rendering of its `IDOC` element; `None` when it has no `EDI_DC40`.
+    pub(crate) fn idoc(root: Option<String>, idoc: Value) -> Option<Document> {
+        let dc40 = match idoc.get("EDI_DC40")? {
+            Value::Array(items) => items.first()?.clone(),
+            single => single.clone(),
+        };
+        Some(Document {
+            root,
+            control: Some(ControlRecord::from_value(&dc40)),
+            value: idoc,
+            plain_docnum: None,
+        })
+    }
+
+    /// A plain JSON message (the caller checked it is an object).
+    pub(crate) fn plain(value: Value) -> Document {
+        let plain_docnum = match value.get("docnum") {
+            Some(Value::String(s)) => Some(s.trim().to_string()),
+            Some(Value::Number(n)) => Some(n.to_string()),
+            _ => None,
+        }
+        .filter(|s| !s.is_empty());
+        Document {
+            root: None,
+            control: None,
+            value,
+            plain_docnum,
+        }
+    }
+
+    /// The IDoc control record; `None` for plain JSON.
+    pub fn control(&self) -> Option<&ControlRecord> {
+        self.control.as_ref()
+    }
+
+    /// Name of the root element the IDoc came under (`None` for a bare
+    /// `IDOC` root and for plain JSON).
+    pub fn root_name(&self) -> Option<&str> {
+        self.root.as_deref()
+    }
+
+    /// Whether this document is an IDoc (as opposed to plain JSON).
+    pub fn is_idoc(&self) -> bool {
+        self.control.is_some()
+    }
+
+    /// The document as JSON: the rendered `IDOC` element, or the plain JSON
+    /// object without its `idempotencyKey`. Content fingerprints hash this.
+    pub fn value(&self) -> &Value {
+        &self.value
+    }
+
+    /// Message type: explicit (from header/query) wins; else CIMTYP when
+    /// `is_configured(cimtyp)`; else IDOCTYP; else root element name.
+    ///
+    /// Plain JSON without an explicit type is an error
+    /// ([`CoreError::NoMessageType`]), as is an IDoc with no type anywhere.
+    pub fn message_type(
+        &self,
+        explicit: Option<&str>,
+        is_configured: &dyn Fn(&str) -> bool,
+    ) -> Result<String, CoreError> {
+        if let Some(t) = explicit.map(str::trim).filter(|t| !t.is_empty()) {
+            return Ok(t.to_string());
+        }
+        let Some(control) = &self.control else {
+            return Err(CoreError::NoMessageType);
+        };
+        if let Some(cimtyp) = control.cimtyp.as_deref().filter(|c| is_configured(c)) {
+            return Ok(cimtyp.to_string());
+        }
+        control
+            .idoctyp
+            .as_deref()
+            .or(self.root.as_deref())
+            .map(str::to_string)
+            .ok_or(CoreError::UnknownMessageType)
+    }
+
+    /// Logical message (`EDI_DC40.MESTYP`), if any.
+    pub fn mestyp(&self) -> Option<&str> {
+        self.control.as_ref()?.mestyp.as_deref()
+    }
+
+    /// EDI_DC40.DOCNUM for IDocs, top-level "docnum" (string or number) for
+    /// plain JSON; trimmed, empty => None.
+    pub fn docnum(&self) -> Option<&str> {
+        match &self.control {
+            Some(control) => control.docnum.as_deref(),
+            None => self.plain_docnum.as_deref(),
+        }
+    }
+
+    /// Values at a path in document order (empty vec when missing).
+    ///
+    /// Strings are trimmed and blank ones dropped; an IDoc path ending on a
+    /// segment gives the segment as an object; repeated matches give one
+    /// value each.
+    pub fn values(&self, path: &KeyPath) -> Vec<Value> {
+        eval::values(&self.value, path)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,197 @@
+//! The crate's single error type.
+//!
+//! Every failure this crate can report is a [`CoreError`] variant whose
+//! `Display` text is written for the person who sent the message: the server
+//! copies it verbatim into the `detail` of an RFC 9457 problem document, and
+//! the CLI prints it. Each variant also knows its [`ErrorClass`], so the
+//! server maps errors to HTTP statuses in one place instead of matching on
+//! variants: *malformed* bytes (400), an *unsupported* media type (415), or a
+//! well-formed body that is *unusable* as a message (422).
+
+use thiserror::Error;
+
+/// Which HTTP class an error belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorClass {
+    /// The bytes are not a well-formed document (HTTP 400).
+    Malformed,
+    /// The media type is not one the hub accepts (HTTP 415).
+    Unsupported,
+    /// Well-formed, but not a usable message (HTTP 422).
+    Unusable,
+}
+
+impl ErrorClass {
+    /// The HTTP status code conventionally used for this class.
+    pub fn http_status(self) -> u16 {
+        match self {
+            ErrorClass::Malformed => 400,
+            ErrorClass::Unsupported => 415,
+            ErrorClass::Unusable => 422,
+        }
+    }
+}
+
+/// Everything that can go wrong while reading a body or a key path.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum CoreError {
+    /// The body has no content at all (or only whitespace).
+    #[error("the body is empty")]
+    EmptyBody,
+    /// The Content-Type names a media type the hub does not accept.
+    #[error("unsupported content type {0}")]
+    UnsupportedContentType(String),
+    /// A generic Content-Type and a body that is neither XML nor JSON.
+    #[error(
+        "cannot tell the body's format: it starts with neither `<` (XML) nor `{{` or `[` (JSON); send a Content-Type"
+    )]
+    UnknownFormat,
+    /// Bytes that are invalid in the document's character encoding.
+    #[error("invalid {encoding} at byte {offset}")]
+    InvalidText {
+        /// Name of the encoding the bytes were read as.
+        encoding: &'static str,
+        /// Offset of the first invalid byte in the body.
+        offset: usize,
+    },
+    /// An encoding label that is not known.
+    #[error("unknown encoding `{0}`")]
+    UnknownEncoding(String),
+    /// A UTF-16 encoding declared for a body without a byte order mark.
+    #[error("encoding `{0}` is declared but the body has no UTF-16 byte order mark")]
+    Utf16WithoutBom(String),
+    /// A JSON body that is not UTF-8.
+    #[error("JSON must be UTF-8 (the body starts with a UTF-16 byte order mark)")]
+    JsonNotUtf8,
+    /// A `<!DOCTYPE …>` declaration in an XML body.
+    #[error("a DOCTYPE is not allowed (entities are never expanded)")]
+    Doctype,
+    /// An entity reference other than the five predefined ones.
+    #[error("undefined entity &{0};")]
+    UndefinedEntity(String),
+    /// A numeric character reference that names no valid character.
+    #[error("invalid character reference &{0};")]
+    InvalidCharRef(String),
+    /// The XML ends while an element is still open.
+    #[error("XML is truncated: element <{0}> is not closed")]
+    XmlTruncated(String),
+    /// An end tag that does not close the open element.
+    #[error("mismatched end tag: expected </{expected}>, found </{found}>")]
+    MismatchedEndTag {
+        /// The name of the element that is open.
+        expected: String,
+        /// The name found in the end tag.
+        found: String,
+    },
+    /// Any other XML syntax error reported by the parser.
+    #[error("XML syntax error at byte {offset}: {reason}")]
+    XmlSyntax {
+        /// Offset in the decoded text.
+        offset: u64,
+        /// The parser's description.
+        reason: String,
+    },
+    /// Elements nested deeper than the XML limit.
+    #[error("XML nesting deeper than {0}")]
+    XmlTooDeep(usize),
+    /// A second top-level element.
+    #[error("more than one root element: <{second}> after <{first}>")]
+    MultipleRoots {
+        /// The first root element.
+        first: String,
+        /// The element found after it.
+        second: String,
+    },
+    /// Non-whitespace text before or after the root element.
+    #[error("text outside the root element")]
+    TextOutsideRoot,
+    /// An XML body without any element.
+    #[error("no root element")]
+    NoRoot,
+    /// JSON nested deeper than serde_json's recursion limit.
+    #[error("JSON nesting deeper than 128")]
+    JsonTooDeep,
+    /// JSON that does not parse (truncated or invalid), with line and column.
+    #[error("invalid JSON: {0}")]
+    InvalidJson(String),
+    /// A top-level `idempotencyKey` that is not a string.
+    #[error("idempotencyKey must be a string")]
+    IdempotencyKeyNotString,
+    /// Plain JSON whose top level is not an object.
+    #[error("a plain JSON message must be an object")]
+    PlainJsonNotObject,
+    /// A SOAP Envelope without a Body element.
+    #[error("the SOAP Envelope has no Body")]
+    SoapNoBody,
+    /// A SOAP Body without any element.
+    #[error("the SOAP Body is empty")]
+    SoapBodyEmpty,
+    /// A SOAP Body holding several elements.
+    #[error("the SOAP Body holds {0} elements; expected one")]
+    SoapBodyMultiple(usize),
+    /// A root element without any IDOC child.
+    #[error("no IDOC element under <{0}>")]
+    NoIdoc(String),
+    /// An IDoc without its control record.
+    #[error("IDoc {index} of {total} has no control record EDI_DC40")]
+    NoControlRecord {
+        /// 1-based position of the IDoc in the packet.
+        index: usize,
+        /// Number of IDocs in the packet.
+        total: usize,
+    },
+    /// JSON that looks like an IDoc but cannot be read as one.
+    #[error("invalid IDoc JSON: {0}")]
+    InvalidIdocJson(String),
+    /// Plain JSON received without an explicit message type.
+    #[error("plain JSON needs a message type: send X-Message-Type or ?message_type=")]
+    NoMessageType,
+    /// An IDoc whose type cannot be determined.
+    #[error(
+        "cannot determine the message type: the control record has no IDOCTYP and the IDoc has no named root; send X-Message-Type"
+    )]
+    UnknownMessageType,
+    /// A key path that does not parse.
+    #[error("invalid key path `{path}`: {reason}")]
+    InvalidKeyPath {
+        /// The path as written.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+impl CoreError {
+    /// The HTTP class of this error.
+    pub fn class(&self) -> ErrorClass {
+        use CoreError::*;
+        match self {
+            UnsupportedContentType(_) | UnknownFormat => ErrorClass::Unsupported,
+            PlainJsonNotObject | SoapNoBody | SoapBodyEmpty | SoapBodyMultiple(_) | NoIdoc(_)
+            | NoControlRecord { .. } | InvalidIdocJson(_) | NoMessageType
+            | UnknownMessageType => ErrorClass::Unusable,
+            EmptyBody
+            | InvalidText { .. }
+            | UnknownEncoding(_)
+            | Utf16WithoutBom(_)
+            | JsonNotUtf8
+            | Doctype
+            | UndefinedEntity(_)
+            | InvalidCharRef(_)
+            | XmlTruncated(_)
+            | MismatchedEndTag { .. }
+            | XmlSyntax { .. }
+            | XmlTooDeep(_)
+            | MultipleRoots { .. }
+            | TextOutsideRoot
+            | NoRoot
+            | JsonTooDeep
+            | InvalidJson(_)
+            | IdempotencyKeyNotString
+            | InvalidKeyPath { .. } => ErrorClass::Malformed,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,168 @@
+//! Fingerprints: the identity of a business message, for deduplication.
+//!
+//! A fingerprint is `hex(SHA-256(JCS(array)))` where JCS is RFC 8785
+//! canonical JSON and the array starts with a version tag, the message type
+//! and the logical message (`MESTYP`), then names its basis and carries the
+//! inputs. Hashing a JSON *array* makes the encoding unambiguous by
+//! construction (`["ab","c"]` and `["a","bc"]` serialise differently), and
+//! canonical JSON makes selected objects independent of key order and
+//! whitespace. `MESTYP` is always included so an order change (`ORDCHG`)
+//! never collides with the order (`ORDERS`) it changes.
+//!
+//! The basis is chosen in order:
+//! 1. **content** when the key fields are exactly `["$"]`: the whole
+//!    document minus `exclude_fields` (removed from a clone);
+//! 2. **key fields** when at least one configured path has a value (a
+//!    missing path contributes `[]`, so presence is part of the identity);
+//! 3. **docnum** otherwise, taken together with the client, sending port
+//!    and sending partner because SAP numbers IDocs per system; leading zeros
+//!    are stripped from a numeric DOCNUM (`0000000005220230` = `5220230`);
+//! 4. **none**: nothing to identify the message by, so it is not deduplicated
+//!    (a missing value must never make two messages equal).
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::document::Document;
+use crate::eval;
+use crate::path::KeyPath;
+
+/// Version tag that starts every hashed array; bump it to change the scheme.
+const VERSION: &str = "edihub-fp-1";
+
+/// How a message type is deduplicated.
+#[derive(Debug, Clone, Copy)]
+pub struct FingerprintSpec<'a> {
+    /// The message type the document was received as.
+    pub message_type: &'a str,
+    /// `duplicate_key_fields`, in order (`["$"]` means the whole content).
+    pub key_fields: &'a [KeyPath],
+    /// Fields removed before hashing the content (content mode only).
+    pub exclude_fields: &'a [KeyPath],
+}
+
+/// What a fingerprint was computed from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Basis {
+    /// The values at the configured key fields.
+    KeyFields,
+    /// The IDoc number with client, port and partner.
+    Docnum,
+    /// The whole canonical document minus excluded fields.
+    Content,
+    /// Nothing usable: the message is not deduplicated.
+    None,
+}
+
+/// What one configured key path found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KeyValue {
+    /// The path as configured.
+    pub path: String,
+    /// The values found, in document order (empty: missing).
+    pub values: Vec<Value>,
+}
+
+/// A fingerprint and the inputs that explain it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fingerprint {
+    /// 64 lowercase hex digits, or `None` when the message cannot be deduplicated.
+    pub hex: Option<String>,
+    /// What the fingerprint was computed from.
+    pub basis: Basis,
+    /// Every configured key path with what was found (for explanations).
+    pub key_values: Vec<KeyValue>,
+}
+
+/// Computes the fingerprint of a document under a message type's rules.
+pub fn fingerprint(doc: &Document, spec: &FingerprintSpec) -> Fingerprint {
+    let mestyp = doc.mestyp().unwrap_or("");
+    let head = |basis: &str| vec![json!(VERSION), json!(spec.message_type), json!(mestyp), json!(basis)];
+
+    if let [only] = spec.key_fields
+        && only.is_root()
+    {
+        let content = without(doc.value(), spec.exclude_fields);
+        let mut parts = head("content");
+        parts.push(content.clone());
+        let key_values = vec![KeyValue {
+            path: only.to_string(),
+            values: vec![content],
+        }];
+        return finish(&parts, Basis::Content, key_values);
+    }
+
+    let key_values: Vec<KeyValue> = spec
+        .key_fields
+        .iter()
+        .map(|path| KeyValue {
+            path: path.to_string(),
+            values: doc.values(path),
+        })
+        .collect();
+    if key_values.iter().any(|kv| !kv.values.is_empty()) {
+        let mut parts = head("fields");
+        parts.push(Value::Array(
+            key_values.iter().map(|kv| Value::Array(kv.values.clone())).collect(),
+        ));
+        return finish(&parts, Basis::KeyFields, key_values);
+    }
+
+    let Some(docnum) = doc.docnum() else {
+        return Fingerprint {
+            hex: None,
+            basis: Basis::None,
+            key_values,
+        };
+    };
+    let control = doc.control().cloned().unwrap_or_default();
+    let mut parts = head("docnum");
+    for part in [control.mandt, control.sndpor, control.sndprn] {
+        parts.push(json!(part.unwrap_or_default()));
+    }
+    parts.push(json!(normalize_docnum(docnum)));
+    finish(&parts, Basis::Docnum, key_values)
+}
+
+/// Hashes the parts; the canonical form cannot fail for a `serde_json::Value`,
+/// but if it ever did the message is reported as not deduplicated.
+fn finish(parts: &[Value], basis: Basis, key_values: Vec<KeyValue>) -> Fingerprint {
+    match serde_json_canonicalizer::to_vec(&parts) {
+        Ok(bytes) => Fingerprint {
+            hex: Some(hex::encode(Sha256::digest(&bytes))),
+            basis,
+            key_values,
+        },
+        Err(_) => Fingerprint {
+            hex: None,
+            basis: Basis::None,
+            key_values,
+        },
+    }
+}
+
+/// A numeric DOCNUM without leading zeros (all zeros give `"0"`); others unchanged.
+fn normalize_docnum(docnum: &str) -> &str {
+    if docnum.is_empty() || !docnum.bytes().all(|b| b.is_ascii_digit()) {
+        return docnum;
+    }
+    match docnum.trim_start_matches('0') {
+        "" => "0",
+        rest => rest,
+    }
+}
+
+/// A clone of `value` with everything selected by `exclude` removed.
+fn without(value: &Value, exclude: &[KeyPath]) -> Value {
+    let mut out = value.clone();
+    for path in exclude {
+        let locs = eval::locate(&out, path);
+        eval::remove_all(&mut out, locs);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,127 @@
+//! Finding the IDocs in a parsed body, and telling IDoc JSON from plain JSON.
+//!
+//! An IDoc-XML file has a root named after the IDoc type holding one or more
+//! `IDOC` elements (a packet); a file whose root *is* `IDOC` holds one IDoc
+//! and has no type name outside its control record. SAP's IDoc SOAP binding
+//! wraps that root in `Envelope`/`Body`; since names are compared locally,
+//! SOAP 1.1 and 1.2 and any prefixes unwrap the same way.
+//!
+//! JSON is an IDoc only in the two shapes converters write —
+//! `{"ORDERS05":{"IDOC":…}}` and `{"IDOC":…}` — after setting aside a
+//! top-level `idempotencyKey`; anything else is a plain JSON message. The
+//! key is removed from the document so it never changes a content
+//! fingerprint. A JSON IDoc is read into the same element tree as XML and
+//! rendered from there, so both syntaxes normalise identically.
+
+use serde_json::{Map, Value};
+
+use crate::body::{BodyFormat, ParsedBody};
+use crate::document::Document;
+use crate::xml::{self, Element};
+use crate::{CoreError, render};
+
+/// Name of the element that holds one IDoc.
+const IDOC: &str = "IDOC";
+
+/// Documents of an IDoc-XML text (SOAP envelope unwrapped).
+pub(crate) fn from_xml(text: &str) -> Result<Vec<Document>, CoreError> {
+    let root = unwrap_soap(xml::parse(text)?)?;
+    if root.name == IDOC {
+        return documents(None, vec![root]);
+    }
+    let idocs: Vec<Element> = root.children_named(IDOC).cloned().collect();
+    if idocs.is_empty() {
+        return Err(CoreError::NoIdoc(root.name));
+    }
+    documents(Some(root.name), idocs)
+}
+
+/// Takes the single element out of `Envelope/Body`; other roots pass through.
+fn unwrap_soap(root: Element) -> Result<Element, CoreError> {
+    if root.name != "Envelope" {
+        return Ok(root);
+    }
+    let body = root
+        .children
+        .into_iter()
+        .find(|c| c.name == "Body")
+        .ok_or(CoreError::SoapNoBody)?;
+    match body.children.len() {
+        0 => Err(CoreError::SoapBodyEmpty),
+        1 => Ok(body.children.into_iter().next().unwrap_or_default()),
+        n => Err(CoreError::SoapBodyMultiple(n)),
+    }
+}
+
+/// One document per `IDOC` element; each must carry `EDI_DC40`.
+fn documents(root: Option<String>, idocs: Vec<Element>) -> Result<Vec<Document>, CoreError> {
+    let total = idocs.len();
+    idocs
+        .iter()
+        .enumerate()
+        .map(|(i, idoc)| {
+            Document::idoc(root.clone(), render::to_json(idoc)).ok_or(
+                CoreError::NoControlRecord {
+                    index: i + 1,
+                    total,
+                },
+            )
+        })
+        .collect()
+}
+
+/// Parses a JSON text (already checked to be UTF-8) into a body.
+pub(crate) fn from_json(text: &str) -> Result<ParsedBody, CoreError> {
+    let mut value: Value = serde_json::from_str(text).map_err(map_json_error)?;
+    let idempotency_key = match value.as_object_mut().and_then(|m| m.remove("idempotencyKey")) {
+        None => None,
+        Some(Value::String(key)) => Some(key),
+        Some(_) => return Err(CoreError::IdempotencyKeyNotString),
+    };
+    let Value::Object(members) = value else {
+        return Err(CoreError::PlainJsonNotObject);
+    };
+    if let Some((root, idoc)) = idoc_shape(&members) {
+        let idocs = render::from_json(IDOC, idoc)?;
+        if idocs.is_empty() {
+            return Err(CoreError::InvalidIdocJson(
+                "`IDOC` is null or an empty array".to_string(),
+            ));
+        }
+        return Ok(ParsedBody {
+            format: BodyFormat::IdocJson,
+            documents: documents(root.map(str::to_string), idocs)?,
+            idempotency_key,
+        });
+    }
+    Ok(ParsedBody {
+        format: BodyFormat::PlainJson,
+        documents: vec![Document::plain(Value::Object(members))],
+        idempotency_key,
+    })
+}
+
+/// The root name (if any) and `IDOC` value when the object has an IDoc shape.
+fn idoc_shape(members: &Map<String, Value>) -> Option<(Option<&str>, &Value)> {
+    if members.len() != 1 {
+        return None;
+    }
+    let (name, inner) = members.iter().next()?;
+    if name == IDOC {
+        return Some((None, inner));
+    }
+    Some((Some(name.as_str()), inner.as_object()?.get(IDOC)?))
+}
+
+/// Maps serde_json errors: depth over its recursion limit, else position and reason.
+fn map_json_error(e: serde_json::Error) -> CoreError {
+    let text = e.to_string();
+    if text.starts_with("recursion limit exceeded") {
+        CoreError::JsonTooDeep
+    } else {
+        CoreError::InvalidJson(text)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,211 @@
+//! A small, strict element tree built from decoded XML text.
+//!
+//! IDocs are data, not documents, so the tree keeps only what dedup and key
+//! paths need: local element names (prefixes and namespaces are dropped, so
+//! `ns0:ORDERS05` and a default-namespaced `ORDERS05` are the same element),
+//! attributes by local name (namespace declarations dropped), and text trimmed
+//! of surrounding whitespace, with CDATA counted as text.
+//!
+//! quick-xml is a pull parser that does not check everything a well-formed
+//! document needs, so this module does: it refuses any DOCTYPE (no entity is
+//! ever expanded, which disposes of billion-laughs and XXE in one rule),
+//! resolves only the five predefined entities and character references,
+//! refuses a document that ends with open elements (a truncated upload), a
+//! second root, text outside the root, and nesting deeper than
+//! [`MAX_DEPTH`]. The tree is built with an explicit stack, never recursion,
+//! so a hostile 100 000-level document fails fast without touching the
+//! thread's stack.
+
+use quick_xml::Reader;
+use quick_xml::XmlVersion;
+use quick_xml::errors::{Error as XmlError, IllFormedError, SyntaxError};
+use quick_xml::escape::EscapeError;
+use quick_xml::events::{BytesRef, BytesStart, Event};
+
+use crate::CoreError;
+
+/// Deepest element nesting accepted.
+pub(crate) const MAX_DEPTH: usize = 256;
+
+/// One XML element, reduced to what the hub needs.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct Element {
+    /// Local name.
+    pub name: String,
+    /// Attributes by local name, in document order (namespace declarations dropped).
+    pub attrs: Vec<(String, String)>,
+    /// Direct text content, trimmed.
+    pub text: String,
+    /// Child elements in document order.
+    pub children: Vec<Element>,
+}
+
+impl Element {
+    /// A bare element with a name.
+    pub fn named(name: impl Into<String>) -> Self {
+        Element {
+            name: name.into(),
+            ..Element::default()
+        }
+    }
+
+    /// Child elements with a given local name, in document order.
+    pub fn children_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Element> {
+        self.children.iter().filter(move |c| c.name == name)
+    }
+}
+
+/// Parses decoded XML text into its root element.
+pub(crate) fn parse(text: &str) -> Result<Element, CoreError> {
+    let mut reader = Reader::from_str(text);
+    let mut stack: Vec<Element> = Vec::new();
+    let mut root: Option<Element> = None;
+    loop {
+        let event = reader.read_event().map_err(|e| map_error(e, &reader, &stack))?;
+        match event {
+            Event::Start(start) => {
+                check_new_root(&root, &start)?;
+                if stack.len() >= MAX_DEPTH {
+                    return Err(CoreError::XmlTooDeep(MAX_DEPTH));
+                }
+                stack.push(open(&start)?);
+            }
+            Event::Empty(start) => {
+                check_new_root(&root, &start)?;
+                if stack.len() >= MAX_DEPTH {
+                    return Err(CoreError::XmlTooDeep(MAX_DEPTH));
+                }
+                close(open(&start)?, &mut stack, &mut root);
+            }
+            Event::End(end) => match stack.pop() {
+                Some(element) => close(element, &mut stack, &mut root),
+                None => {
+                    return Err(CoreError::XmlSyntax {
+                        offset: reader.buffer_position(),
+                        reason: format!("end tag </{}> without a start tag", end.local_name().into_inner()),
+                    });
+                }
+            },
+            Event::Text(t) => push_text(&mut stack, &t.xml10_content())?,
+            Event::CData(c) => push_text(&mut stack, &c.xml10_content())?,
+            Event::GeneralRef(r) => push_text(&mut stack, &resolve_ref(&r)?.to_string())?,
+            Event::DocType(_) => return Err(CoreError::Doctype),
+            Event::Decl(_) | Event::PI(_) | Event::Comment(_) => {}
+            Event::Eof => break,
+        }
+    }
+    if let Some(open) = stack.last() {
+        return Err(CoreError::XmlTruncated(open.name.clone()));
+    }
+    root.ok_or(CoreError::NoRoot)
+}
+
+/// Refuses a start tag that would begin a second root element.
+fn check_new_root(root: &Option<Element>, start: &BytesStart) -> Result<(), CoreError> {
+    match root {
+        Some(first) => Err(CoreError::MultipleRoots {
+            first: first.name.clone(),
+            second: local(start),
+        }),
+        None => Ok(()),
+    }
+}
+
+fn local(start: &BytesStart) -> String {
+    start.local_name().into_inner().to_string()
+}
+
+/// Builds an element (name and attributes) from a start tag.
+fn open(start: &BytesStart) -> Result<Element, CoreError> {
+    let mut element = Element::named(local(start));
+    for attr in start.attributes() {
+        let attr = attr.map_err(|e| CoreError::XmlSyntax {
+            offset: 0,
+            reason: format!("bad attribute in <{}>: {e}", element.name),
+        })?;
+        let key = attr.key;
+        if key.as_ref() == "xmlns" || key.prefix().is_some_and(|p| p.as_ref() == "xmlns") {
+            continue;
+        }
+        let value = attr
+            .normalized_value(XmlVersion::Implicit1_0)
+            .map_err(|e| match e {
+                XmlError::Escape(EscapeError::UnrecognizedEntity(_, name)) => {
+                    CoreError::UndefinedEntity(name)
+                }
+                other => CoreError::XmlSyntax {
+                    offset: 0,
+                    reason: format!("bad attribute value in <{}>: {other}", element.name),
+                },
+            })?;
+        let name = key.local_name().into_inner().to_string();
+        element.attrs.retain(|(n, _)| *n != name);
+        element.attrs.push((name, value.trim().to_string()));
+    }
+    Ok(element)
+}
+
+/// Finishes an element: trims its text and attaches it to its parent (or makes it the root).
+fn close(mut element: Element, stack: &mut [Element], root: &mut Option<Element>) {
+    let trimmed = element.text.trim();
+    if trimmed.len() != element.text.len() {
+        element.text = trimmed.to_string();
+    }
+    match stack.last_mut() {
+        Some(parent) => parent.children.push(element),
+        None => *root = Some(element),
+    }
+}
+
+/// Appends text to the open element; outside the root only whitespace is allowed.
+fn push_text(stack: &mut [Element], text: &str) -> Result<(), CoreError> {
+    match stack.last_mut() {
+        Some(open) => open.text.push_str(text),
+        None if text.trim().is_empty() => {}
+        None => return Err(CoreError::TextOutsideRoot),
+    }
+    Ok(())
+}
+
+/// Resolves `&name;`: the five predefined entities and character references only.
+fn resolve_ref(r: &BytesRef) -> Result<char, CoreError> {
+    let name: &str = r;
+    let predefined = match name {
+        "lt" => Some('<'),
+        "gt" => Some('>'),
+        "amp" => Some('&'),
+        "apos" => Some('\''),
+        "quot" => Some('"'),
+        _ => None,
+    };
+    if let Some(c) = predefined {
+        return Ok(c);
+    }
+    match r.resolve_char_ref() {
+        Ok(Some(c)) => Ok(c),
+        Ok(None) => Err(CoreError::UndefinedEntity(name.to_string())),
+        Err(_) => Err(CoreError::InvalidCharRef(name.to_string())),
+    }
+}
+
+/// Maps a quick-xml error to a [`CoreError`] with a useful message.
+///
+/// Every syntax error except unknown `<!` markup means the text ended inside
+/// a construct; with an element open, that is a truncated document.
+fn map_error(e: XmlError, reader: &Reader<&[u8]>, stack: &[Element]) -> CoreError {
+    match (e, stack.last()) {
+        (XmlError::IllFormed(IllFormedError::MismatchedEndTag { expected, found }), _) => {
+            CoreError::MismatchedEndTag { expected, found }
+        }
+        (XmlError::Syntax(kind), Some(open)) if kind != SyntaxError::InvalidBangMarkup => {
+            CoreError::XmlTruncated(open.name.clone())
+        }
+        (other, _) => CoreError::XmlSyntax {
+            offset: reader.error_position(),
+            reason: other.to_string(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,58 @@
+//! The store's one error type.
+//!
+//! Callers mostly need to tell three things apart: the database is unreachable
+//! or failing (a 503 for the sender, who will retry), the data broke an
+//! invariant we rely on (a bug: 500), or a configuration value could not be
+//! used. Unique violations never surface here: the ingest path turns them into
+//! "duplicate" outcomes itself.
+
+/// Everything that can go wrong inside a [`crate::Store`].
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database driver failed (connection lost, timeout, constraint we did not expect).
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    /// Applying the schema migrations failed.
+    #[error("migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// A stored JSON column did not have the expected shape.
+    #[error("stored JSON is invalid: {0}")]
+    Json(#[from] serde_json::Error),
+    /// The database URL names a scheme we do not support.
+    #[error("unsupported database URL `{0}`: use sqlite://… or postgres://…")]
+    UnsupportedUrl(String),
+    /// An invariant of the schema did not hold (a bug, never caused by input).
+    #[error("store invariant violated: {0}")]
+    Invariant(String),
+}
+
+impl StoreError {
+    /// True when the database could not be reached or the pool timed out: the
+    /// request may succeed if the sender retries later.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Database(
+                sqlx::Error::Io(_)
+                    | sqlx::Error::PoolTimedOut
+                    | sqlx::Error::PoolClosed
+                    | sqlx::Error::Tls(_)
+                    | sqlx::Error::Protocol(_)
+            )
+        ) || self.is_transient()
+    }
+
+    /// True for errors a retry of the same transaction can cure: PostgreSQL
+    /// deadlocks (40P01) and serialization failures (40001), SQLite busy.
+    pub(crate) fn is_transient(&self) -> bool {
+        match self {
+            StoreError::Database(sqlx::Error::Database(db)) => {
+                matches!(db.code().as_deref(), Some("40P01" | "40001" | "5" | "6" | "517"))
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Shorthand for store results.
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;

@@ -1,0 +1,362 @@
+//! The ingest transaction and the other [`crate::Store`] methods, written once
+//! for both backends.
+//!
+//! The macro expands the same Rust code against `sqlx::Pool<Postgres>` and
+//! `sqlx::Pool<Sqlite>`: generic code over `sqlx::Database` needs a wall of
+//! higher-ranked bounds, while the statements themselves are identical (see
+//! [`crate::sql`]). The only backend-specific piece is how a transaction
+//! starts (`BEGIN` on PostgreSQL, `BEGIN IMMEDIATE` on SQLite so the write lock
+//! is taken up front instead of failing on upgrade).
+//!
+//! Order of work inside one transaction:
+//! 1. claim the request key (Idempotency-Key or provider event id). On
+//!    PostgreSQL a concurrent claim of the same key waits on the unique index
+//!    until the first transaction commits, then sees its stored response, so
+//!    simultaneous repeats all get the first answer.
+//! 2. for each message: release its fingerprint if the holder's window has
+//!    passed, then insert with `ON CONFLICT … DO NOTHING`. The partial unique
+//!    index is the only arbiter: the loser reads the holder and records a
+//!    `message.duplicate_blocked` event.
+//! 3. render the response, store it with the key, commit. Only then does the
+//!    caller answer 2xx.
+
+/// Implements [`crate::Store`] for `$ty`, whose `pool` field is a `sqlx::Pool<$db>`
+/// and whose `begin()` starts a write transaction.
+macro_rules! impl_sql_store {
+    ($ty:ty, $db:ty, $migrator:expr) => {
+        #[async_trait::async_trait]
+        impl $crate::Store for $ty {
+            fn backend(&self) -> &'static str {
+                <$db as sqlx::Database>::NAME
+            }
+
+            async fn migrate(&self) -> $crate::Result<()> {
+                $migrator.run(&self.pool).await?;
+                Ok(())
+            }
+
+            async fn ping(&self) -> $crate::Result<()> {
+                sqlx::query("SELECT 1").execute(&self.pool).await?;
+                Ok(())
+            }
+
+            async fn close(&self) {
+                self.pool.close().await;
+            }
+
+            async fn seed_message_types(&self, rows: &[$crate::MessageTypeRow]) -> $crate::Result<()> {
+                let mut tx = self.begin().await?;
+                let existing: Vec<$crate::MessageTypeRow> =
+                    sqlx::query_as($crate::sql::LIST_TYPES).fetch_all(&mut *tx).await?;
+                for old in existing.iter().filter(|o| o.source == $crate::catalog::SOURCE_CONFIG) {
+                    if !rows.iter().any(|r| r.tenant_id == old.tenant_id && r.id == old.id) {
+                        sqlx::query($crate::sql::DELETE_CONFIG_TYPE)
+                            .bind(&old.tenant_id)
+                            .bind(&old.id)
+                            .execute(&mut *tx)
+                            .await?;
+                    }
+                }
+                for row in rows {
+                    sqlx::query($crate::sql::SEED_TYPE)
+                        .bind(&row.tenant_id)
+                        .bind(&row.id)
+                        .bind(&row.duplicate_key_fields)
+                        .bind(&row.exclude_fields)
+                        .bind(row.duplicate_window_seconds)
+                        .bind(row.updated_at)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                tx.commit().await?;
+                Ok(())
+            }
+
+            async fn list_message_types(&self) -> $crate::Result<Vec<$crate::MessageTypeRow>> {
+                Ok(sqlx::query_as($crate::sql::LIST_TYPES).fetch_all(&self.pool).await?)
+            }
+
+            async fn ingest(
+                &self,
+                req: $crate::IngestRequest<'_>,
+            ) -> $crate::Result<$crate::IngestOutcome> {
+                // Deadlocks (two packets claiming the same fingerprints in
+                // opposite order) and busy errors are cured by running again.
+                let mut attempt = 0;
+                loop {
+                    attempt += 1;
+                    let mut tx = self.begin().await?;
+                    match ingest_in(&mut *tx, &req).await {
+                        Ok(outcome) => {
+                            tx.commit().await?;
+                            return Ok(outcome);
+                        }
+                        Err(e) if e.is_transient() && attempt < 5 => {
+                            tracing::warn!(error = %e, attempt, "retrying ingest transaction");
+                            drop(tx);
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+
+            async fn get_message(&self, id: uuid::Uuid) -> $crate::Result<Option<$crate::MessageRow>> {
+                Ok(sqlx::query_as($crate::sql::MESSAGE_BY_ID)
+                    .bind(id)
+                    .fetch_optional(&self.pool)
+                    .await?)
+            }
+
+            async fn count_messages(&self, scope: &$crate::Scope) -> $crate::Result<i64> {
+                let (n,): (i64,) = sqlx::query_as($crate::sql::COUNT_MESSAGES)
+                    .bind(&scope.tenant_id)
+                    .bind(&scope.environment_id)
+                    .fetch_one(&self.pool)
+                    .await?;
+                Ok(n)
+            }
+
+            async fn insert_audit(&self, event: &$crate::NewAuditEvent) -> $crate::Result<()> {
+                let mut conn = self.pool.acquire().await?;
+                insert_audit(&mut *conn, chrono::Utc::now(), event).await
+            }
+
+            async fn list_audit(
+                &self,
+                f: &$crate::AuditFilter,
+            ) -> $crate::Result<Vec<$crate::AuditEvent>> {
+                let mut q = sqlx::QueryBuilder::<$db>::new($crate::sql::AUDIT_COLUMNS);
+                let text_filters = [
+                    (" AND action = ", &f.action),
+                    (" AND tenant_id = ", &f.tenant),
+                    (" AND environment_id = ", &f.environment),
+                    (" AND message_type = ", &f.message_type),
+                    (" AND fingerprint = ", &f.fingerprint),
+                ];
+                for (clause, value) in text_filters {
+                    if let Some(v) = value {
+                        q.push(clause).push_bind(v.clone());
+                    }
+                }
+                if let Some(since) = f.since {
+                    q.push(" AND occurred_at >= ").push_bind(since);
+                }
+                if let Some(until) = f.until {
+                    q.push(" AND occurred_at < ").push_bind(until);
+                }
+                if let Some(cursor) = f.cursor {
+                    q.push(" AND id < ").push_bind(cursor);
+                }
+                q.push(" ORDER BY id DESC LIMIT ").push_bind(f.limit);
+                Ok(q.build_query_as().fetch_all(&self.pool).await?)
+            }
+        }
+
+        type Conn = <$db as sqlx::Database>::Connection;
+
+        async fn insert_audit(
+            conn: &mut Conn,
+            now: chrono::DateTime<chrono::Utc>,
+            e: &$crate::NewAuditEvent,
+        ) -> $crate::Result<()> {
+            sqlx::query($crate::sql::INSERT_AUDIT)
+                .bind(now)
+                .bind(&e.action)
+                .bind(&e.tenant_id)
+                .bind(&e.environment_id)
+                .bind(&e.message_type)
+                .bind(&e.fingerprint)
+                .bind(&e.idempotency_key)
+                .bind(&e.detected_by)
+                .bind(e.message_id)
+                .bind(sqlx::types::Json(&e.details))
+                .execute(&mut *conn)
+                .await?;
+            Ok(())
+        }
+
+        /// The body of the ingest transaction (see the module docs).
+        async fn ingest_in(
+            conn: &mut Conn,
+            req: &$crate::IngestRequest<'_>,
+        ) -> $crate::Result<$crate::IngestOutcome> {
+            let scope = req.scope;
+            if let Some(key) = &req.key {
+                let claimed: Option<(String,)> = sqlx::query_as($crate::sql::CLAIM_KEY)
+                    .bind(&scope.tenant_id)
+                    .bind(&scope.environment_id)
+                    .bind(key.kind.as_str())
+                    .bind(&key.key)
+                    .bind(&key.request_sha256)
+                    .bind(req.now)
+                    .fetch_optional(&mut *conn)
+                    .await?;
+                if claimed.is_none() {
+                    return repeat_of_key(conn, req, key).await;
+                }
+            }
+            let mut outcomes = Vec::with_capacity(req.messages.len());
+            for m in &req.messages {
+                outcomes.push(store_message(conn, req, m).await?);
+            }
+            let response = (req.render)(&outcomes);
+            if let Some(key) = &req.key {
+                let first_id = outcomes.first().map(|o| match o {
+                    $crate::MessageOutcome::Accepted(s) => s.id,
+                    $crate::MessageOutcome::Duplicate { existing, .. } => existing.id,
+                });
+                sqlx::query($crate::sql::FINISH_KEY)
+                    .bind(&scope.tenant_id)
+                    .bind(&scope.environment_id)
+                    .bind(key.kind.as_str())
+                    .bind(&key.key)
+                    .bind(i32::from(response.status))
+                    .bind(&response.body)
+                    .bind(first_id)
+                    .execute(&mut *conn)
+                    .await?;
+            }
+            Ok($crate::IngestOutcome::Processed { outcomes, response })
+        }
+
+        /// A key that was claimed before: replay its response, or refuse it.
+        async fn repeat_of_key(
+            conn: &mut Conn,
+            req: &$crate::IngestRequest<'_>,
+            key: &$crate::KeyClaim,
+        ) -> $crate::Result<$crate::IngestOutcome> {
+            let scope = req.scope;
+            let (sha, status, body, message_id): (String, i32, String, Option<uuid::Uuid>) =
+                sqlx::query_as($crate::sql::LOAD_KEY)
+                    .bind(&scope.tenant_id)
+                    .bind(&scope.environment_id)
+                    .bind(key.kind.as_str())
+                    .bind(&key.key)
+                    .fetch_one(&mut *conn)
+                    .await?;
+            let same = sha == key.request_sha256;
+            let replay = same || key.on_reuse == $crate::KeyReusePolicy::Replay;
+            let original: Option<$crate::MessageSummary> = match message_id {
+                Some(id) => sqlx::query_as($crate::sql::SUMMARY_BY_ID)
+                    .bind(id)
+                    .fetch_optional(&mut *conn)
+                    .await?,
+                None => None,
+            };
+            let event = $crate::NewAuditEvent {
+                action: if replay { $crate::audit::DUPLICATE_BLOCKED } else { $crate::audit::KEY_MISMATCH }
+                    .to_string(),
+                tenant_id: Some(scope.tenant_id.clone()),
+                environment_id: Some(scope.environment_id.clone()),
+                message_type: original.as_ref().map(|o| o.message_type.clone()),
+                fingerprint: original.as_ref().and_then(|o| o.fingerprint.clone()),
+                idempotency_key: Some(key.key.clone()),
+                detected_by: Some(key.kind.as_str().to_string()),
+                message_id,
+                details: serde_json::json!({ "same_payload": same, "request_sha256": key.request_sha256 }),
+            };
+            insert_audit(conn, req.now, &event).await?;
+            let status = u16::try_from(status)
+                .map_err(|_| $crate::StoreError::Invariant(format!("stored status {status}")))?;
+            if status == 0 {
+                return Err($crate::StoreError::Invariant("key claimed without a response".into()));
+            }
+            Ok(if replay {
+                $crate::IngestOutcome::Replayed { response: $crate::StoredResponse { status, body } }
+            } else {
+                $crate::IngestOutcome::KeyMismatch
+            })
+        }
+
+        /// Stores one message or finds the message whose fingerprint it repeats.
+        async fn store_message(
+            conn: &mut Conn,
+            req: &$crate::IngestRequest<'_>,
+            m: &$crate::NewMessage,
+        ) -> $crate::Result<$crate::MessageOutcome> {
+            let scope = req.scope;
+            let expires = m
+                .fingerprint
+                .as_ref()
+                .map(|_| req.now + chrono::Duration::seconds(m.window_seconds));
+            // A holder can lose its claim between our insert and our read (its
+            // window passed and a third request released it); go round again.
+            for _ in 0..4 {
+                if let Some(fp) = &m.fingerprint {
+                    sqlx::query($crate::sql::RELEASE_EXPIRED)
+                        .bind(&scope.tenant_id)
+                        .bind(&scope.environment_id)
+                        .bind(fp)
+                        .bind(req.now)
+                        .execute(&mut *conn)
+                        .await?;
+                }
+                let inserted: Option<(uuid::Uuid,)> = sqlx::query_as($crate::sql::INSERT_MESSAGE)
+                    .bind(m.id)
+                    .bind(&scope.tenant_id)
+                    .bind(&scope.environment_id)
+                    .bind(&m.message_type)
+                    .bind(&m.mestyp)
+                    .bind(&m.docnum)
+                    .bind(&m.sender)
+                    .bind(&m.fingerprint)
+                    .bind(&m.fingerprint_basis)
+                    .bind(expires)
+                    .bind(sqlx::types::Json(&m.key_values))
+                    .bind(&m.idempotency_key)
+                    .bind(&m.provider_event_id)
+                    .bind(m.packet_index)
+                    .bind(&m.content_type)
+                    .bind(&m.payload[..])
+                    .bind(req.now)
+                    .fetch_optional(&mut *conn)
+                    .await?;
+                if inserted.is_some() {
+                    return Ok($crate::MessageOutcome::Accepted($crate::MessageSummary {
+                        id: m.id,
+                        message_type: m.message_type.clone(),
+                        mestyp: m.mestyp.clone(),
+                        docnum: m.docnum.clone(),
+                        fingerprint: m.fingerprint.clone(),
+                        received_at: req.now,
+                    }));
+                }
+                let Some(fp) = &m.fingerprint else {
+                    return Err($crate::StoreError::Invariant("insert without fingerprint skipped".into()));
+                };
+                let holder: Option<$crate::MessageSummary> = sqlx::query_as($crate::sql::FIND_ACTIVE)
+                    .bind(&scope.tenant_id)
+                    .bind(&scope.environment_id)
+                    .bind(fp)
+                    .fetch_optional(&mut *conn)
+                    .await?;
+                if let Some(existing) = holder {
+                    let event = $crate::NewAuditEvent {
+                        action: $crate::audit::DUPLICATE_BLOCKED.to_string(),
+                        tenant_id: Some(scope.tenant_id.clone()),
+                        environment_id: Some(scope.environment_id.clone()),
+                        message_type: Some(m.message_type.clone()),
+                        fingerprint: Some(fp.clone()),
+                        idempotency_key: m.idempotency_key.clone(),
+                        detected_by: Some($crate::DetectedBy::Fingerprint.as_str().to_string()),
+                        message_id: Some(existing.id),
+                        details: serde_json::json!({
+                            "docnum": m.docnum,
+                            "mestyp": m.mestyp,
+                            "key_values": m.key_values,
+                            "packet_index": m.packet_index,
+                        }),
+                    };
+                    insert_audit(conn, req.now, &event).await?;
+                    return Ok($crate::MessageOutcome::Duplicate {
+                        existing,
+                        detected_by: $crate::DetectedBy::Fingerprint,
+                    });
+                }
+            }
+            Err($crate::StoreError::Invariant("fingerprint claim kept changing hands".into()))
+        }
+    };
+}
+
+pub(crate) use impl_sql_store;

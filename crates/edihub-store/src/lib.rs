@@ -1,0 +1,85 @@
+//! Storage for edihub: one [`Store`] trait, implemented for PostgreSQL
+//! ([`PgStore`]) and SQLite ([`SqliteStore`]).
+//!
+//! Every dedup guarantee lives in the database, not in process memory: the
+//! partial unique index on `(tenant_id, environment_id, fingerprint)` and the
+//! primary key of `idempotency_keys` decide every race, so several edihub
+//! replicas can share one PostgreSQL. The [`conformance`] suite checks both
+//! backends against the same expectations.
+
+mod audit;
+mod catalog;
+pub mod conformance;
+mod error;
+mod ingest;
+mod model;
+mod postgres;
+mod sql;
+mod sqlite;
+pub mod testing;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use audit::{AuditEvent, AuditFilter, DUPLICATE_BLOCKED, KEY_MISMATCH, NewAuditEvent};
+pub use catalog::{GLOBAL_TENANT, MessageTypeRow, SOURCE_ADMIN, SOURCE_CONFIG};
+pub use error::{Result, StoreError};
+pub use model::*;
+pub use postgres::PgStore;
+pub use sqlite::SqliteStore;
+
+/// Pool sizing shared by both backends.
+#[derive(Debug, Clone)]
+pub struct PoolSettings {
+    /// Most connections the pool opens (SQLite caps this at 8).
+    pub max_connections: u32,
+    /// How long a request waits for a connection before the store reports
+    /// itself unavailable.
+    pub acquire_timeout: Duration,
+}
+
+impl Default for PoolSettings {
+    fn default() -> Self {
+        Self { max_connections: 16, acquire_timeout: Duration::from_secs(5) }
+    }
+}
+
+/// Everything edihub keeps. Implementations must be safe to share between
+/// tasks and must make every method atomic.
+#[async_trait::async_trait]
+pub trait Store: Send + Sync + std::fmt::Debug {
+    /// `PostgreSQL` or `SQLite`.
+    fn backend(&self) -> &'static str;
+    /// Applies pending schema migrations.
+    async fn migrate(&self) -> Result<()>;
+    /// Checks that the database answers.
+    async fn ping(&self) -> Result<()>;
+    /// Closes the pool, waiting for connections to return.
+    async fn close(&self);
+    /// Makes the config-sourced message types equal to `rows`, leaving
+    /// admin-edited rows alone.
+    async fn seed_message_types(&self, rows: &[MessageTypeRow]) -> Result<()>;
+    /// All message types, global and per tenant.
+    async fn list_message_types(&self) -> Result<Vec<MessageTypeRow>>;
+    /// Runs one request's ingest transaction (see the `ingest` module docs).
+    async fn ingest(&self, req: IngestRequest<'_>) -> Result<IngestOutcome>;
+    /// A message by id, payload included.
+    async fn get_message(&self, id: uuid::Uuid) -> Result<Option<MessageRow>>;
+    /// How many messages an environment holds.
+    async fn count_messages(&self, scope: &Scope) -> Result<i64>;
+    /// Appends an audit event outside any ingest transaction.
+    async fn insert_audit(&self, event: &NewAuditEvent) -> Result<()>;
+    /// Audit events matching `filter`, newest first.
+    async fn list_audit(&self, filter: &AuditFilter) -> Result<Vec<AuditEvent>>;
+}
+
+/// Opens the store a database URL names: `sqlite://…` or `postgres://…`.
+pub async fn connect(url: &str, opts: &PoolSettings) -> Result<Arc<dyn Store>> {
+    if url.starts_with("sqlite:") {
+        Ok(Arc::new(SqliteStore::connect(url, opts).await?))
+    } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(Arc::new(PgStore::connect(url, opts).await?))
+    } else {
+        Err(StoreError::UnsupportedUrl(url.to_string()))
+    }
+}

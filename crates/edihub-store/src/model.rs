@@ -1,0 +1,220 @@
+//! Row types and the request/outcome types of the ingest transaction.
+//!
+//! These types are the whole vocabulary between the HTTP layer and the
+//! database: the server turns a request into an [`IngestRequest`], the store
+//! answers with an [`IngestOutcome`] after its transaction committed.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// The (tenant, environment) every message, key and fingerprint belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Scope {
+    /// Tenant id from the configuration, e.g. `acme`.
+    pub tenant_id: String,
+    /// Environment id within the tenant, e.g. `prod`.
+    pub environment_id: String,
+}
+
+impl Scope {
+    /// Builds a scope from its two ids.
+    pub fn new(tenant: impl Into<String>, environment: impl Into<String>) -> Self {
+        Self { tenant_id: tenant.into(), environment_id: environment.into() }
+    }
+}
+
+/// How a blocked duplicate was recognised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DetectedBy {
+    /// The sender repeated an `Idempotency-Key`.
+    IdempotencyKey,
+    /// The business fingerprint was already claimed inside its window.
+    Fingerprint,
+    /// A webhook provider repeated its event id.
+    ProviderEventId,
+}
+
+impl DetectedBy {
+    /// The name stored in audit events and shown in responses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DetectedBy::IdempotencyKey => "idempotency_key",
+            DetectedBy::Fingerprint => "fingerprint",
+            DetectedBy::ProviderEventId => "provider_event_id",
+        }
+    }
+}
+
+/// What to do when a key comes back with a different payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyReusePolicy {
+    /// Refuse with 422: nothing is silently dropped.
+    #[default]
+    Reject,
+    /// Answer with the first response as if the payload were the same.
+    Replay,
+}
+
+/// A request-level key (Idempotency-Key or provider event id) to claim.
+#[derive(Debug, Clone)]
+pub struct KeyClaim {
+    /// Which kind of key this is (`IdempotencyKey` or `ProviderEventId`).
+    pub kind: DetectedBy,
+    /// The key as the sender sent it (event ids are prefixed with the integration id).
+    pub key: String,
+    /// SHA-256 hex of the raw request body, to recognise a different payload.
+    pub request_sha256: String,
+    /// What to do with the same key and another payload.
+    pub on_reuse: KeyReusePolicy,
+}
+
+/// One business message to store (one IDoc of a packet, or one JSON document).
+#[derive(Debug, Clone)]
+pub struct NewMessage {
+    /// Id assigned by the caller (UUID v7, so ids sort by time).
+    pub id: Uuid,
+    /// Resolved message type, e.g. `ORDERS05`.
+    pub message_type: String,
+    /// SAP logical message (`MESTYP`), e.g. `ORDCHG`.
+    pub mestyp: Option<String>,
+    /// IDoc number (`EDI_DC40.DOCNUM`) or the plain JSON `docnum`.
+    pub docnum: Option<String>,
+    /// Sending partner (`SNDPRN`), kept for lookups.
+    pub sender: Option<String>,
+    /// The fingerprint, or `None` when the message cannot be deduplicated.
+    pub fingerprint: Option<String>,
+    /// What the fingerprint was computed over (`key_fields`, `docnum`, `content`, `none`).
+    pub fingerprint_basis: String,
+    /// How long the fingerprint blocks repeats, in seconds.
+    pub window_seconds: i64,
+    /// The key values found (for audit and the "why was it blocked" answer).
+    pub key_values: serde_json::Value,
+    /// The request's Idempotency-Key, if any (for lookups).
+    pub idempotency_key: Option<String>,
+    /// The webhook provider's event id, if any.
+    pub provider_event_id: Option<String>,
+    /// Position of the IDoc in its packet (0 for single documents).
+    pub packet_index: i32,
+    /// Content-Type the payload arrived with.
+    pub content_type: Option<String>,
+    /// The raw request body as received.
+    pub payload: std::sync::Arc<[u8]>,
+}
+
+/// The public description of a stored message, as responses show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
+pub struct MessageSummary {
+    /// Message id.
+    pub id: Uuid,
+    /// Resolved message type.
+    pub message_type: String,
+    /// SAP logical message.
+    pub mestyp: Option<String>,
+    /// Document number.
+    pub docnum: Option<String>,
+    /// Fingerprint as computed (kept after the window released it).
+    pub fingerprint: Option<String>,
+    /// When the message was stored.
+    pub received_at: DateTime<Utc>,
+}
+
+/// A full stored message, payload included.
+#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+pub struct MessageRow {
+    /// Message id.
+    pub id: Uuid,
+    /// Tenant id.
+    pub tenant_id: String,
+    /// Environment id.
+    pub environment_id: String,
+    /// Resolved message type.
+    pub message_type: String,
+    /// SAP logical message.
+    pub mestyp: Option<String>,
+    /// Document number.
+    pub docnum: Option<String>,
+    /// Sending partner.
+    pub sender: Option<String>,
+    /// Fingerprint as computed.
+    pub fingerprint: Option<String>,
+    /// What the fingerprint covers.
+    pub fingerprint_basis: String,
+    /// When the fingerprint stops blocking repeats.
+    pub fingerprint_expires_at: Option<DateTime<Utc>>,
+    /// Key values found, as JSON.
+    pub key_values: sqlx::types::Json<serde_json::Value>,
+    /// Idempotency-Key of the request that stored it.
+    pub idempotency_key: Option<String>,
+    /// Webhook provider event id.
+    pub provider_event_id: Option<String>,
+    /// Position in its packet.
+    pub packet_index: i32,
+    /// Content-Type as received.
+    pub content_type: Option<String>,
+    /// Raw body as received.
+    pub payload: Vec<u8>,
+    /// When it was stored.
+    pub received_at: DateTime<Utc>,
+}
+
+/// What happened to one message of a request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MessageOutcome {
+    /// Stored as a new message.
+    Accepted(MessageSummary),
+    /// Not stored: it repeats `existing`.
+    Duplicate {
+        /// The original message.
+        existing: MessageSummary,
+        /// How the repeat was recognised.
+        detected_by: DetectedBy,
+    },
+}
+
+/// An HTTP response kept with a key so a repeat gets the same answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredResponse {
+    /// HTTP status of the first answer.
+    pub status: u16,
+    /// Body of the first answer.
+    pub body: String,
+}
+
+/// Turns the per-message outcomes into the response stored with the key.
+pub type Renderer = dyn Fn(&[MessageOutcome]) -> StoredResponse + Send + Sync;
+
+/// Everything one request asks the store to do, in one transaction.
+pub struct IngestRequest<'a> {
+    /// Where the messages belong.
+    pub scope: &'a Scope,
+    /// A request-level key to claim first, if the sender gave one.
+    pub key: Option<KeyClaim>,
+    /// The messages, in packet order.
+    pub messages: Vec<NewMessage>,
+    /// The time the request is processed (used for windows and timestamps).
+    pub now: DateTime<Utc>,
+    /// Builds the response to store with the key.
+    pub render: &'a Renderer,
+}
+
+/// What the ingest transaction did; returned only after it committed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum IngestOutcome {
+    /// The messages were processed (each accepted or a duplicate).
+    Processed {
+        /// One outcome per message, in order.
+        outcomes: Vec<MessageOutcome>,
+        /// The rendered response (also stored with the key, if any).
+        response: StoredResponse,
+    },
+    /// The key was seen before: this is the first response, to replay.
+    Replayed {
+        /// The stored first response.
+        response: StoredResponse,
+    },
+    /// The key was seen before with a different payload.
+    KeyMismatch,
+}

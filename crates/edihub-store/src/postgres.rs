@@ -1,0 +1,45 @@
+//! The PostgreSQL store: production and multi-replica deployments.
+//!
+//! Transactions run at READ COMMITTED: the unique indexes make concurrent
+//! claims wait for each other, and each statement sees what committed before
+//! it, which is all the ingest transaction needs (see [`crate::ingest`]).
+
+use std::time::Duration;
+
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::{PgPool, Postgres, Transaction};
+
+use crate::Result;
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
+
+/// A [`crate::Store`] on PostgreSQL.
+#[derive(Debug, Clone)]
+pub struct PgStore {
+    pool: PgPool,
+}
+
+impl PgStore {
+    /// Connects a pool to `url` (`postgres://…`).
+    pub async fn connect(url: &str, opts: &crate::PoolSettings) -> Result<Self> {
+        let connect: PgConnectOptions = url.parse()?;
+        let pool = PgPoolOptions::new()
+            .max_connections(opts.max_connections)
+            .acquire_timeout(opts.acquire_timeout)
+            .idle_timeout(Some(Duration::from_secs(300)))
+            .connect_with(connect)
+            .await?;
+        Ok(Self { pool })
+    }
+
+    /// Wraps an existing pool.
+    pub fn from_pool(pool: PgPool) -> Self {
+        Self { pool }
+    }
+
+    async fn begin(&self) -> Result<Transaction<'static, Postgres>> {
+        Ok(self.pool.begin().await?)
+    }
+}
+
+crate::ingest::impl_sql_store!(PgStore, Postgres, MIGRATOR);

@@ -1,0 +1,83 @@
+//! The SQL both backends run, written once.
+//!
+//! Every statement here is portable between PostgreSQL and SQLite: `$n`
+//! placeholders, `ON CONFLICT … DO NOTHING RETURNING`, partial unique indexes.
+//! The column types differ per backend (UUID vs BLOB, TIMESTAMPTZ vs TEXT, JSONB
+//! vs TEXT) but sqlx maps the same Rust types onto both, so the statements and
+//! the Rust code that drives them ([`crate::ingest`]) are shared.
+
+/// Claims a request key; returns a row only for the first claimant.
+pub(crate) const CLAIM_KEY: &str = "INSERT INTO idempotency_keys \
+    (tenant_id, environment_id, kind, key, request_sha256, status_code, response_body, created_at) \
+    VALUES ($1, $2, $3, $4, $5, 0, '', $6) \
+    ON CONFLICT (tenant_id, environment_id, kind, key) DO NOTHING RETURNING kind";
+
+/// Reads a committed key claim.
+pub(crate) const LOAD_KEY: &str = "SELECT request_sha256, status_code, response_body, message_id \
+    FROM idempotency_keys WHERE tenant_id = $1 AND environment_id = $2 AND kind = $3 AND key = $4";
+
+/// Stores the response of the first request with a key.
+pub(crate) const FINISH_KEY: &str = "UPDATE idempotency_keys \
+    SET status_code = $5, response_body = $6, message_id = $7 \
+    WHERE tenant_id = $1 AND environment_id = $2 AND kind = $3 AND key = $4";
+
+/// Releases a fingerprint whose window has passed, so a new message may claim it.
+pub(crate) const RELEASE_EXPIRED: &str = "UPDATE messages SET fingerprint = NULL \
+    WHERE tenant_id = $1 AND environment_id = $2 AND fingerprint = $3 \
+    AND fingerprint_expires_at <= $4";
+
+/// Inserts a message; the partial unique index decides races on the fingerprint.
+pub(crate) const INSERT_MESSAGE: &str = "INSERT INTO messages \
+    (id, tenant_id, environment_id, message_type, mestyp, docnum, sender, fingerprint, \
+     key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, idempotency_key, \
+     provider_event_id, packet_index, content_type, payload, received_at) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) \
+    ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING \
+    RETURNING id";
+
+/// The message currently holding a fingerprint.
+pub(crate) const FIND_ACTIVE: &str = "SELECT id, message_type, mestyp, docnum, \
+    key_fingerprint AS fingerprint, received_at FROM messages \
+    WHERE tenant_id = $1 AND environment_id = $2 AND fingerprint = $3";
+
+/// A message summary by id.
+pub(crate) const SUMMARY_BY_ID: &str = "SELECT id, message_type, mestyp, docnum, \
+    key_fingerprint AS fingerprint, received_at FROM messages WHERE id = $1";
+
+/// A full message by id.
+pub(crate) const MESSAGE_BY_ID: &str = "SELECT id, tenant_id, environment_id, message_type, \
+    mestyp, docnum, sender, key_fingerprint AS fingerprint, fingerprint_basis, \
+    fingerprint_expires_at, key_values, idempotency_key, provider_event_id, packet_index, \
+    content_type, payload, received_at FROM messages WHERE id = $1";
+
+/// Messages stored in one environment.
+pub(crate) const COUNT_MESSAGES: &str =
+    "SELECT COUNT(*) FROM messages WHERE tenant_id = $1 AND environment_id = $2";
+
+/// Appends an audit event.
+pub(crate) const INSERT_AUDIT: &str = "INSERT INTO audit_events \
+    (occurred_at, action, tenant_id, environment_id, message_type, fingerprint, \
+     idempotency_key, detected_by, message_id, details) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
+
+/// The columns of an audit event, for the dynamic audit query.
+pub(crate) const AUDIT_COLUMNS: &str = "SELECT id, occurred_at, action, tenant_id, \
+    environment_id, message_type, fingerprint, idempotency_key, detected_by, message_id, \
+    details FROM audit_events WHERE 1 = 1";
+
+/// Seeds a message type from the configuration without undoing an admin's edit.
+pub(crate) const SEED_TYPE: &str = "INSERT INTO message_types \
+    (tenant_id, id, duplicate_key_fields, exclude_fields, duplicate_window_seconds, source, updated_at) \
+    VALUES ($1, $2, $3, $4, $5, 'config', $6) \
+    ON CONFLICT (tenant_id, id) DO UPDATE SET \
+    duplicate_key_fields = excluded.duplicate_key_fields, exclude_fields = excluded.exclude_fields, \
+    duplicate_window_seconds = excluded.duplicate_window_seconds, updated_at = excluded.updated_at \
+    WHERE message_types.source = 'config'";
+
+/// Removes a config-seeded type that the configuration no longer lists.
+pub(crate) const DELETE_CONFIG_TYPE: &str =
+    "DELETE FROM message_types WHERE tenant_id = $1 AND id = $2 AND source = 'config'";
+
+/// All message types.
+pub(crate) const LIST_TYPES: &str = "SELECT tenant_id, id, duplicate_key_fields, exclude_fields, \
+    duplicate_window_seconds, source, updated_at FROM message_types ORDER BY tenant_id, id";

@@ -1,0 +1,55 @@
+//! The SQLite store: the embedded default, one file, no server to run.
+//!
+//! Settings, and why:
+//! - WAL journal: readers never block the writer.
+//! - `synchronous = NORMAL`: a commit survives a crash of edihub (the WAL is
+//!   written before we answer); only a power loss can lose the last commits.
+//! - every write transaction starts with `BEGIN IMMEDIATE`, taking the write
+//!   lock up front, so concurrent requests queue on `busy_timeout` instead of
+//!   failing when a read transaction tries to upgrade.
+
+use std::str::FromStr;
+
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+use sqlx::{Sqlite, Transaction};
+
+use crate::Result;
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
+
+/// A [`crate::Store`] on an SQLite file.
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    pool: SqlitePool,
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed, with its folder) the database at `url` (`sqlite://path`).
+    pub async fn connect(url: &str, opts: &crate::PoolSettings) -> Result<Self> {
+        let connect = SqliteConnectOptions::from_str(url)?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(opts.acquire_timeout.max(std::time::Duration::from_secs(5)))
+            .foreign_keys(true);
+        if let Some(dir) = connect.get_filename().parent() {
+            if !dir.as_os_str().is_empty() {
+                std::fs::create_dir_all(dir).map_err(sqlx::Error::Io)?;
+            }
+        }
+        let pool = SqlitePoolOptions::new()
+            .max_connections(opts.max_connections.clamp(1, 8))
+            .acquire_timeout(opts.acquire_timeout)
+            .connect_with(connect)
+            .await?;
+        Ok(Self { pool })
+    }
+
+    async fn begin(&self) -> Result<Transaction<'static, Sqlite>> {
+        Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
+    }
+}
+
+crate::ingest::impl_sql_store!(SqliteStore, Sqlite, MIGRATOR);

@@ -1,0 +1,44 @@
+//! Runs the conformance suite on SQLite and on PostgreSQL.
+
+use edihub_store::conformance::{self, StoreRef};
+use edihub_store::testing::{Backend, TestDb};
+
+async fn run<F, Fut>(backend: Backend, check: F)
+where
+    F: FnOnce(StoreRef) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let db = TestDb::new(backend).await;
+    let store = db.store().await;
+    check(store.clone()).await;
+    store.close().await;
+}
+
+macro_rules! suite {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            use super::*;
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn $name() { run(Backend::Sqlite, conformance::$name).await })*
+        }
+        mod postgres {
+            use super::*;
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn $name() { run(Backend::Postgres, conformance::$name).await })*
+        }
+    };
+}
+
+suite!(
+    new_then_duplicate,
+    no_fingerprint_never_collides,
+    window_expiry_admits_again,
+    scopes_are_isolated,
+    idempotency_key_replay_and_mismatch,
+    packet_outcomes_in_order,
+    racing_fingerprints_store_one,
+    racing_keys_store_one,
+    crossed_packets_do_not_deadlock,
+    audit_filters_and_pagination,
+    seeding_follows_config,
+);
