@@ -64,11 +64,7 @@ pub fn parse_body(body: &[u8], content_type: Option<&str>) -> Result<ParsedBody,
                 return Err(CoreError::EmptyBody);
             }
             let documents = idoc::from_xml(&text)?;
-            Ok(ParsedBody {
-                format: BodyFormat::IdocXml,
-                documents,
-                idempotency_key: None,
-            })
+            Ok(ParsedBody { format: BodyFormat::IdocXml, documents, idempotency_key: None })
         }
         Syntax::Json => idoc::from_json(encoding::decode_json(body)?),
     }
@@ -95,14 +91,8 @@ fn sniff(body: &[u8]) -> Result<Syntax, CoreError> {
     let not_space = |b: &u8| !b.is_ascii_whitespace();
     // For UTF-16, a code unit outside ASCII maps to `?`: enough to see `<`, `{`, `[`.
     let first = match bom.map(encoding_rs::Encoding::name) {
-        Some("UTF-16LE") => rest
-            .chunks_exact(2)
-            .map(|u| if u[1] == 0 { u[0] } else { b'?' })
-            .find(not_space),
-        Some("UTF-16BE") => rest
-            .chunks_exact(2)
-            .map(|u| if u[0] == 0 { u[1] } else { b'?' })
-            .find(not_space),
+        Some("UTF-16LE") => rest.chunks_exact(2).map(|u| if u[1] == 0 { u[0] } else { b'?' }).find(not_space),
+        Some("UTF-16BE") => rest.chunks_exact(2).map(|u| if u[0] == 0 { u[1] } else { b'?' }).find(not_space),
         // NUL bytes are skipped so UTF-16 without a BOM is still seen as `<`.
         _ => rest.iter().copied().filter(|b| *b != 0).find(not_space),
     };

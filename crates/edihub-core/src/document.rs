@@ -95,12 +95,7 @@ impl Document {
             _ => None,
         }
         .filter(|s| !s.is_empty());
-        Document {
-            root: None,
-            control: None,
-            value,
-            plain_docnum,
-        }
+        Document { root: None, control: None, value, plain_docnum }
     }
 
     /// The IDoc control record; `None` for plain JSON.

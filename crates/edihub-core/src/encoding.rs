@@ -105,25 +105,16 @@ pub(crate) fn decode_json(body: &[u8]) -> Result<&str, CoreError> {
         Some(rest) => (UTF8_BOM.len(), rest),
         None => (0, body),
     };
-    std::str::from_utf8(rest).map_err(|e| CoreError::InvalidText {
-        encoding: "UTF-8",
-        offset: skipped + e.valid_up_to(),
-    })
+    std::str::from_utf8(rest)
+        .map_err(|e| CoreError::InvalidText { encoding: "UTF-8", offset: skipped + e.valid_up_to() })
 }
 
 /// Decodes `bytes` (which start `skipped` bytes into the body) strictly.
-fn decode_exact(
-    enc: &'static Encoding,
-    bytes: &[u8],
-    skipped: usize,
-) -> Result<String, CoreError> {
+fn decode_exact(enc: &'static Encoding, bytes: &[u8], skipped: usize) -> Result<String, CoreError> {
     if enc == UTF_8 {
         return std::str::from_utf8(bytes)
             .map(str::to_string)
-            .map_err(|e| CoreError::InvalidText {
-                encoding: "UTF-8",
-                offset: skipped + e.valid_up_to(),
-            });
+            .map_err(|e| CoreError::InvalidText { encoding: "UTF-8", offset: skipped + e.valid_up_to() });
     }
     let mut decoder = enc.new_decoder_without_bom_handling();
     let capacity = decoder
@@ -139,10 +130,9 @@ fn decode_exact(
         }),
         // The buffer was sized for the worst case, so this cannot happen; if
         // it ever did, refusing is safer than returning partial text.
-        DecoderResult::OutputFull => Err(CoreError::InvalidText {
-            encoding: enc.name(),
-            offset: skipped + read,
-        }),
+        DecoderResult::OutputFull => {
+            Err(CoreError::InvalidText { encoding: enc.name(), offset: skipped + read })
+        }
     }
 }
 

@@ -167,8 +167,14 @@ impl CoreError {
         use CoreError::*;
         match self {
             UnsupportedContentType(_) | UnknownFormat => ErrorClass::Unsupported,
-            PlainJsonNotObject | SoapNoBody | SoapBodyEmpty | SoapBodyMultiple(_) | NoIdoc(_)
-            | NoControlRecord { .. } | InvalidIdocJson(_) | NoMessageType
+            PlainJsonNotObject
+            | SoapNoBody
+            | SoapBodyEmpty
+            | SoapBodyMultiple(_)
+            | NoIdoc(_)
+            | NoControlRecord { .. }
+            | InvalidIdocJson(_)
+            | NoMessageType
             | UnknownMessageType => ErrorClass::Unusable,
             EmptyBody
             | InvalidText { .. }

@@ -30,10 +30,7 @@ pub(crate) fn locate(root: &Value, path: &KeyPath) -> Vec<Loc> {
     match path {
         KeyPath::Idoc(p) => locate_steps(root, &p.steps),
         KeyPath::Json(p) => match js_path_process(&p.query, root) {
-            Ok(found) => found
-                .into_iter()
-                .filter_map(|r| parse_normalized(&r.path))
-                .collect(),
+            Ok(found) => found.into_iter().filter_map(|r| parse_normalized(&r.path)).collect(),
             // Only function results that are not part of the document land
             // here (e.g. `$.length()`); they select nothing.
             Err(_) => Vec::new(),

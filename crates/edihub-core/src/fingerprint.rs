@@ -87,35 +87,23 @@ pub fn fingerprint(doc: &Document, spec: &FingerprintSpec) -> Fingerprint {
         let content = without(doc.value(), spec.exclude_fields);
         let mut parts = head("content");
         parts.push(content.clone());
-        let key_values = vec![KeyValue {
-            path: only.to_string(),
-            values: vec![content],
-        }];
+        let key_values = vec![KeyValue { path: only.to_string(), values: vec![content] }];
         return finish(&parts, Basis::Content, key_values);
     }
 
     let key_values: Vec<KeyValue> = spec
         .key_fields
         .iter()
-        .map(|path| KeyValue {
-            path: path.to_string(),
-            values: doc.values(path),
-        })
+        .map(|path| KeyValue { path: path.to_string(), values: doc.values(path) })
         .collect();
     if key_values.iter().any(|kv| !kv.values.is_empty()) {
         let mut parts = head("fields");
-        parts.push(Value::Array(
-            key_values.iter().map(|kv| Value::Array(kv.values.clone())).collect(),
-        ));
+        parts.push(Value::Array(key_values.iter().map(|kv| Value::Array(kv.values.clone())).collect()));
         return finish(&parts, Basis::KeyFields, key_values);
     }
 
     let Some(docnum) = doc.docnum() else {
-        return Fingerprint {
-            hex: None,
-            basis: Basis::None,
-            key_values,
-        };
+        return Fingerprint { hex: None, basis: Basis::None, key_values };
     };
     let control = doc.control().cloned().unwrap_or_default();
     let mut parts = head("docnum");
@@ -130,16 +118,8 @@ pub fn fingerprint(doc: &Document, spec: &FingerprintSpec) -> Fingerprint {
 /// but if it ever did the message is reported as not deduplicated.
 fn finish(parts: &[Value], basis: Basis, key_values: Vec<KeyValue>) -> Fingerprint {
     match serde_json_canonicalizer::to_vec(&parts) {
-        Ok(bytes) => Fingerprint {
-            hex: Some(hex::encode(Sha256::digest(&bytes))),
-            basis,
-            key_values,
-        },
-        Err(_) => Fingerprint {
-            hex: None,
-            basis: Basis::None,
-            key_values,
-        },
+        Ok(bytes) => Fingerprint { hex: Some(hex::encode(Sha256::digest(&bytes))), basis, key_values },
+        Err(_) => Fingerprint { hex: None, basis: Basis::None, key_values },
     }
 }
 

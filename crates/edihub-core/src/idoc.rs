@@ -41,11 +41,7 @@ fn unwrap_soap(root: Element) -> Result<Element, CoreError> {
     if root.name != "Envelope" {
         return Ok(root);
     }
-    let body = root
-        .children
-        .into_iter()
-        .find(|c| c.name == "Body")
-        .ok_or(CoreError::SoapNoBody)?;
+    let body = root.children.into_iter().find(|c| c.name == "Body").ok_or(CoreError::SoapNoBody)?;
     match body.children.len() {
         0 => Err(CoreError::SoapBodyEmpty),
         1 => Ok(body.children.into_iter().next().unwrap_or_default()),
@@ -60,12 +56,8 @@ fn documents(root: Option<String>, idocs: Vec<Element>) -> Result<Vec<Document>,
         .iter()
         .enumerate()
         .map(|(i, idoc)| {
-            Document::idoc(root.clone(), render::to_json(idoc)).ok_or(
-                CoreError::NoControlRecord {
-                    index: i + 1,
-                    total,
-                },
-            )
+            Document::idoc(root.clone(), render::to_json(idoc))
+                .ok_or(CoreError::NoControlRecord { index: i + 1, total })
         })
         .collect()
 }
@@ -84,9 +76,7 @@ pub(crate) fn from_json(text: &str) -> Result<ParsedBody, CoreError> {
     if let Some((root, idoc)) = idoc_shape(&members) {
         let idocs = render::from_json(IDOC, idoc)?;
         if idocs.is_empty() {
-            return Err(CoreError::InvalidIdocJson(
-                "`IDOC` is null or an empty array".to_string(),
-            ));
+            return Err(CoreError::InvalidIdocJson("`IDOC` is null or an empty array".to_string()));
         }
         return Ok(ParsedBody {
             format: BodyFormat::IdocJson,

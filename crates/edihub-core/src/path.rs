@@ -74,25 +74,16 @@ impl KeyPath {
     /// Parses a path; surrounding whitespace is ignored.
     pub fn parse(src: &str) -> Result<KeyPath, CoreError> {
         let src = src.trim();
-        let invalid = |reason: String| CoreError::InvalidKeyPath {
-            path: src.to_string(),
-            reason,
-        };
+        let invalid = |reason: String| CoreError::InvalidKeyPath { path: src.to_string(), reason };
         if src.is_empty() {
             return Err(invalid("the path is empty".into()));
         }
         if src.starts_with('$') {
             let query = parse_json_path(src).map_err(|e| invalid(e.to_string()))?;
-            return Ok(KeyPath::Json(JsonPathQuery {
-                src: src.to_string(),
-                query,
-            }));
+            return Ok(KeyPath::Json(JsonPathQuery { src: src.to_string(), query }));
         }
         let steps = parse_steps(src).map_err(invalid)?;
-        Ok(KeyPath::Idoc(IdocPath {
-            src: src.to_string(),
-            steps,
-        }))
+        Ok(KeyPath::Idoc(IdocPath { src: src.to_string(), steps }))
     }
 
     /// The path as written (trimmed).
@@ -133,7 +124,7 @@ fn parse_steps(src: &str) -> Result<Vec<Step>, String> {
     let mut steps = Vec::new();
     let mut rest = src;
     loop {
-        let name_len = rest.find(|c| matches!(c, '.' | '[')).unwrap_or(rest.len());
+        let name_len = rest.find(['.', '[']).unwrap_or(rest.len());
         let name = &rest[..name_len];
         if name.is_empty() {
             return Err(format!("empty step {}", step_hint(steps.len())));
@@ -141,15 +132,10 @@ fn parse_steps(src: &str) -> Result<Vec<Step>, String> {
         if let Some(bad) = name.chars().find(|c| is_reserved(*c)) {
             return Err(format!("unexpected `{bad}` in step `{name}`"));
         }
-        let mut step = Step {
-            name: name.to_string(),
-            filters: Vec::new(),
-        };
+        let mut step = Step { name: name.to_string(), filters: Vec::new() };
         rest = &rest[name_len..];
         while let Some(inner) = rest.strip_prefix('[') {
-            let close = inner
-                .find(']')
-                .ok_or_else(|| format!("`[` after `{name}` is not closed"))?;
+            let close = inner.find(']').ok_or_else(|| format!("`[` after `{name}` is not closed"))?;
             step.filters.push(parse_filter(&inner[..close])?);
             rest = &inner[close + 1..];
         }
@@ -163,27 +149,19 @@ fn parse_steps(src: &str) -> Result<Vec<Step>, String> {
 }
 
 fn step_hint(index: usize) -> String {
-    if index == 0 {
-        "at the start".to_string()
-    } else {
-        format!("after step {index}")
-    }
+    if index == 0 { "at the start".to_string() } else { format!("after step {index}") }
 }
 
 /// Parses `FIELD=VALUE` (the value may be quoted with `'` or `"`).
 fn parse_filter(text: &str) -> Result<(String, String), String> {
-    let (field, value) = text
-        .split_once('=')
-        .ok_or_else(|| format!("filter `[{text}]` needs the form [FIELD=VALUE]"))?;
+    let (field, value) =
+        text.split_once('=').ok_or_else(|| format!("filter `[{text}]` needs the form [FIELD=VALUE]"))?;
     let field = field.trim();
     if field.is_empty() || field.chars().any(is_reserved) {
         return Err(format!("filter `[{text}]` has no valid field name"));
     }
     let value = value.trim();
-    let unquoted = ['"', '\'']
-        .iter()
-        .find_map(|q| value.strip_prefix(*q)?.strip_suffix(*q))
-        .unwrap_or(value);
+    let unquoted = ['"', '\''].iter().find_map(|q| value.strip_prefix(*q)?.strip_suffix(*q)).unwrap_or(value);
     Ok((field.to_string(), unquoted.trim().to_string()))
 }
 

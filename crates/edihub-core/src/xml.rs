@@ -43,10 +43,7 @@ pub(crate) struct Element {
 impl Element {
     /// A bare element with a name.
     pub fn named(name: impl Into<String>) -> Self {
-        Element {
-            name: name.into(),
-            ..Element::default()
-        }
+        Element { name: name.into(), ..Element::default() }
     }
 
     /// Child elements with a given local name, in document order.
@@ -103,10 +100,7 @@ pub(crate) fn parse(text: &str) -> Result<Element, CoreError> {
 /// Refuses a start tag that would begin a second root element.
 fn check_new_root(root: &Option<Element>, start: &BytesStart) -> Result<(), CoreError> {
     match root {
-        Some(first) => Err(CoreError::MultipleRoots {
-            first: first.name.clone(),
-            second: local(start),
-        }),
+        Some(first) => Err(CoreError::MultipleRoots { first: first.name.clone(), second: local(start) }),
         None => Ok(()),
     }
 }
@@ -127,17 +121,13 @@ fn open(start: &BytesStart) -> Result<Element, CoreError> {
         if key.as_ref() == "xmlns" || key.prefix().is_some_and(|p| p.as_ref() == "xmlns") {
             continue;
         }
-        let value = attr
-            .normalized_value(XmlVersion::Implicit1_0)
-            .map_err(|e| match e {
-                XmlError::Escape(EscapeError::UnrecognizedEntity(_, name)) => {
-                    CoreError::UndefinedEntity(name)
-                }
-                other => CoreError::XmlSyntax {
-                    offset: 0,
-                    reason: format!("bad attribute value in <{}>: {other}", element.name),
-                },
-            })?;
+        let value = attr.normalized_value(XmlVersion::Implicit1_0).map_err(|e| match e {
+            XmlError::Escape(EscapeError::UnrecognizedEntity(_, name)) => CoreError::UndefinedEntity(name),
+            other => CoreError::XmlSyntax {
+                offset: 0,
+                reason: format!("bad attribute value in <{}>: {other}", element.name),
+            },
+        })?;
         let name = key.local_name().into_inner().to_string();
         element.attrs.retain(|(n, _)| *n != name);
         element.attrs.push((name, value.trim().to_string()));
@@ -200,10 +190,7 @@ fn map_error(e: XmlError, reader: &Reader<&[u8]>, stack: &[Element]) -> CoreErro
         (XmlError::Syntax(kind), Some(open)) if kind != SyntaxError::InvalidBangMarkup => {
             CoreError::XmlTruncated(open.name.clone())
         }
-        (other, _) => CoreError::XmlSyntax {
-            offset: reader.error_position(),
-            reason: other.to_string(),
-        },
+        (other, _) => CoreError::XmlSyntax { offset: reader.error_position(), reason: other.to_string() },
     }
 }
 

@@ -1,1 +1,109 @@
-//! placeholder
+//! The edihub HTTP API as a library: the binary and the tests build the same
+//! [`router`] and run it with [`serve`] on a listener and a shutdown token they
+//! own, so tests can drive the real application on a port-0 listener or
+//! in-process.
+
+pub mod auth;
+pub mod catalog;
+pub mod config;
+pub mod error;
+pub mod ingest;
+pub mod routes;
+pub mod state;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::http::StatusCode;
+use axum::response::Response;
+use edihub_store::{PoolSettings, Store};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+pub use config::{Config, ConfigError};
+pub use state::AppState;
+
+/// Failures while starting up.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The configuration is invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The database could not be opened, migrated or seeded.
+    #[error(transparent)]
+    Store(#[from] edihub_store::StoreError),
+    /// The listener failed.
+    #[error("server error: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// The whole application.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .merge(routes::receive::router())
+        .merge(routes::audit::router())
+        .merge(routes::health::router())
+        .fallback(not_found)
+        .with_state(state)
+}
+
+async fn not_found() -> Response {
+    error::problem(StatusCode::NOT_FOUND, "no such route")
+}
+
+/// Pool settings from the configuration.
+pub fn pool_settings(config: &Config) -> PoolSettings {
+    PoolSettings {
+        max_connections: config.database_max_connections,
+        acquire_timeout: Duration::from_secs(config.database_acquire_timeout_secs),
+    }
+}
+
+/// Opens the store, migrates it (when `auto_migrate`), seeds message types
+/// from the config and loads them.
+pub async fn prepare(config: Config) -> Result<AppState, StartError> {
+    let store = edihub_store::connect(&config.database_url, &pool_settings(&config)).await?;
+    if config.auto_migrate {
+        store.migrate().await?;
+    }
+    prepare_with(store, config).await
+}
+
+/// Like [`prepare`], on an already open and migrated store.
+pub async fn prepare_with(store: Arc<dyn Store>, config: Config) -> Result<AppState, StartError> {
+    store.seed_message_types(&catalog::seed_rows(&config, ingest::now())).await?;
+    let state = AppState::new(store, config);
+    state.catalog.reload(state.store.as_ref()).await?;
+    Ok(state)
+}
+
+/// Serves `state` on `listener` until `shutdown` is cancelled, then lets
+/// in-flight requests finish. Background tasks run under `tasks`.
+pub async fn serve(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: CancellationToken,
+    tasks: &TaskTracker,
+) -> Result<(), StartError> {
+    tasks.spawn(refresh_catalog(state.clone(), shutdown.clone()));
+    let app = router(state);
+    axum::serve(listener, app).with_graceful_shutdown(shutdown.cancelled_owned()).await?;
+    Ok(())
+}
+
+/// Reloads message types on a timer so edits from other replicas arrive.
+async fn refresh_catalog(state: AppState, shutdown: CancellationToken) {
+    let every = Duration::from_secs(state.config.catalog_refresh_secs.max(1));
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            () = tokio::time::sleep(every) => {
+                if let Err(e) = state.catalog.reload(state.store.as_ref()).await {
+                    tracing::warn!(error = %e, "reloading message types failed");
+                }
+            }
+        }
+    }
+}

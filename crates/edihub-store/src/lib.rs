@@ -27,6 +27,8 @@ pub use error::{Result, StoreError};
 pub use model::*;
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
+/// JSON column wrapper, re-exported so callers need no sqlx dependency.
+pub use sqlx::types::Json;
 
 /// Pool sizing shared by both backends.
 #[derive(Debug, Clone)]

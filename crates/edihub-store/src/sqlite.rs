@@ -34,10 +34,10 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(opts.acquire_timeout.max(std::time::Duration::from_secs(5)))
             .foreign_keys(true);
-        if let Some(dir) = connect.get_filename().parent() {
-            if !dir.as_os_str().is_empty() {
-                std::fs::create_dir_all(dir).map_err(sqlx::Error::Io)?;
-            }
+        if let Some(dir) = connect.get_filename().parent()
+            && !dir.as_os_str().is_empty()
+        {
+            std::fs::create_dir_all(dir).map_err(sqlx::Error::Io)?;
         }
         let pool = SqlitePoolOptions::new()
             .max_connections(opts.max_connections.clamp(1, 8))

@@ -126,9 +126,6 @@ mod tests {
     fn database_name_is_replaced_and_query_kept() {
         assert_eq!(with_database("postgres://u@h:5432/postgres", "x"), "postgres://u@h:5432/x");
         assert_eq!(with_database("postgres://u@h", "x"), "postgres://u@h/x");
-        assert_eq!(
-            with_database("postgres:///postgres?host=/tmp/s", "x"),
-            "postgres:///x?host=/tmp/s"
-        );
+        assert_eq!(with_database("postgres:///postgres?host=/tmp/s", "x"), "postgres:///x?host=/tmp/s");
     }
 }

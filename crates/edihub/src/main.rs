@@ -1,1 +1,138 @@
-fn main() {}
+//! `edihub`: the EDI message ingestion hub.
+//!
+//! A thin shell: it parses the command line, loads and validates the
+//! configuration, wires signals to a shutdown token and hands over to the
+//! `edihub-server` library. Everything testable lives in the libraries.
+
+mod explain;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use edihub_server::{Config, StartError};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// EDI message ingestion hub: stores every business message exactly once.
+#[derive(Debug, Parser)]
+#[command(version, about)]
+struct Cli {
+    /// Configuration file (TOML).
+    #[arg(long, global = true, env = "EDIHUB_CONFIG", default_value = "config/edihub.toml")]
+    config: PathBuf,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve the HTTP API until SIGINT or SIGTERM.
+    Serve,
+    /// Apply pending database migrations and exit.
+    Migrate,
+    /// Validate the configuration and exit (non-zero when invalid).
+    CheckConfig,
+    /// Explain how a file would be deduplicated: type, MESTYP, DOCNUM, key values, fingerprint.
+    Fingerprint(explain::Args),
+}
+
+fn init_logging(format: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("EDIHUB_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_target(false);
+    if format == "json" {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let config = match Config::load(Some(&cli.config)) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("edihub: invalid configuration: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let result = match cli.command {
+        Command::CheckConfig => {
+            let envs: usize = config.tenants.iter().map(|t| t.environments.len()).sum();
+            println!(
+                "configuration OK: {} tenant(s), {envs} environment(s), {} message type(s), database {}",
+                config.tenants.len(),
+                config.message_types.len(),
+                config.database_url.split('@').next_back().unwrap_or_default(),
+            );
+            Ok(())
+        }
+        Command::Fingerprint(args) => return explain::run(&config, &args),
+        Command::Migrate => migrate(config).await,
+        Command::Serve => serve(config).await,
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("edihub: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn migrate(config: Config) -> Result<(), StartError> {
+    init_logging(&config.log_format);
+    let store = edihub_store::connect(&config.database_url, &edihub_server::pool_settings(&config)).await?;
+    store.migrate().await?;
+    tracing::info!(backend = store.backend(), "migrations applied");
+    store.close().await;
+    Ok(())
+}
+
+async fn serve(config: Config) -> Result<(), StartError> {
+    init_logging(&config.log_format);
+    let listener = tokio::net::TcpListener::bind(&config.listen).await?;
+    let state = edihub_server::prepare(config).await?;
+    let shutdown = CancellationToken::new();
+    let tasks = TaskTracker::new();
+    tokio::spawn(wait_for_signal(shutdown.clone()));
+    tracing::info!(
+        listen = %listener.local_addr()?,
+        database = state.store.backend(),
+        "edihub serving"
+    );
+    let store = state.store.clone();
+    edihub_server::serve(listener, state, shutdown.clone(), &tasks).await?;
+    shutdown.cancel();
+    tasks.close();
+    tasks.wait().await;
+    store.close().await;
+    tracing::info!("edihub stopped");
+    Ok(())
+}
+
+/// Cancels `shutdown` on SIGINT or SIGTERM.
+async fn wait_for_signal(shutdown: CancellationToken) {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+    tracing::info!("shutdown requested; finishing in-flight requests");
+    shutdown.cancel();
+}

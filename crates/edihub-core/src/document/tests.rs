@@ -1,1 +1,111 @@
+//! Control record, message type, docnum and values of a document.
+
+use serde_json::json;
+
 use super::*;
+
+fn idoc_with(dc40: Value) -> Document {
+    Document::idoc(Some("ORDERS05".into()), json!({"EDI_DC40": dc40, "E1EDK01": {"BELNR": "1"}})).unwrap()
+}
+
+fn none_configured(_: &str) -> bool {
+    false
+}
+
+#[test]
+fn control_record_fields_are_trimmed_and_blank_is_none() {
+    let doc = idoc_with(json!({
+        "IDOCTYP": " ORDERS05 ", "CIMTYP": "", "MESTYP": "ORDERS", "DOCNUM": "0000000000004711",
+        "SNDPRN": "Q01CLNT100", "SNDPOR": "   ", "MANDT": "100", "OTHER": "x"
+    }));
+    assert_eq!(
+        doc.control(),
+        Some(&ControlRecord {
+            idoctyp: Some("ORDERS05".into()),
+            cimtyp: None,
+            mestyp: Some("ORDERS".into()),
+            docnum: Some("0000000000004711".into()),
+            sndprn: Some("Q01CLNT100".into()),
+            sndpor: None,
+            mandt: Some("100".into()),
+        })
+    );
+    assert_eq!(doc.mestyp(), Some("ORDERS"));
+    assert_eq!(doc.docnum(), Some("0000000000004711"));
+    assert_eq!(doc.root_name(), Some("ORDERS05"));
+    assert!(doc.is_idoc());
+}
+
+#[test]
+fn an_idoc_without_edi_dc40_is_not_a_document() {
+    assert!(Document::idoc(None, json!({"E1EDK01": {}})).is_none());
+    assert!(Document::idoc(None, json!("")).is_none());
+    // An empty control record is still a control record.
+    let empty = Document::idoc(None, json!({"EDI_DC40": ""})).unwrap();
+    assert_eq!(empty.control(), Some(&ControlRecord::default()));
+    // A repeated control record: the first one counts.
+    let twice = Document::idoc(None, json!({"EDI_DC40": [{"DOCNUM": "1"}, {"DOCNUM": "2"}]}));
+    assert_eq!(twice.unwrap().docnum(), Some("1"));
+}
+
+#[test]
+fn message_type_precedence() {
+    let doc = idoc_with(json!({"IDOCTYP": "ORDERS05", "CIMTYP": "ZORDERS05"}));
+    assert_eq!(doc.message_type(Some("X"), &none_configured).unwrap(), "X");
+    assert_eq!(doc.message_type(Some("  "), &none_configured).unwrap(), "ORDERS05");
+    assert_eq!(doc.message_type(None, &none_configured).unwrap(), "ORDERS05");
+    let only_z = |t: &str| t == "ZORDERS05";
+    assert_eq!(doc.message_type(None, &only_z).unwrap(), "ZORDERS05");
+    assert_eq!(doc.message_type(Some(" Y "), &only_z).unwrap(), "Y");
+}
+
+#[test]
+fn message_type_falls_back_to_the_root_name() {
+    let doc = idoc_with(json!({"MESTYP": "LOIPRO"}));
+    assert_eq!(doc.message_type(None, &none_configured).unwrap(), "ORDERS05");
+    let bare = Document::idoc(None, json!({"EDI_DC40": {"MESTYP": "X"}})).unwrap();
+    assert_eq!(bare.root_name(), None);
+    assert_eq!(bare.message_type(None, &none_configured), Err(CoreError::UnknownMessageType));
+    assert_eq!(bare.message_type(Some("T"), &none_configured).unwrap(), "T");
+}
+
+#[test]
+fn plain_json_needs_an_explicit_type() {
+    let doc = Document::plain(json!({"a": 1}));
+    let err = doc.message_type(None, &none_configured).unwrap_err();
+    assert_eq!(err, CoreError::NoMessageType);
+    assert_eq!(err.class(), crate::ErrorClass::Unusable);
+    assert_eq!(doc.message_type(Some("shop.order"), &none_configured).unwrap(), "shop.order");
+    assert_eq!(doc.control(), None);
+    assert_eq!(doc.mestyp(), None);
+    assert_eq!(doc.root_name(), None);
+    assert!(!doc.is_idoc());
+}
+
+#[test]
+fn plain_json_docnum_is_a_top_level_string_or_number() {
+    assert_eq!(Document::plain(json!({"docnum": " 42 "})).docnum(), Some("42"));
+    assert_eq!(Document::plain(json!({"docnum": 42})).docnum(), Some("42"));
+    assert_eq!(Document::plain(json!({"docnum": "  "})).docnum(), None);
+    assert_eq!(Document::plain(json!({"docnum": true})).docnum(), None);
+    assert_eq!(Document::plain(json!({"x": {"docnum": "1"}})).docnum(), None);
+}
+
+#[test]
+fn values_read_the_document() {
+    let doc = idoc_with(json!({"DOCNUM": "7"}));
+    let belnr = KeyPath::parse("E1EDK01.BELNR").unwrap();
+    assert_eq!(doc.values(&belnr), vec![json!("1")]);
+    let docnum = KeyPath::parse("$.EDI_DC40.DOCNUM").unwrap();
+    assert_eq!(doc.values(&docnum), vec![json!("7")]);
+    assert!(doc.values(&KeyPath::parse("E1EDK09.X").unwrap()).is_empty());
+    assert_eq!(doc.value()["E1EDK01"], json!({"BELNR": "1"}));
+}
+
+#[test]
+fn control_record_serialises_with_lowercase_names() {
+    let cr = ControlRecord { docnum: Some("1".into()), ..ControlRecord::default() };
+    let v = serde_json::to_value(&cr).unwrap();
+    assert_eq!(v["docnum"], json!("1"));
+    assert_eq!(v["mestyp"], Value::Null);
+}

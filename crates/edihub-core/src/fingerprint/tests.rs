@@ -1,1 +1,195 @@
+//! Fingerprint bases, unambiguity, canonical form and the exact hashed bytes.
+
+use serde_json::json;
+
 use super::*;
+
+fn paths(srcs: &[&str]) -> Vec<KeyPath> {
+    srcs.iter().map(|s| KeyPath::parse(s).unwrap()).collect()
+}
+
+fn idoc(dc40: Value, body: Value) -> Document {
+    let mut idoc = body;
+    idoc["EDI_DC40"] = dc40;
+    Document::idoc(Some("ORDERS05".into()), idoc).unwrap()
+}
+
+fn order(mestyp: &str, docnum: &str, sndprn: &str, belnr: &str) -> Document {
+    idoc(
+        json!({"MESTYP": mestyp, "DOCNUM": docnum, "SNDPRN": sndprn, "SNDPOR": "SAPQ01", "MANDT": "100"}),
+        json!({"E1EDK01": {"BELNR": belnr}}),
+    )
+}
+
+fn fp(doc: &Document, keys: &[&str], exclude: &[&str]) -> Fingerprint {
+    let key_fields = paths(keys);
+    let exclude_fields = paths(exclude);
+    let spec = FingerprintSpec {
+        message_type: "ORDERS05",
+        key_fields: &key_fields,
+        exclude_fields: &exclude_fields,
+    };
+    fingerprint(doc, &spec)
+}
+
+fn sha_of_canonical(v: Value) -> String {
+    hex::encode(Sha256::digest(serde_json_canonicalizer::to_vec(&v).unwrap()))
+}
+
+#[test]
+fn key_fields_hash_a_tagged_array() {
+    let doc = order("ORDERS", "1", "Q01", " 4500012345 ");
+    let f = fp(&doc, &["E1EDK01.BELNR", "E1EDK02[QUALF=001].BELNR"], &[]);
+    assert_eq!(f.basis, Basis::KeyFields);
+    let expected = json!(["edihub-fp-1", "ORDERS05", "ORDERS", "fields", [["4500012345"], []]]);
+    assert_eq!(f.hex, Some(sha_of_canonical(expected)));
+    assert_eq!(f.hex.as_ref().unwrap().len(), 64);
+    assert!(f.hex.unwrap().bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
+    assert_eq!(
+        f.key_values,
+        vec![
+            KeyValue { path: "E1EDK01.BELNR".into(), values: vec![json!("4500012345")] },
+            KeyValue { path: "E1EDK02[QUALF=001].BELNR".into(), values: vec![] },
+        ]
+    );
+}
+
+#[test]
+fn the_encoding_is_unambiguous() {
+    let doc = |a: &str, b: &str| idoc(json!({}), json!({"A": a, "B": b}));
+    let ab_c = fp(&doc("ab", "c"), &["A", "B"], &[]);
+    let a_bc = fp(&doc("a", "bc"), &["A", "B"], &[]);
+    assert_ne!(ab_c.hex, a_bc.hex);
+    // Two values at one path differ from one value at each of two paths.
+    let two_in_one = idoc(json!({}), json!({"A": ["x", "y"]}));
+    let one_each = idoc(json!({}), json!({"A": "x", "B": "y"}));
+    assert_ne!(fp(&two_in_one, &["A", "B"], &[]).hex, fp(&one_each, &["A", "B"], &[]).hex);
+}
+
+#[test]
+fn values_are_trimmed_before_hashing() {
+    let a = order("ORDERS", "1", "Q01", "4711");
+    let b = order("ORDERS", "2", "Q02", "  4711\n");
+    assert_eq!(fp(&a, &["E1EDK01.BELNR"], &[]).hex, fp(&b, &["E1EDK01.BELNR"], &[]).hex);
+}
+
+#[test]
+fn the_logical_message_and_type_are_part_of_every_fingerprint() {
+    let orders = order("ORDERS", "1", "Q01", "4711");
+    let ordchg = order("ORDCHG", "1", "Q01", "4711");
+    assert_ne!(fp(&orders, &["E1EDK01.BELNR"], &[]).hex, fp(&ordchg, &["E1EDK01.BELNR"], &[]).hex);
+    assert_ne!(fp(&orders, &[], &[]).hex, fp(&ordchg, &[], &[]).hex);
+    let spec = FingerprintSpec { message_type: "OTHER", key_fields: &[], exclude_fields: &[] };
+    assert_ne!(fingerprint(&orders, &spec).hex, fp(&orders, &[], &[]).hex);
+}
+
+#[test]
+fn segment_values_are_canonical_regardless_of_key_order() {
+    let a = Document::plain(serde_json::from_str(r#"{"seg":{"B":"2","A":{"y":1,"x":[1,2]}}}"#).unwrap());
+    let b =
+        Document::plain(serde_json::from_str(r#"{ "seg" : { "A":{"x":[1,2],"y":1}, "B":"2" } }"#).unwrap());
+    for keys in [&["seg"][..], &["$.seg"][..]] {
+        let fa = fp(&a, keys, &[]);
+        assert_eq!(fa.basis, Basis::KeyFields);
+        assert_eq!(fa.hex, fp(&b, keys, &[]).hex);
+    }
+}
+
+#[test]
+fn docnum_fallback_includes_the_sender_and_strips_zeros() {
+    let a = order("ORDRSP", "0000000005220230", "HE4CLNT400", "x");
+    let f = fp(&a, &[], &[]);
+    assert_eq!(f.basis, Basis::Docnum);
+    assert!(f.key_values.is_empty());
+    let expected =
+        json!(["edihub-fp-1", "ORDERS05", "ORDRSP", "docnum", "100", "SAPQ01", "HE4CLNT400", "5220230"]);
+    assert_eq!(f.hex, Some(sha_of_canonical(expected)));
+    let unpadded = order("ORDRSP", "5220230", "HE4CLNT400", "y");
+    assert_eq!(fp(&unpadded, &[], &[]).hex, f.hex);
+    let other_sender = order("ORDRSP", "5220230", "P01CLNT200", "x");
+    assert_ne!(fp(&other_sender, &[], &[]).hex, f.hex);
+}
+
+#[test]
+fn docnum_normalisation() {
+    assert_eq!(normalize_docnum("0000000000004711"), "4711");
+    assert_eq!(normalize_docnum("0000"), "0");
+    assert_eq!(normalize_docnum("0"), "0");
+    assert_eq!(normalize_docnum("Avon"), "Avon");
+    assert_eq!(normalize_docnum("00AB"), "00AB");
+}
+
+#[test]
+fn missing_key_fields_fall_back_to_docnum() {
+    let doc = order("ORDERS", "42", "Q01", "  ");
+    let f = fp(&doc, &["E1EDK01.BELNR", "NOPE"], &[]);
+    assert_eq!(f.basis, Basis::Docnum);
+    assert_eq!(f.hex, fp(&doc, &[], &[]).hex);
+    assert_eq!(f.key_values.len(), 2);
+    assert!(f.key_values.iter().all(|kv| kv.values.is_empty()));
+}
+
+#[test]
+fn nothing_to_identify_gives_no_fingerprint() {
+    let doc = idoc(json!({"MESTYP": "LOIWCS"}), json!({}));
+    let f = fp(&doc, &[], &[]);
+    assert_eq!((f.hex, f.basis), (None, Basis::None));
+    let plain = Document::plain(json!({"a": ""}));
+    let f = fp(&plain, &["$.a"], &[]);
+    assert_eq!((f.hex.clone(), f.basis), (None, Basis::None));
+    assert_eq!(f.key_values, vec![KeyValue { path: "$.a".into(), values: vec![] }]);
+}
+
+#[test]
+fn plain_json_docnum_fallback_uses_empty_sender_parts() {
+    let doc = Document::plain(json!({"docnum": "007"}));
+    let f = fp(&doc, &[], &[]);
+    let expected = json!(["edihub-fp-1", "ORDERS05", "", "docnum", "", "", "", "7"]);
+    assert_eq!(f.hex, Some(sha_of_canonical(expected)));
+}
+
+#[test]
+fn content_mode_hashes_the_document_minus_exclusions() {
+    let a = Document::plain(json!({"itemId": 1, "sent": "t1", "attempts": 1, "meta": [{"at": 1, "k": "v"}]}));
+    let b = Document::plain(json!({"itemId": 1, "sent": "t2", "attempts": 3, "meta": [{"at": 2, "k": "v"}]}));
+    let exclude = ["$.sent", "attempts", "$.meta[*].at"];
+    let fa = fp(&a, &["$"], &exclude);
+    assert_eq!(fa.basis, Basis::Content);
+    assert_eq!(fa.hex, fp(&b, &["$"], &exclude).hex);
+    let stripped = json!({"itemId": 1, "meta": [{"k": "v"}]});
+    assert_eq!(fa.key_values, vec![KeyValue { path: "$".into(), values: vec![stripped.clone()] }]);
+    let expected = json!(["edihub-fp-1", "ORDERS05", "", "content", stripped]);
+    assert_eq!(fa.hex, Some(sha_of_canonical(expected)));
+    // Without the exclusions they differ; the original is untouched.
+    assert_ne!(fp(&a, &["$"], &[]).hex, fp(&b, &["$"], &[]).hex);
+    assert_eq!(a.value()["sent"], json!("t1"));
+}
+
+#[test]
+fn content_mode_on_an_idoc_uses_its_rendering() {
+    let a = order("ORDERS", "1", "Q01", "4711");
+    let b = order("ORDERS", "2", "Q01", "4711");
+    assert_ne!(fp(&a, &["$"], &[]).hex, fp(&b, &["$"], &[]).hex);
+    assert_eq!(fp(&a, &["$"], &["EDI_DC40.DOCNUM"]).hex, fp(&b, &["$"], &["$.EDI_DC40.DOCNUM"]).hex);
+}
+
+#[test]
+fn dollar_among_other_fields_is_not_content_mode() {
+    let doc = Document::plain(json!({"a": 1}));
+    let f = fp(&doc, &["$", "$.a"], &[]);
+    assert_eq!(f.basis, Basis::KeyFields);
+    assert_eq!(f.key_values[0].values, vec![json!({"a": 1})]);
+}
+
+#[test]
+fn serialisation_shape() {
+    let f = fp(&order("ORDERS", "1", "Q01", "4711"), &["E1EDK01.BELNR"], &[]);
+    let v = serde_json::to_value(&f).unwrap();
+    assert_eq!(v["basis"], json!("key_fields"));
+    assert_eq!(v["key_values"][0], json!({"path": "E1EDK01.BELNR", "values": ["4711"]}));
+    let names: Vec<Value> = [Basis::KeyFields, Basis::Docnum, Basis::Content, Basis::None]
+        .iter()
+        .map(|b| serde_json::to_value(b).unwrap())
+        .collect();
+    assert_eq!(names, [json!("key_fields"), json!("docnum"), json!("content"), json!("none")]);
+}

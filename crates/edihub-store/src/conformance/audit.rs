@@ -26,17 +26,12 @@ pub async fn audit_filters_and_pagination(store: StoreRef) {
     let page1 = store.list_audit(&base).await.unwrap();
     assert_eq!(page1.iter().map(i_of).collect::<Vec<_>>(), [6, 5, 4]);
     // A new event between pages must not shift the next page.
-    let late = NewAuditEvent { action: "a.late".into(), tenant_id: Some(tenant.clone()), ..Default::default() };
+    let late =
+        NewAuditEvent { action: "a.late".into(), tenant_id: Some(tenant.clone()), ..Default::default() };
     store.insert_audit(&late).await.unwrap();
-    let page2 = store
-        .list_audit(&AuditFilter { cursor: Some(page1[2].id), ..base.clone() })
-        .await
-        .unwrap();
+    let page2 = store.list_audit(&AuditFilter { cursor: Some(page1[2].id), ..base.clone() }).await.unwrap();
     assert_eq!(page2.iter().map(i_of).collect::<Vec<_>>(), [3, 2, 1]);
-    let page3 = store
-        .list_audit(&AuditFilter { cursor: Some(page2[2].id), ..base.clone() })
-        .await
-        .unwrap();
+    let page3 = store.list_audit(&AuditFilter { cursor: Some(page2[2].id), ..base.clone() }).await.unwrap();
     assert_eq!(page3.iter().map(i_of).collect::<Vec<_>>(), [0]);
 
     let odd = AuditFilter { action: Some("a.odd".into()), limit: 10, ..base.clone() };

@@ -18,8 +18,8 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 
 use crate::{
-    DetectedBy, IngestOutcome, IngestRequest, KeyClaim, KeyReusePolicy, MessageOutcome, NewMessage,
-    Scope, Store, StoredResponse,
+    DetectedBy, IngestOutcome, IngestRequest, KeyClaim, KeyReusePolicy, MessageOutcome, NewMessage, Scope,
+    Store, StoredResponse,
 };
 
 /// The store under test.
@@ -90,10 +90,7 @@ pub async fn ingest_at(
     messages: Vec<NewMessage>,
     at: DateTime<Utc>,
 ) -> IngestOutcome {
-    store
-        .ingest(IngestRequest { scope, key, messages, now: at, render: &render })
-        .await
-        .expect("ingest")
+    store.ingest(IngestRequest { scope, key, messages, now: at, render: &render }).await.expect("ingest")
 }
 
 /// The outcomes of a processed ingest; panics on a replay or mismatch.

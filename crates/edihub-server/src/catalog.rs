@@ -1,0 +1,114 @@
+//! Message type rules in memory, loaded from the database.
+//!
+//! The database is the source of truth (admins edit it, the config seeds it);
+//! every request needs the rules, so each process keeps a parsed copy and
+//! reloads it on a timer and right after a local change. Lookup order for a
+//! tenant: its own row, then the global row, then the built-in default
+//! (fingerprint over the sender-scoped DOCNUM, one-week window).
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use chrono::{DateTime, Utc};
+use edihub_core::KeyPath;
+use edihub_store::{GLOBAL_TENANT, MessageTypeRow, SOURCE_CONFIG, Store, StoreError};
+
+use crate::config::{Config, validate::DEFAULT_WINDOW_SECONDS};
+
+/// The parsed rules of one message type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypeRule {
+    /// Paths whose values form the fingerprint.
+    pub key_fields: Vec<KeyPath>,
+    /// Paths removed before a whole-payload fingerprint.
+    pub exclude_fields: Vec<KeyPath>,
+    /// Dedup window in seconds.
+    pub window_seconds: i64,
+}
+
+impl Default for TypeRule {
+    fn default() -> Self {
+        Self { key_fields: Vec::new(), exclude_fields: Vec::new(), window_seconds: DEFAULT_WINDOW_SECONDS }
+    }
+}
+
+/// All rules, keyed by (tenant or `""`, type id).
+#[derive(Debug, Default)]
+pub struct Catalog {
+    rules: RwLock<HashMap<(String, String), Arc<TypeRule>>>,
+}
+
+fn parse_paths(row: &MessageTypeRow, paths: &[String]) -> Option<Vec<KeyPath>> {
+    let mut out = Vec::with_capacity(paths.len());
+    for p in paths {
+        match KeyPath::parse(p) {
+            Ok(kp) => out.push(kp),
+            Err(e) => {
+                tracing::error!(tenant = %row.tenant_id, message_type = %row.id, path = %p, error = %e,
+                    "stored message type has an invalid path; using the default rule");
+                return None;
+            }
+        }
+    }
+    Some(out)
+}
+
+impl Catalog {
+    /// Replaces the rules with the database's current rows.
+    pub async fn reload(&self, store: &dyn Store) -> Result<usize, StoreError> {
+        let rows = store.list_message_types().await?;
+        let mut map = HashMap::with_capacity(rows.len());
+        for row in &rows {
+            let (Some(key_fields), Some(exclude_fields)) =
+                (parse_paths(row, &row.duplicate_key_fields.0), parse_paths(row, &row.exclude_fields.0))
+            else {
+                continue;
+            };
+            let rule = TypeRule { key_fields, exclude_fields, window_seconds: row.duplicate_window_seconds };
+            map.insert((row.tenant_id.clone(), row.id.clone()), Arc::new(rule));
+        }
+        let n = map.len();
+        *self.rules.write().unwrap_or_else(|p| p.into_inner()) = map;
+        Ok(n)
+    }
+
+    /// The rule for `message_type` as seen by `tenant`.
+    pub fn rule(&self, tenant: &str, message_type: &str) -> Arc<TypeRule> {
+        let rules = self.rules.read().unwrap_or_else(|p| p.into_inner());
+        rules
+            .get(&(tenant.to_string(), message_type.to_string()))
+            .or_else(|| rules.get(&(GLOBAL_TENANT.to_string(), message_type.to_string())))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Whether `tenant` (or the global defaults) configures `message_type`.
+    pub fn is_configured(&self, tenant: &str, message_type: &str) -> bool {
+        let rules = self.rules.read().unwrap_or_else(|p| p.into_inner());
+        rules.contains_key(&(tenant.to_string(), message_type.to_string()))
+            || rules.contains_key(&(GLOBAL_TENANT.to_string(), message_type.to_string()))
+    }
+}
+
+/// The config's message types as rows to seed.
+pub fn seed_rows(config: &Config, now: DateTime<Utc>) -> Vec<MessageTypeRow> {
+    config
+        .message_types
+        .iter()
+        .enumerate()
+        .map(|(i, mt)| MessageTypeRow {
+            tenant_id: mt.tenant.clone().unwrap_or_default(),
+            id: mt.id.clone(),
+            duplicate_key_fields: sqlx_json(mt.duplicate_key_fields.clone()),
+            exclude_fields: sqlx_json(mt.exclude_fields.clone()),
+            // validate() already checked every window.
+            duplicate_window_seconds: config.window_of(i).unwrap_or(DEFAULT_WINDOW_SECONDS),
+            source: SOURCE_CONFIG.to_string(),
+            updated_at: now,
+        })
+        .collect()
+}
+
+fn sqlx_json(v: Vec<String>) -> edihub_store::Json<Vec<String>> {
+    edihub_store::Json(v)
+}

@@ -1,0 +1,210 @@
+//! edihub's configuration: typed, loaded from TOML with `EDIHUB_*` overrides,
+//! and validated once at start so a bad value fails with the key's name.
+//!
+//! Precedence, lowest first: built-in defaults, the TOML file
+//! (`EDIHUB_CONFIG`, default `config/edihub.toml`), `DATABASE_URL`, then
+//! `EDIHUB_<KEY>` variables (nested keys with `__`, e.g.
+//! `EDIHUB_ADMIN__TOKEN_SHA256`).
+
+pub(crate) mod validate;
+
+use std::path::Path;
+
+use edihub_store::KeyReusePolicy;
+use figment::Figment;
+use figment::providers::{Env, Format, Serialized, Toml};
+use serde::{Deserialize, Serialize};
+
+pub use validate::{ConfigError, parse_window};
+
+/// The whole configuration file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Address to listen on, e.g. `127.0.0.1:8080`.
+    pub listen: String,
+    /// `sqlite://path` (embedded, the default) or `postgres://…`.
+    pub database_url: String,
+    /// Largest accepted request body in bytes; larger bodies get 413.
+    pub max_body_bytes: usize,
+    /// Most database connections per edihub process.
+    pub database_max_connections: u32,
+    /// Seconds a request waits for a database connection before answering 503.
+    pub database_acquire_timeout_secs: u64,
+    /// Apply pending migrations when `serve` starts.
+    pub auto_migrate: bool,
+    /// Seconds between reloads of message types from the database, so edits
+    /// made through another replica take effect here too.
+    pub catalog_refresh_secs: u64,
+    /// Log format: `text` or `json`.
+    pub log_format: String,
+    /// The admin credential.
+    pub admin: AdminConfig,
+    /// Tenants and their environments.
+    pub tenants: Vec<TenantConfig>,
+    /// Message types to seed into the database.
+    pub message_types: Vec<MessageTypeConfig>,
+    /// Partner webhook integrations.
+    pub integrations: Vec<IntegrationConfig>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            listen: "127.0.0.1:8080".into(),
+            database_url: "sqlite://data/edihub.db".into(),
+            max_body_bytes: 32 * 1024 * 1024,
+            database_max_connections: 16,
+            database_acquire_timeout_secs: 5,
+            auto_migrate: true,
+            catalog_refresh_secs: 30,
+            log_format: "text".into(),
+            admin: AdminConfig::default(),
+            tenants: Vec::new(),
+            message_types: Vec::new(),
+            integrations: Vec::new(),
+        }
+    }
+}
+
+/// The admin credential, stored only as a hash.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdminConfig {
+    /// SHA-256 hex of the admin token (Bearer token or Basic password).
+    pub token_sha256: String,
+}
+
+/// A tenant: one customer or business unit.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TenantConfig {
+    /// Tenant id, e.g. `acme`.
+    pub id: String,
+    /// Its environments (`prod`, `qa`, …); data never crosses them.
+    pub environments: Vec<EnvironmentConfig>,
+}
+
+/// One environment of a tenant.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EnvironmentConfig {
+    /// Environment id, e.g. `prod`.
+    pub id: String,
+    /// SHA-256 hex digests of the API keys that may send into this environment.
+    #[serde(default)]
+    pub api_keys_sha256: Vec<String>,
+    /// What a repeated Idempotency-Key with another payload gets:
+    /// `reject` (422, the default) or `replay` (the first response).
+    #[serde(default)]
+    pub on_key_reuse: KeyReusePolicy,
+}
+
+/// Dedup rules of one message type.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MessageTypeConfig {
+    /// Message type id (`ORDERS05`, `shop.order`).
+    pub id: String,
+    /// Only for this tenant; absent = global default.
+    #[serde(default)]
+    pub tenant: Option<String>,
+    /// Paths whose values form the fingerprint (IDoc paths or JSONPath);
+    /// `["$"]` fingerprints the whole canonical payload.
+    #[serde(default)]
+    pub duplicate_key_fields: Vec<String>,
+    /// Paths removed before a whole-payload fingerprint (volatile fields).
+    #[serde(default)]
+    pub exclude_fields: Vec<String>,
+    /// Dedup window in hours (default 168).
+    #[serde(default)]
+    pub duplicate_window_hours: Option<u64>,
+    /// Dedup window with a unit (`2s`, `15m`, `12h`, `7d`); overrides hours.
+    #[serde(default)]
+    pub duplicate_window: Option<String>,
+}
+
+/// A partner webhook endpoint, `POST /api/webhook/{id}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntegrationConfig {
+    /// Integration id (the URL segment).
+    pub id: String,
+    /// Tenant the webhooks belong to.
+    pub tenant: String,
+    /// Environment within the tenant.
+    pub environment: String,
+    /// Fixed message type.
+    #[serde(default)]
+    pub message_type: Option<String>,
+    /// JSONPath to the message type inside the payload.
+    #[serde(default)]
+    pub message_type_path: Option<String>,
+    /// Where the provider's event id is: `{ header = "…" }` or `{ path = "$.id" }`.
+    #[serde(default)]
+    pub event_id: Option<EventIdConfig>,
+    /// How requests are signed.
+    #[serde(default)]
+    pub signature: Option<SignatureConfig>,
+}
+
+/// Location of a provider event id.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventIdConfig {
+    /// Header carrying the id.
+    #[serde(default)]
+    pub header: Option<String>,
+    /// JSONPath to the id in the body.
+    #[serde(default)]
+    pub path: Option<String>,
+}
+
+/// Signature verification of an integration.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignatureConfig {
+    /// `standard-webhooks`, `github`, `shopify`, `stripe`, `hmac` or `none`.
+    pub scheme: String,
+    /// Environment variable holding the secret (never the secret itself).
+    #[serde(default)]
+    pub secret_env: Option<String>,
+    /// Header name, for the generic `hmac` scheme.
+    #[serde(default)]
+    pub header: Option<String>,
+    /// `hex` or `base64`, for the generic `hmac` scheme.
+    #[serde(default)]
+    pub encoding: Option<String>,
+    /// Prefix before the digest (e.g. `sha256=`), for the generic `hmac` scheme.
+    #[serde(default)]
+    pub prefix: Option<String>,
+}
+
+impl Config {
+    /// Loads `path` (when given and present) with environment overrides, then validates.
+    pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
+        let mut fig = Figment::from(Serialized::defaults(Config::default()));
+        if let Some(path) = path {
+            if !path.exists() {
+                return Err(ConfigError::new("EDIHUB_CONFIG", format!("file {} not found", path.display())));
+            }
+            fig = fig.merge(Toml::file(path));
+        }
+        let fig = fig
+            .merge(Env::raw().only(&["DATABASE_URL"]))
+            .merge(Env::prefixed("EDIHUB_").ignore(&["CONFIG", "LOG", "TEST_DATABASE_URL"]).split("__"));
+        Self::extract(fig)
+    }
+
+    /// Parses and validates a TOML document (no environment overrides).
+    pub fn from_toml(text: &str) -> Result<Config, ConfigError> {
+        let fig = Figment::from(Serialized::defaults(Config::default())).merge(Toml::string(text));
+        Self::extract(fig)
+    }
+
+    fn extract(fig: Figment) -> Result<Config, ConfigError> {
+        let config: Config = fig.extract().map_err(ConfigError::from_figment)?;
+        config.validate()?;
+        Ok(config)
+    }
+}

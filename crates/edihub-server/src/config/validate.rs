@@ -1,0 +1,195 @@
+//! Start-up validation: every rule names the offending key, so an operator
+//! can fix the file without reading code.
+
+use std::collections::HashSet;
+use std::net::SocketAddr;
+
+use edihub_core::KeyPath;
+
+use super::Config;
+
+/// Default dedup window: one week.
+pub const DEFAULT_WINDOW_SECONDS: i64 = 168 * 3600;
+
+/// A configuration value that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("config key `{key}`: {reason}")]
+pub struct ConfigError {
+    /// The key, e.g. `tenants[0].environments[1].api_keys_sha256[0]`.
+    pub key: String,
+    /// Why it was refused.
+    pub reason: String,
+}
+
+impl ConfigError {
+    /// An error about `key`.
+    pub fn new(key: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self { key: key.into(), reason: reason.into() }
+    }
+
+    pub(super) fn from_figment(e: figment::Error) -> Self {
+        let key = if e.path.is_empty() { "(file)".to_string() } else { e.path.join(".") };
+        Self::new(key, e.kind.to_string())
+    }
+}
+
+/// Parses a window such as `2s`, `15m`, `12h`, `7d` into seconds.
+pub fn parse_window(text: &str) -> Result<i64, String> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (num, unit) = text.split_at(split);
+    let n: i64 =
+        num.parse().map_err(|_| format!("`{text}` is not a number with a unit (2s, 15m, 12h, 7d)"))?;
+    let factor = match unit.trim() {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        other => return Err(format!("unknown unit `{other}` (use s, m, h or d)")),
+    };
+    match n.checked_mul(factor) {
+        Some(s) if s > 0 => Ok(s),
+        _ => Err(format!("`{text}` must be a positive duration")),
+    }
+}
+
+fn check_sha256(key: &str, value: &str) -> Result<(), ConfigError> {
+    if value.len() == 64 && value.bytes().all(|b| b.is_ascii_hexdigit()) {
+        Ok(())
+    } else {
+        Err(ConfigError::new(
+            key,
+            "not a SHA-256 hex digest (64 hex characters); store `sha256sum` of the secret, never the secret",
+        ))
+    }
+}
+
+fn check_id(key: &str, value: &str) -> Result<(), ConfigError> {
+    let ok = !value.is_empty()
+        && value.len() <= 100
+        && value.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+    if ok {
+        Ok(())
+    } else {
+        Err(ConfigError::new(
+            key,
+            format!("`{value}` must be 1–100 characters of A–Z, a–z, 0–9, '-', '_', '.'"),
+        ))
+    }
+}
+
+impl Config {
+    /// Checks every rule; the first violation is returned.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.listen
+            .parse::<SocketAddr>()
+            .map_err(|e| ConfigError::new("listen", format!("`{}` is not host:port ({e})", self.listen)))?;
+        let url = &self.database_url;
+        if !(url.starts_with("sqlite:") || url.starts_with("postgres://") || url.starts_with("postgresql://"))
+        {
+            return Err(ConfigError::new(
+                "database_url",
+                "must start with sqlite:, postgres:// or postgresql://",
+            ));
+        }
+        if self.max_body_bytes == 0 {
+            return Err(ConfigError::new("max_body_bytes", "must be greater than 0"));
+        }
+        if self.database_max_connections == 0 {
+            return Err(ConfigError::new("database_max_connections", "must be greater than 0"));
+        }
+        if !matches!(self.log_format.as_str(), "text" | "json") {
+            return Err(ConfigError::new("log_format", "must be `text` or `json`"));
+        }
+        check_sha256("admin.token_sha256", &self.admin.token_sha256)?;
+        self.validate_tenants()?;
+        self.validate_types()?;
+        Ok(())
+    }
+
+    fn validate_tenants(&self) -> Result<(), ConfigError> {
+        let mut tenants = HashSet::new();
+        let mut keys = HashSet::new();
+        for (t, tenant) in self.tenants.iter().enumerate() {
+            check_id(&format!("tenants[{t}].id"), &tenant.id)?;
+            if !tenants.insert(tenant.id.as_str()) {
+                return Err(ConfigError::new(
+                    format!("tenants[{t}].id"),
+                    format!("tenant `{}` is defined twice", tenant.id),
+                ));
+            }
+            let mut envs = HashSet::new();
+            for (e, env) in tenant.environments.iter().enumerate() {
+                let at = format!("tenants[{t}].environments[{e}]");
+                check_id(&format!("{at}.id"), &env.id)?;
+                if !envs.insert(env.id.as_str()) {
+                    return Err(ConfigError::new(
+                        format!("{at}.id"),
+                        format!("environment `{}` is defined twice", env.id),
+                    ));
+                }
+                for (k, hash) in env.api_keys_sha256.iter().enumerate() {
+                    let key = format!("{at}.api_keys_sha256[{k}]");
+                    check_sha256(&key, hash)?;
+                    if !keys.insert(hash.to_ascii_lowercase()) {
+                        return Err(ConfigError::new(
+                            key,
+                            "this API key is already used by another environment",
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_types(&self) -> Result<(), ConfigError> {
+        let mut seen = HashSet::new();
+        for (i, mt) in self.message_types.iter().enumerate() {
+            let at = format!("message_types[{i}]");
+            if mt.id.trim().is_empty() || mt.id.len() > 100 {
+                return Err(ConfigError::new(format!("{at}.id"), "must be 1–100 characters"));
+            }
+            if let Some(tenant) = &mt.tenant
+                && !self.tenants.iter().any(|t| &t.id == tenant)
+            {
+                return Err(ConfigError::new(format!("{at}.tenant"), format!("unknown tenant `{tenant}`")));
+            }
+            if !seen.insert((mt.tenant.clone(), mt.id.clone())) {
+                return Err(ConfigError::new(
+                    format!("{at}.id"),
+                    format!("message type `{}` is defined twice for this tenant", mt.id),
+                ));
+            }
+            for (list, paths) in
+                [("duplicate_key_fields", &mt.duplicate_key_fields), ("exclude_fields", &mt.exclude_fields)]
+            {
+                for (p, path) in paths.iter().enumerate() {
+                    KeyPath::parse(path)
+                        .map_err(|e| ConfigError::new(format!("{at}.{list}[{p}]"), e.to_string()))?;
+                }
+            }
+            self.window_of(i)?;
+        }
+        Ok(())
+    }
+
+    /// The window of `message_types[i]` in seconds.
+    pub fn window_of(&self, i: usize) -> Result<i64, ConfigError> {
+        let mt = &self.message_types[i];
+        if let Some(text) = &mt.duplicate_window {
+            return parse_window(text)
+                .map_err(|r| ConfigError::new(format!("message_types[{i}].duplicate_window"), r));
+        }
+        match mt.duplicate_window_hours {
+            None => Ok(DEFAULT_WINDOW_SECONDS),
+            Some(0) => Err(ConfigError::new(
+                format!("message_types[{i}].duplicate_window_hours"),
+                "must be at least 1",
+            )),
+            Some(h) => i64::try_from(h).ok().and_then(|h| h.checked_mul(3600)).ok_or_else(|| {
+                ConfigError::new(format!("message_types[{i}].duplicate_window_hours"), "too large")
+            }),
+        }
+    }
+}

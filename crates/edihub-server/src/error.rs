@@ -1,0 +1,112 @@
+//! The single mapping from failures to HTTP responses.
+//!
+//! Every error leaves as RFC 9457 `application/problem+json` with a `detail`
+//! a sender can act on. Client errors say exactly what is wrong; server
+//! errors say only that something failed, and the cause goes to the log with
+//! the request id, never to the client.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use edihub_core::{CoreError, ErrorClass};
+use edihub_store::StoreError;
+use serde_json::json;
+
+/// Everything a handler can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// 400: malformed body or header.
+    #[error("{0}")]
+    BadRequest(String),
+    /// 401: missing or wrong credentials.
+    #[error("{0}")]
+    Unauthorized(String),
+    /// 404: no such resource.
+    #[error("{0}")]
+    NotFound(String),
+    /// 413: body over `max_body_bytes`.
+    #[error("the body is larger than the limit of {0} bytes")]
+    TooLarge(usize),
+    /// 415: a content type edihub does not read.
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+    /// 422: well-formed but unusable.
+    #[error("{0}")]
+    Unprocessable(String),
+    /// 503: the database is unreachable; the sender should retry.
+    #[error("the database is unavailable")]
+    Unavailable(#[source] StoreError),
+    /// 500: a bug or an unexpected database failure.
+    #[error("internal error")]
+    Internal(#[source] StoreError),
+}
+
+impl From<CoreError> for ApiError {
+    fn from(e: CoreError) -> Self {
+        match e.class() {
+            ErrorClass::Malformed => ApiError::BadRequest(e.to_string()),
+            ErrorClass::Unsupported => ApiError::UnsupportedMediaType(e.to_string()),
+            ErrorClass::Unusable => ApiError::Unprocessable(e.to_string()),
+        }
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        if e.is_unavailable() { ApiError::Unavailable(e) } else { ApiError::Internal(e) }
+    }
+}
+
+impl ApiError {
+    /// The HTTP status of this error.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+/// Builds a problem+json response.
+pub fn problem(status: StatusCode, detail: &str) -> Response {
+    let body = json!({
+        "type": "about:blank",
+        "title": status.canonical_reason().unwrap_or("Error"),
+        "status": status.as_u16(),
+        "detail": detail,
+    });
+    let mut res = (status, body.to_string()).into_response();
+    res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json"));
+    res
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        match &self {
+            ApiError::Internal(source) => tracing::error!(error = %source, "request failed"),
+            ApiError::Unavailable(source) => tracing::warn!(error = %source, "database unavailable"),
+            _ => {}
+        }
+        let mut res = problem(status, &self.to_string());
+        let headers = res.headers_mut();
+        match self {
+            ApiError::Unauthorized(_) => {
+                headers.insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Bearer, Basic realm=\"edihub\""),
+                );
+            }
+            ApiError::Unavailable(_) => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+            }
+            _ => {}
+        }
+        res
+    }
+}

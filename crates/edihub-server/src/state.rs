@@ -1,0 +1,42 @@
+//! Shared state of the HTTP layer.
+
+use std::ops::Deref;
+use std::sync::Arc;
+
+use edihub_store::Store;
+
+use crate::auth::Credentials;
+use crate::catalog::Catalog;
+use crate::config::Config;
+
+/// Cheap to clone; everything a handler needs.
+#[derive(Debug, Clone)]
+pub struct AppState(Arc<Inner>);
+
+/// The contents of [`AppState`].
+#[derive(Debug)]
+pub struct Inner {
+    /// The database.
+    pub store: Arc<dyn Store>,
+    /// The validated configuration.
+    pub config: Config,
+    /// API keys and the admin token, by digest.
+    pub credentials: Credentials,
+    /// Message type rules, refreshed from the database.
+    pub catalog: Catalog,
+}
+
+impl AppState {
+    /// Builds the state; call [`Catalog::reload`] before serving.
+    pub fn new(store: Arc<dyn Store>, config: Config) -> Self {
+        let credentials = Credentials::from_config(&config);
+        Self(Arc::new(Inner { store, config, credentials, catalog: Catalog::default() }))
+    }
+}
+
+impl Deref for AppState {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# `make test`: the whole suite against SQLite and PostgreSQL.
+#
+# PostgreSQL, in order of preference (PRODUCT.md, "Setup and running"):
+#   1. DATABASE_URL (or EDIHUB_TEST_DATABASE_URL) when it is a postgres:// URL;
+#   2. a server on 127.0.0.1:5432 (user postgres, trust auth);
+#   3. a throwaway cluster from the installed PostgreSQL binaries, installing
+#      Debian's `postgresql` package first when none exist and we are root.
+# Tests create and drop their own databases (edihub_t_*) on that server.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ROOT=$PWD
+PGTEST_DIR="$ROOT/.pgtest"
+STARTED_CLUSTER=""
+
+log() { printf '[make test] %s\n' "$*" >&2; }
+
+port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
+
+find_pg_bin() {
+    local d
+    for d in /usr/lib/postgresql/*/bin; do
+        [ -x "$d/initdb" ] && { echo "$d"; return 0; }
+    done
+    command -v initdb >/dev/null 2>&1 && { dirname "$(command -v initdb)"; return 0; }
+    return 1
+}
+
+start_throwaway_cluster() {
+    local bin port=55432
+    if ! bin=$(find_pg_bin); then
+        if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+            log "no PostgreSQL binaries: installing Debian's postgresql package"
+            apt-get update -qq >&2
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >&2
+            bin=$(find_pg_bin) || { log "postgresql installed but initdb not found"; exit 1; }
+        else
+            log "no PostgreSQL reachable and no binaries to start one (install postgresql or set DATABASE_URL)"
+            exit 1
+        fi
+    fi
+    # initdb refuses to run as root: use the postgres user (created by the package) when root.
+    local as=()
+    if [ "$(id -u)" = 0 ]; then
+        id postgres >/dev/null 2>&1 || useradd --system --no-create-home postgres
+        as=(runuser -u postgres --)
+    fi
+    rm -rf "$PGTEST_DIR"
+    mkdir -p "$PGTEST_DIR"
+    [ "$(id -u)" = 0 ] && chown postgres "$PGTEST_DIR"
+    log "starting a throwaway PostgreSQL from $bin on 127.0.0.1:$port"
+    "${as[@]}" "$bin/initdb" -D "$PGTEST_DIR/data" -U postgres -A trust >"$PGTEST_DIR/initdb.log" 2>&1 ||
+        { cat "$PGTEST_DIR/initdb.log" >&2; exit 1; }
+    "${as[@]}" "$bin/pg_ctl" -D "$PGTEST_DIR/data" -l "$PGTEST_DIR/server.log" -w \
+        -o "-p $port -k $PGTEST_DIR -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off" start >&2
+    STARTED_CLUSTER="$bin"
+    PG_AS=("${as[@]}")
+    export EDIHUB_TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres"
+}
+
+stop_cluster() {
+    if [ -n "$STARTED_CLUSTER" ]; then
+        "${PG_AS[@]}" "$STARTED_CLUSTER/pg_ctl" -D "$PGTEST_DIR/data" -m fast stop >/dev/null 2>&1 || true
+    fi
+}
+trap stop_cluster EXIT
+
+if [ -n "${EDIHUB_TEST_DATABASE_URL:-}" ]; then
+    log "PostgreSQL from EDIHUB_TEST_DATABASE_URL"
+elif [[ "${DATABASE_URL:-}" == postgres* ]]; then
+    export EDIHUB_TEST_DATABASE_URL="$DATABASE_URL"
+    log "PostgreSQL from DATABASE_URL"
+elif port_open 127.0.0.1 5432; then
+    export EDIHUB_TEST_DATABASE_URL="postgres://postgres@127.0.0.1:5432/postgres"
+    log "PostgreSQL on 127.0.0.1:5432"
+else
+    start_throwaway_cluster
+fi
+# The binary under test must not pick up a stray DATABASE_URL.
+unset DATABASE_URL
+
+cargo test --workspace --locked "$@"
