@@ -74,14 +74,14 @@ pub fn parse_body(body: &[u8], content_type: Option<&str>) -> Result<ParsedBody,
 /// generic one (sniff), an error for anything else.
 fn classify(content_type: Option<&str>) -> Result<Option<Syntax>, CoreError> {
     let raw = content_type.unwrap_or("");
-    let essence = raw.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-    match essence.as_str() {
+    let essence = raw.split(';').next().unwrap_or("").trim();
+    match essence.to_ascii_lowercase().as_str() {
         "" | "application/octet-stream" | "text/plain" => Ok(None),
         "application/xml" | "text/xml" => Ok(Some(Syntax::Xml)),
         "application/json" => Ok(Some(Syntax::Json)),
         t if t.contains('/') && t.ends_with("+xml") => Ok(Some(Syntax::Xml)),
         t if t.contains('/') && t.ends_with("+json") => Ok(Some(Syntax::Json)),
-        _ => Err(CoreError::UnsupportedContentType(raw.trim().to_string())),
+        _ => Err(CoreError::UnsupportedContentType(essence.to_string())),
     }
 }
 

@@ -29,7 +29,7 @@ pub(crate) fn from_xml(text: &str) -> Result<Vec<Document>, CoreError> {
     if root.name == IDOC {
         return documents(None, vec![root]);
     }
-    let idocs: Vec<Element> = root.children_named(IDOC).cloned().collect();
+    let idocs: Vec<Element> = root.children.into_iter().filter(|c| c.name == IDOC).collect();
     if idocs.is_empty() {
         return Err(CoreError::NoIdoc(root.name));
     }

@@ -31,6 +31,38 @@
 //! Every failure is a [`CoreError`] whose message is meant for the sender
 //! and whose [`ErrorClass`] maps to an HTTP status (400, 415 or 422).
 //!
+//! # Rules the crate keeps
+//!
+//! - **No I/O, no clocks, no randomness.** Every function is a pure function
+//!   of its arguments, so a fingerprint computed by the CLI on a file equals
+//!   the one the server computed on the request that carried it.
+//! - **No panics on input.** Hostile bodies end in a [`CoreError`]; parsing
+//!   never recurses on input depth beyond the limits below, so a
+//!   100 000-level document cannot overflow a thread's stack.
+//! - **Nothing is expanded or fetched.** A DTD is refused outright; only the
+//!   five predefined XML entities and character references are resolved.
+//! - **Nothing is silently altered.** Invalid bytes in the document's
+//!   encoding are refused with their offset instead of being replaced,
+//!   because a replaced character would change a business key.
+//! - **One representation.** Every question is answered from the JSON
+//!   rendering of the document, so XML and JSON cannot disagree.
+//!
+//! # Limits
+//!
+//! | What | Limit | Error |
+//! |---|---|---|
+//! | XML element nesting | 256 | [`CoreError::XmlTooDeep`] |
+//! | JSON nesting (serde_json's recursion limit) | 128 | [`CoreError::JsonTooDeep`] |
+//! | JSONPath bracket nesting (jsonpath-rust) | 128 | [`CoreError::InvalidKeyPath`] |
+//!
+//! The body size limit is the server's business (it sees the bytes first).
+//!
+//! # Fingerprint scheme
+//!
+//! `hex(SHA-256(JCS(["edihub-fp-1", type, mestyp, basis, …])))`; see
+//! [`fingerprint`] for the exact arrays. The tag `edihub-fp-1` versions the
+//! scheme: changing what is hashed means a new tag, never a silent change.
+//!
 //! ```
 //! use edihub_core::{fingerprint, parse_body, Basis, FingerprintSpec, KeyPath};
 //!

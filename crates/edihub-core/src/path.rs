@@ -23,6 +23,7 @@ use std::str::FromStr;
 
 use jsonpath_rust::parser::model::JpQuery;
 use jsonpath_rust::parser::parse_json_path;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::CoreError;
 
@@ -105,6 +106,22 @@ impl FromStr for KeyPath {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         KeyPath::parse(s)
+    }
+}
+
+/// Serialises as the source text.
+impl Serialize for KeyPath {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// Deserialises from a string and parses it, so a bad path fails when the
+/// configuration is read.
+impl<'de> Deserialize<'de> for KeyPath {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let src = String::deserialize(deserializer)?;
+        KeyPath::parse(&src).map_err(serde::de::Error::custom)
     }
 }
 

@@ -45,11 +45,6 @@ impl Element {
     pub fn named(name: impl Into<String>) -> Self {
         Element { name: name.into(), ..Element::default() }
     }
-
-    /// Child elements with a given local name, in document order.
-    pub fn children_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Element> {
-        self.children.iter().filter(move |c| c.name == name)
-    }
 }
 
 /// Parses decoded XML text into its root element.
@@ -65,14 +60,14 @@ pub(crate) fn parse(text: &str) -> Result<Element, CoreError> {
                 if stack.len() >= MAX_DEPTH {
                     return Err(CoreError::XmlTooDeep(MAX_DEPTH));
                 }
-                stack.push(open(&start)?);
+                stack.push(open(&start, reader.buffer_position())?);
             }
             Event::Empty(start) => {
                 check_new_root(&root, &start)?;
                 if stack.len() >= MAX_DEPTH {
                     return Err(CoreError::XmlTooDeep(MAX_DEPTH));
                 }
-                close(open(&start)?, &mut stack, &mut root);
+                close(open(&start, reader.buffer_position())?, &mut stack, &mut root);
             }
             Event::End(end) => match stack.pop() {
                 Some(element) => close(element, &mut stack, &mut root),
@@ -109,12 +104,12 @@ fn local(start: &BytesStart) -> String {
     start.local_name().into_inner().to_string()
 }
 
-/// Builds an element (name and attributes) from a start tag.
-fn open(start: &BytesStart) -> Result<Element, CoreError> {
+/// Builds an element (name and attributes) from a start tag ending at `offset`.
+fn open(start: &BytesStart, offset: u64) -> Result<Element, CoreError> {
     let mut element = Element::named(local(start));
     for attr in start.attributes() {
         let attr = attr.map_err(|e| CoreError::XmlSyntax {
-            offset: 0,
+            offset,
             reason: format!("bad attribute in <{}>: {e}", element.name),
         })?;
         let key = attr.key;
@@ -124,7 +119,7 @@ fn open(start: &BytesStart) -> Result<Element, CoreError> {
         let value = attr.normalized_value(XmlVersion::Implicit1_0).map_err(|e| match e {
             XmlError::Escape(EscapeError::UnrecognizedEntity(_, name)) => CoreError::UndefinedEntity(name),
             other => CoreError::XmlSyntax {
-                offset: 0,
+                offset,
                 reason: format!("bad attribute value in <{}>: {other}", element.name),
             },
         })?;

@@ -194,3 +194,19 @@ fn the_two_invoices_share_a_docnum_but_not_their_content() {
     let same_without = ["EDI_DC40.STDVRS", "EDI_DC40.RCVPRN"];
     assert_eq!(fp(&d96a, &["$"], &same_without).hex, fp(&d10b, &["$"], &same_without).hex);
 }
+
+#[test]
+fn real_files_match_the_checksums_in_sources_md() {
+    use sha2::{Digest, Sha256};
+    let sources = String::from_utf8(common::fixture("real/SOURCES.md")).unwrap();
+    let sums: Vec<(&str, &str)> = sources
+        .lines()
+        .filter_map(|l| l.split_once("  "))
+        .filter(|(hash, name)| hash.len() == 64 && name.ends_with(".xml"))
+        .collect();
+    assert_eq!(sums.len(), EXPECTED.len());
+    for (hash, name) in sums {
+        let actual = hex::encode(Sha256::digest(common::fixture(&format!("real/{name}"))));
+        assert_eq!(actual, hash, "{name} differs from the copy described in SOURCES.md");
+    }
+}

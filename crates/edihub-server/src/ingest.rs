@@ -5,11 +5,15 @@ use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, SecondsFormat, Utc};
-use edihub_store::{IngestOutcome, MessageOutcome, MessageSummary, StoredResponse};
+use std::sync::Arc;
+
+use edihub_core::{Document, FingerprintSpec};
+use edihub_store::{IngestOutcome, MessageOutcome, MessageSummary, NewMessage, Scope, StoredResponse};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::{Value, json};
 
 use crate::error::ApiError;
+use crate::state::AppState;
 
 /// Longest accepted Idempotency-Key.
 pub const MAX_KEY_LEN: usize = 200;
@@ -131,4 +135,72 @@ pub fn outcome_response(outcome: IngestOutcome) -> Result<Response, ApiError> {
                 .into(),
         )),
     }
+}
+
+/// A header as text; 400 when it is not visible ASCII.
+pub fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, ApiError> {
+    match headers.get(name) {
+        None => Ok(None),
+        Some(v) => v
+            .to_str()
+            .map(Some)
+            .map_err(|_| ApiError::BadRequest(format!("the {name} header must be printable ASCII"))),
+    }
+}
+
+/// What a request says about all of its messages.
+#[derive(Debug, Clone)]
+pub struct MessageSource<'a> {
+    /// Message type named by the request (header, query or integration).
+    pub explicit_type: Option<&'a str>,
+    /// The request's Idempotency-Key.
+    pub idempotency_key: Option<String>,
+    /// The webhook provider's event id.
+    pub provider_event_id: Option<String>,
+    /// The Content-Type as received.
+    pub content_type: Option<String>,
+    /// The raw body, shared by all messages of a packet.
+    pub payload: Arc<[u8]>,
+}
+
+/// Resolves each document's type and rules and computes its fingerprint.
+pub fn build_messages(
+    state: &AppState,
+    scope: &Scope,
+    documents: &[Document],
+    source: &MessageSource<'_>,
+) -> Result<Vec<NewMessage>, ApiError> {
+    let tenant = scope.tenant_id.as_str();
+    let is_configured = |t: &str| state.catalog.is_configured(tenant, t);
+    let mut messages = Vec::with_capacity(documents.len());
+    for (index, doc) in documents.iter().enumerate() {
+        let message_type = doc.message_type(source.explicit_type, &is_configured)?;
+        let rule = state.catalog.rule(tenant, &message_type);
+        let spec = FingerprintSpec {
+            message_type: &message_type,
+            key_fields: &rule.key_fields,
+            exclude_fields: &rule.exclude_fields,
+        };
+        let fp = edihub_core::fingerprint(doc, &spec);
+        messages.push(NewMessage {
+            id: uuid::Uuid::now_v7(),
+            mestyp: doc.mestyp().map(str::to_string),
+            docnum: doc.docnum().map(str::to_string),
+            sender: doc.control().and_then(|c| c.sndprn.clone()),
+            fingerprint: fp.hex.clone(),
+            fingerprint_basis: serde_json::to_value(fp.basis)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            window_seconds: rule.window_seconds,
+            key_values: serde_json::to_value(&fp.key_values).unwrap_or_default(),
+            idempotency_key: source.idempotency_key.clone(),
+            provider_event_id: source.provider_event_id.clone(),
+            packet_index: i32::try_from(index).unwrap_or(i32::MAX),
+            content_type: source.content_type.clone(),
+            payload: source.payload.clone(),
+            message_type,
+        });
+    }
+    Ok(messages)
 }

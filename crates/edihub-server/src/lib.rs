@@ -10,6 +10,7 @@ pub mod error;
 pub mod ingest;
 pub mod routes;
 pub mod state;
+pub mod webhook;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -43,6 +44,7 @@ pub enum StartError {
 pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(routes::receive::router())
+        .merge(routes::webhook::router())
         .merge(routes::audit::router())
         .merge(routes::health::router())
         .fallback(not_found)
@@ -74,8 +76,9 @@ pub async fn prepare(config: Config) -> Result<AppState, StartError> {
 /// Like [`prepare`], on an already open and migrated store.
 pub async fn prepare_with(store: Arc<dyn Store>, config: Config) -> Result<AppState, StartError> {
     store.seed_message_types(&catalog::seed_rows(&config, ingest::now())).await?;
+    store.seed_integrations(&webhook::seed_rows(&config, ingest::now())).await?;
     let state = AppState::new(store, config);
-    state.catalog.reload(state.store.as_ref()).await?;
+    state.reload().await?;
     Ok(state)
 }
 
@@ -100,8 +103,8 @@ async fn refresh_catalog(state: AppState, shutdown: CancellationToken) {
         tokio::select! {
             () = shutdown.cancelled() => return,
             () = tokio::time::sleep(every) => {
-                if let Err(e) = state.catalog.reload(state.store.as_ref()).await {
-                    tracing::warn!(error = %e, "reloading message types failed");
+                if let Err(e) = state.reload().await {
+                    tracing::warn!(error = %e, "reloading message types and integrations failed");
                 }
             }
         }

@@ -8,6 +8,7 @@ use edihub_store::Store;
 use crate::auth::Credentials;
 use crate::catalog::Catalog;
 use crate::config::Config;
+use crate::webhook::Registry;
 
 /// Cheap to clone; everything a handler needs.
 #[derive(Debug, Clone)]
@@ -24,13 +25,30 @@ pub struct Inner {
     pub credentials: Credentials,
     /// Message type rules, refreshed from the database.
     pub catalog: Catalog,
+    /// Webhook integrations, refreshed from the database.
+    pub integrations: Registry,
 }
 
 impl AppState {
-    /// Builds the state; call [`Catalog::reload`] before serving.
+    /// Builds the state; call [`AppState::reload`] before serving.
     pub fn new(store: Arc<dyn Store>, config: Config) -> Self {
         let credentials = Credentials::from_config(&config);
-        Self(Arc::new(Inner { store, config, credentials, catalog: Catalog::default() }))
+        Self(Arc::new(Inner {
+            store,
+            config,
+            credentials,
+            catalog: Catalog::default(),
+            integrations: Registry::default(),
+        }))
+    }
+}
+
+impl AppState {
+    /// Reloads message types and integrations from the database.
+    pub async fn reload(&self) -> Result<(), edihub_store::StoreError> {
+        self.catalog.reload(self.store.as_ref()).await?;
+        self.integrations.reload(self.store.as_ref()).await?;
+        Ok(())
     }
 }
 

@@ -35,3 +35,20 @@ pub struct MessageTypeRow {
     /// Last change.
     pub updated_at: DateTime<Utc>,
 }
+
+/// A partner webhook integration as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
+pub struct IntegrationRow {
+    /// Integration id, the `{integrationId}` of `POST /api/webhook/{integrationId}`.
+    pub id: String,
+    /// Tenant its messages belong to.
+    pub tenant_id: String,
+    /// Environment its messages belong to.
+    pub environment_id: String,
+    /// The rest of its definition (message type, event id, signature), as JSON.
+    pub definition: sqlx::types::Json<serde_json::Value>,
+    /// `config` or `admin`.
+    pub source: String,
+    /// Last change.
+    pub updated_at: DateTime<Utc>,
+}

@@ -72,6 +72,36 @@ macro_rules! impl_sql_store {
                 Ok(())
             }
 
+            async fn seed_integrations(&self, rows: &[$crate::IntegrationRow]) -> $crate::Result<()> {
+                let mut tx = self.begin().await?;
+                let existing: Vec<$crate::IntegrationRow> =
+                    sqlx::query_as($crate::sql::LIST_INTEGRATIONS).fetch_all(&mut *tx).await?;
+                for old in existing.iter().filter(|o| o.source == $crate::catalog::SOURCE_CONFIG) {
+                    if !rows.iter().any(|r| r.id == old.id) {
+                        sqlx::query($crate::sql::DELETE_CONFIG_INTEGRATION)
+                            .bind(&old.id)
+                            .execute(&mut *tx)
+                            .await?;
+                    }
+                }
+                for row in rows {
+                    sqlx::query($crate::sql::SEED_INTEGRATION)
+                        .bind(&row.id)
+                        .bind(&row.tenant_id)
+                        .bind(&row.environment_id)
+                        .bind(&row.definition)
+                        .bind(row.updated_at)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                tx.commit().await?;
+                Ok(())
+            }
+
+            async fn list_integrations(&self) -> $crate::Result<Vec<$crate::IntegrationRow>> {
+                Ok(sqlx::query_as($crate::sql::LIST_INTEGRATIONS).fetch_all(&self.pool).await?)
+            }
+
             async fn list_message_types(&self) -> $crate::Result<Vec<$crate::MessageTypeRow>> {
                 Ok(sqlx::query_as($crate::sql::LIST_TYPES).fetch_all(&self.pool).await?)
             }

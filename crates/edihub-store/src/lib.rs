@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use audit::{AuditEvent, AuditFilter, DUPLICATE_BLOCKED, KEY_MISMATCH, NewAuditEvent};
-pub use catalog::{GLOBAL_TENANT, MessageTypeRow, SOURCE_ADMIN, SOURCE_CONFIG};
+pub use catalog::{GLOBAL_TENANT, IntegrationRow, MessageTypeRow, SOURCE_ADMIN, SOURCE_CONFIG};
 pub use error::{Result, StoreError};
 pub use model::*;
 pub use postgres::PgStore;
@@ -63,6 +63,11 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     async fn seed_message_types(&self, rows: &[MessageTypeRow]) -> Result<()>;
     /// All message types, global and per tenant.
     async fn list_message_types(&self) -> Result<Vec<MessageTypeRow>>;
+    /// Makes the config-sourced integrations equal to `rows`, leaving
+    /// admin-edited rows alone.
+    async fn seed_integrations(&self, rows: &[IntegrationRow]) -> Result<()>;
+    /// All integrations.
+    async fn list_integrations(&self) -> Result<Vec<IntegrationRow>>;
     /// Runs one request's ingest transaction (see the `ingest` module docs).
     async fn ingest(&self, req: IngestRequest<'_>) -> Result<IngestOutcome>;
     /// A message by id, payload included.

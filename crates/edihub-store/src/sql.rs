@@ -81,3 +81,19 @@ pub(crate) const DELETE_CONFIG_TYPE: &str =
 /// All message types.
 pub(crate) const LIST_TYPES: &str = "SELECT tenant_id, id, duplicate_key_fields, exclude_fields, \
     duplicate_window_seconds, source, updated_at FROM message_types ORDER BY tenant_id, id";
+
+/// Seeds an integration from the configuration without undoing an admin's edit.
+pub(crate) const SEED_INTEGRATION: &str = "INSERT INTO integrations \
+    (id, tenant_id, environment_id, definition, source, updated_at) \
+    VALUES ($1, $2, $3, $4, 'config', $5) \
+    ON CONFLICT (id) DO UPDATE SET tenant_id = excluded.tenant_id, \
+    environment_id = excluded.environment_id, definition = excluded.definition, \
+    updated_at = excluded.updated_at WHERE integrations.source = 'config'";
+
+/// Removes a config-seeded integration that the configuration no longer lists.
+pub(crate) const DELETE_CONFIG_INTEGRATION: &str =
+    "DELETE FROM integrations WHERE id = $1 AND source = 'config'";
+
+/// All integrations.
+pub(crate) const LIST_INTEGRATIONS: &str = "SELECT id, tenant_id, environment_id, definition, \
+    source, updated_at FROM integrations ORDER BY id";

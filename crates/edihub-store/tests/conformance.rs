@@ -41,4 +41,5 @@ suite!(
     crossed_packets_do_not_deadlock,
     audit_filters_and_pagination,
     seeding_follows_config,
+    seeding_integrations_follows_config,
 );

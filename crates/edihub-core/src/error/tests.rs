@@ -96,3 +96,14 @@ fn errors_are_std_errors() {
     let boxed: Box<dyn std::error::Error> = Box::new(CoreError::EmptyBody);
     assert_eq!(boxed.to_string(), "the body is empty");
 }
+
+#[test]
+fn messages_read_as_sentences_not_debug_output() {
+    for (error, _, _) in all() {
+        let text = error.to_string();
+        assert!(!text.is_empty());
+        assert!(!text.ends_with('.'), "{text}");
+        assert!(!text.contains("Some(") && !text.contains('{') || text.contains("`{`"), "{text}");
+        assert_eq!(text.trim(), text, "{text}");
+    }
+}

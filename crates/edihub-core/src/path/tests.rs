@@ -102,3 +102,13 @@ fn equal_sources_give_equal_paths() {
     assert_eq!(KeyPath::parse("A[Q=1].B").unwrap(), KeyPath::parse("A[Q=1].B").unwrap());
     assert_ne!(KeyPath::parse("$.a").unwrap(), KeyPath::parse("$.b").unwrap());
 }
+
+#[test]
+fn serde_round_trip_through_the_source_text() {
+    let paths: Vec<KeyPath> =
+        serde_json::from_str(r#"["E1EDK02[QUALF=001].BELNR", " $.order.id "]"#).unwrap();
+    assert_eq!(paths[1].as_str(), "$.order.id");
+    assert_eq!(serde_json::to_string(&paths).unwrap(), r#"["E1EDK02[QUALF=001].BELNR","$.order.id"]"#);
+    let err = serde_json::from_str::<KeyPath>(r#""A[Q=1""#).unwrap_err();
+    assert!(err.to_string().starts_with("invalid key path `A[Q=1`"), "{err}");
+}

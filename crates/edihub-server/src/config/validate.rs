@@ -104,6 +104,43 @@ impl Config {
         check_sha256("admin.token_sha256", &self.admin.token_sha256)?;
         self.validate_tenants()?;
         self.validate_types()?;
+        self.validate_integrations()?;
+        Ok(())
+    }
+
+    fn validate_integrations(&self) -> Result<(), ConfigError> {
+        let mut seen = HashSet::new();
+        for (i, def) in self.integrations.iter().enumerate() {
+            let at = format!("integrations[{i}]");
+            check_id(&format!("{at}.id"), &def.id)?;
+            if !seen.insert(def.id.as_str()) {
+                return Err(ConfigError::new(
+                    format!("{at}.id"),
+                    format!("integration `{}` is defined twice", def.id),
+                ));
+            }
+            let env_known = self
+                .tenants
+                .iter()
+                .find(|t| t.id == def.tenant)
+                .map(|t| t.environments.iter().any(|e| e.id == def.environment));
+            match env_known {
+                None => {
+                    return Err(ConfigError::new(
+                        format!("{at}.tenant"),
+                        format!("unknown tenant `{}`", def.tenant),
+                    ));
+                }
+                Some(false) => {
+                    return Err(ConfigError::new(
+                        format!("{at}.environment"),
+                        format!("tenant `{}` has no environment `{}`", def.tenant, def.environment),
+                    ));
+                }
+                Some(true) => {}
+            }
+            crate::webhook::parse(def, &at).map_err(|(key, reason)| ConfigError::new(key, reason))?;
+        }
         Ok(())
     }
 

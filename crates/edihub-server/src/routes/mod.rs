@@ -3,3 +3,4 @@
 pub mod audit;
 pub mod health;
 pub mod receive;
+pub mod webhook;

@@ -77,3 +77,31 @@ pub async fn seeding_follows_config(store: StoreRef) {
     assert_eq!(listed[0].duplicate_window_seconds, 7200);
     assert_eq!(listed[0].duplicate_key_fields.0, ["E1EDK01.BELNR"]);
 }
+
+fn integration_row(id: &str, tenant: &str, definition: serde_json::Value) -> crate::IntegrationRow {
+    crate::IntegrationRow {
+        id: id.into(),
+        tenant_id: tenant.into(),
+        environment_id: "prod".into(),
+        definition: sqlx::types::Json(definition),
+        source: SOURCE_CONFIG.into(),
+        updated_at: now(),
+    }
+}
+
+/// Integrations seed like message types: added, updated, removed with the config.
+pub async fn seeding_integrations_follows_config(store: StoreRef) {
+    let rows = vec![
+        integration_row("shop", "acme", serde_json::json!({ "message_type": "shop.order" })),
+        integration_row("gh", "acme", serde_json::json!({ "message_type": "github.push" })),
+    ];
+    store.seed_integrations(&rows).await.unwrap();
+    let listed = store.list_integrations().await.unwrap();
+    assert_eq!(listed.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["gh", "shop"]);
+    let rows = vec![integration_row("shop", "globex", serde_json::json!({ "message_type_path": "$.type" }))];
+    store.seed_integrations(&rows).await.unwrap();
+    let listed = store.list_integrations().await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].tenant_id, "globex");
+    assert_eq!(listed[0].definition.0["message_type_path"], "$.type");
+}

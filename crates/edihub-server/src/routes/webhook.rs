@@ -1,0 +1,121 @@
+//! `POST /api/webhook/{integrationId}`: partner webhooks.
+//!
+//! Order of checks: the integration exists (404), the body fits (413), the
+//! signature holds (401, audited as `webhook.signature_rejected`, nothing
+//! stored), the body is JSON (400/422). Then the same ingest transaction as
+//! SAP messages: the provider's event id is claimed like an Idempotency-Key
+//! (scoped to the integration, so two providers' ids never collide), and the
+//! fingerprint rules of the message type apply to the payload.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::response::Response;
+use axum::routing::post;
+use edihub_core::parse_body;
+use edihub_store::{DetectedBy, IngestRequest, KeyClaim, KeyReusePolicy, NewAuditEvent};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::error::ApiError;
+use crate::ingest::{
+    MessageSource, build_messages, header_text, now, outcome_response, read_body, render_outcomes,
+    validate_key,
+};
+use crate::state::AppState;
+use crate::webhook::{EventIdSource, Integration, TypeSource};
+
+/// The audit action of a refused signature.
+pub const SIGNATURE_REJECTED: &str = "webhook.signature_rejected";
+
+/// The routes of this resource.
+pub fn router() -> Router<AppState> {
+    Router::new().route("/api/webhook/{integration_id}", post(receive))
+}
+
+fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+async fn reject_signature(state: &AppState, integ: &Integration, reason: String) -> ApiError {
+    let event = NewAuditEvent {
+        action: SIGNATURE_REJECTED.into(),
+        tenant_id: Some(integ.scope.tenant_id.clone()),
+        environment_id: Some(integ.scope.environment_id.clone()),
+        details: json!({ "integration": integ.id, "reason": reason }),
+        ..Default::default()
+    };
+    // The refusal stands even if the audit write fails; the log keeps it.
+    if let Err(e) = state.store.insert_audit(&event).await {
+        tracing::warn!(error = %e, integration = %integ.id, "could not audit a rejected signature");
+    }
+    ApiError::Unauthorized(format!("webhook signature rejected: {reason}"))
+}
+
+async fn receive(
+    State(state): State<AppState>,
+    Path(integration_id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let integ = state
+        .integrations
+        .get(&integration_id)
+        .ok_or_else(|| ApiError::NotFound(format!("no integration `{integration_id}`")))?;
+    let bytes = read_body(&headers, body, state.config.max_body_bytes).await?;
+    if let Err(e) = integ.verifier.verify(&headers, &bytes, chrono::Utc::now().timestamp()) {
+        return Err(reject_signature(&state, &integ, e.to_string()).await);
+    }
+    let content_type = header_text(&headers, "content-type")?.map(str::to_string);
+    // Webhooks are JSON whatever the provider labels them.
+    let parsed = parse_body(&bytes, Some("application/json"))?;
+    let doc = parsed
+        .documents
+        .first()
+        .ok_or_else(|| ApiError::Unprocessable("the webhook has no document".into()))?;
+    let message_type = match &integ.message_type {
+        TypeSource::Fixed(t) => t.clone(),
+        TypeSource::Path(p) => doc.values(p).first().and_then(scalar_text).ok_or_else(|| {
+            ApiError::Unprocessable(format!("no message type at {} in the payload", p.as_str()))
+        })?,
+    };
+    let event_id = match &integ.event_id {
+        None => None,
+        Some(EventIdSource::Header(h)) => match header_text(&headers, h)? {
+            Some(v) => Some(validate_key(v.trim()).map_err(|_| {
+                ApiError::BadRequest(format!("the {h} header must be 1–200 printable ASCII characters"))
+            })?),
+            None => return Err(ApiError::BadRequest(format!("the event id header {h} is missing"))),
+        },
+        Some(EventIdSource::Path(p)) => doc.values(p).first().and_then(scalar_text),
+    };
+    let source = MessageSource {
+        explicit_type: Some(&message_type),
+        idempotency_key: None,
+        provider_event_id: event_id.clone(),
+        content_type,
+        payload: Arc::from(&bytes[..]),
+    };
+    let messages = build_messages(&state, &integ.scope, &parsed.documents, &source)?;
+    let key = event_id.map(|id| KeyClaim {
+        kind: DetectedBy::ProviderEventId,
+        key: format!("{}:{id}", integ.id),
+        request_sha256: hex::encode(Sha256::digest(&bytes)),
+        // A provider retry may re-serialise its body; the event id decides.
+        on_reuse: KeyReusePolicy::Replay,
+    });
+    let packet = parsed.documents.len() > 1;
+    let render = move |outcomes: &[_]| render_outcomes(outcomes, packet);
+    let outcome = state
+        .store
+        .ingest(IngestRequest { scope: &integ.scope, key, messages, now: now(), render: &render })
+        .await?;
+    outcome_response(outcome)
+}

@@ -1,0 +1,190 @@
+//! Partner webhook integrations: what each `POST /api/webhook/{id}` endpoint
+//! means (tenant, environment, message type, event id, signature).
+//!
+//! Integrations live in the database (seeded from the config like message
+//! types) and are held parsed in memory, reloaded with the message types.
+//! Secrets never enter the database: an integration names the environment
+//! variable holding its secret, and the secret is read when the registry loads.
+
+pub mod signature;
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use chrono::{DateTime, Utc};
+use edihub_core::KeyPath;
+use edihub_store::{IntegrationRow, Json, SOURCE_CONFIG, Scope, Store, StoreError};
+use signature::{Encoding, Verifier, standard_webhooks_key};
+
+use crate::config::{Config, IntegrationConfig, SignatureConfig};
+
+/// Where an integration's message type comes from.
+#[derive(Debug, Clone)]
+pub enum TypeSource {
+    /// Always this type.
+    Fixed(String),
+    /// The first value at this path in the payload.
+    Path(KeyPath),
+}
+
+/// Where the provider's event id is.
+#[derive(Debug, Clone)]
+pub enum EventIdSource {
+    /// A request header (lower-case name).
+    Header(String),
+    /// A path in the payload.
+    Path(KeyPath),
+}
+
+/// A parsed, ready-to-use integration.
+#[derive(Debug, Clone)]
+pub struct Integration {
+    /// Its id.
+    pub id: String,
+    /// Where its messages go.
+    pub scope: Scope,
+    /// Its message type.
+    pub message_type: TypeSource,
+    /// Its event id, if the provider sends one.
+    pub event_id: Option<EventIdSource>,
+    /// Its signature check.
+    pub verifier: Verifier,
+}
+
+/// Builds the verifier of a signature config, reading the secret from the
+/// environment. The error names the config key.
+pub fn verifier(sig: Option<&SignatureConfig>, at: &str) -> Result<Verifier, (String, String)> {
+    let Some(sig) = sig else { return Ok(Verifier::None) };
+    if sig.scheme == "none" {
+        return Ok(Verifier::None);
+    }
+    let var = sig.secret_env.as_deref().ok_or_else(|| {
+        (format!("{at}.signature.secret_env"), format!("scheme `{}` needs a secret", sig.scheme))
+    })?;
+    let secret = std::env::var(var).map_err(|_| {
+        (format!("{at}.signature.secret_env"), format!("environment variable {var} is not set"))
+    })?;
+    let bytes = secret.clone().into_bytes();
+    Ok(match sig.scheme.as_str() {
+        "standard-webhooks" => Verifier::StandardWebhooks {
+            key: standard_webhooks_key(&secret).ok_or_else(|| {
+                (format!("{at}.signature.secret_env"), format!("{var} is not a whsec_<base64> secret"))
+            })?,
+        },
+        "github" => Verifier::GitHub { secret: bytes },
+        "shopify" => Verifier::Shopify { secret: bytes },
+        "stripe" => Verifier::Stripe { secret: bytes },
+        "hmac" => Verifier::Hmac {
+            secret: bytes,
+            header: sig
+                .header
+                .clone()
+                .ok_or_else(|| {
+                    (format!("{at}.signature.header"), "scheme `hmac` needs a header name".into())
+                })?
+                .to_ascii_lowercase(),
+            encoding: match sig.encoding.as_deref().unwrap_or("hex") {
+                "hex" => Encoding::Hex,
+                "base64" => Encoding::Base64,
+                other => {
+                    return Err((
+                        format!("{at}.signature.encoding"),
+                        format!("`{other}` is not hex or base64"),
+                    ));
+                }
+            },
+            prefix: sig.prefix.clone().unwrap_or_default(),
+        },
+        other => {
+            return Err((
+                format!("{at}.signature.scheme"),
+                format!("unknown scheme `{other}` (standard-webhooks, github, shopify, stripe, hmac, none)"),
+            ));
+        }
+    })
+}
+
+fn path(text: &str, key: String) -> Result<KeyPath, (String, String)> {
+    KeyPath::parse(text).map_err(|e| (key, e.to_string()))
+}
+
+/// Parses an integration definition; errors name the config key below `at`.
+pub fn parse(def: &IntegrationConfig, at: &str) -> Result<Integration, (String, String)> {
+    let message_type = match (&def.message_type, &def.message_type_path) {
+        (Some(t), None) => TypeSource::Fixed(t.clone()),
+        (None, Some(p)) => TypeSource::Path(path(p, format!("{at}.message_type_path"))?),
+        _ => {
+            return Err((
+                format!("{at}.message_type"),
+                "set exactly one of message_type and message_type_path".into(),
+            ));
+        }
+    };
+    let event_id = match &def.event_id {
+        None => None,
+        Some(e) => match (&e.header, &e.path) {
+            (Some(h), None) => Some(EventIdSource::Header(h.to_ascii_lowercase())),
+            (None, Some(p)) => Some(EventIdSource::Path(path(p, format!("{at}.event_id.path"))?)),
+            _ => return Err((format!("{at}.event_id"), "set exactly one of header and path".into())),
+        },
+    };
+    Ok(Integration {
+        id: def.id.clone(),
+        scope: Scope::new(&def.tenant, &def.environment),
+        message_type,
+        event_id,
+        verifier: verifier(def.signature.as_ref(), at)?,
+    })
+}
+
+/// The config's integrations as rows to seed.
+pub fn seed_rows(config: &Config, now: DateTime<Utc>) -> Vec<IntegrationRow> {
+    config
+        .integrations
+        .iter()
+        .map(|i| IntegrationRow {
+            id: i.id.clone(),
+            tenant_id: i.tenant.clone(),
+            environment_id: i.environment.clone(),
+            definition: Json(serde_json::to_value(i).unwrap_or_default()),
+            source: SOURCE_CONFIG.to_string(),
+            updated_at: now,
+        })
+        .collect()
+}
+
+/// The integrations by id.
+#[derive(Debug, Default)]
+pub struct Registry {
+    by_id: RwLock<HashMap<String, Arc<Integration>>>,
+}
+
+impl Registry {
+    /// Replaces the integrations with the database's rows; an unusable row
+    /// is logged and left out (its endpoint answers 404 until fixed).
+    pub async fn reload(&self, store: &dyn Store) -> Result<usize, StoreError> {
+        let rows = store.list_integrations().await?;
+        let mut map = HashMap::with_capacity(rows.len());
+        for row in rows {
+            let parsed = serde_json::from_value::<IntegrationConfig>(row.definition.0.clone())
+                .map_err(|e| ("definition".to_string(), e.to_string()))
+                .and_then(|def| parse(&def, &format!("integrations.{}", row.id)));
+            match parsed {
+                Ok(i) => {
+                    map.insert(row.id.clone(), Arc::new(i));
+                }
+                Err((key, reason)) => {
+                    tracing::error!(integration = %row.id, %key, %reason, "unusable integration")
+                }
+            }
+        }
+        let n = map.len();
+        *self.by_id.write().unwrap_or_else(|p| p.into_inner()) = map;
+        Ok(n)
+    }
+
+    /// The integration with this id.
+    pub fn get(&self, id: &str) -> Option<Arc<Integration>> {
+        self.by_id.read().unwrap_or_else(|p| p.into_inner()).get(id).cloned()
+    }
+}

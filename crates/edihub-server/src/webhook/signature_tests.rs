@@ -1,0 +1,1 @@
+//! Tests of the signature schemes (to be written).
