@@ -10,6 +10,10 @@ use uuid::Uuid;
 
 /// The action of a blocked duplicate.
 pub const DUPLICATE_BLOCKED: &str = "message.duplicate_blocked";
+/// The action of an admin's change of a message type.
+pub const MESSAGE_TYPE_UPDATED: &str = "message_type.updated";
+/// The action of an admin's change of an integration.
+pub const INTEGRATION_UPDATED: &str = "integration.updated";
 /// The action written when a key returns with another payload.
 pub const KEY_MISMATCH: &str = "idempotency_key.mismatch";
 

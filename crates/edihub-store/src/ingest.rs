@@ -24,6 +24,8 @@
 /// and whose `begin()` starts a write transaction.
 macro_rules! impl_sql_store {
     ($ty:ty, $db:ty, $migrator:expr) => {
+        $crate::admin_sql::admin_methods!($ty, $db);
+
         #[async_trait::async_trait]
         impl $crate::Store for $ty {
             fn backend(&self) -> &'static str {
@@ -45,65 +47,63 @@ macro_rules! impl_sql_store {
             }
 
             async fn seed_message_types(&self, rows: &[$crate::MessageTypeRow]) -> $crate::Result<()> {
-                let mut tx = self.begin().await?;
-                let existing: Vec<$crate::MessageTypeRow> =
-                    sqlx::query_as($crate::sql::LIST_TYPES).fetch_all(&mut *tx).await?;
-                for old in existing.iter().filter(|o| o.source == $crate::catalog::SOURCE_CONFIG) {
-                    if !rows.iter().any(|r| r.tenant_id == old.tenant_id && r.id == old.id) {
-                        sqlx::query($crate::sql::DELETE_CONFIG_TYPE)
-                            .bind(&old.tenant_id)
-                            .bind(&old.id)
-                            .execute(&mut *tx)
-                            .await?;
-                    }
-                }
-                for row in rows {
-                    sqlx::query($crate::sql::SEED_TYPE)
-                        .bind(&row.tenant_id)
-                        .bind(&row.id)
-                        .bind(&row.duplicate_key_fields)
-                        .bind(&row.exclude_fields)
-                        .bind(row.duplicate_window_seconds)
-                        .bind(row.updated_at)
-                        .execute(&mut *tx)
-                        .await?;
-                }
-                tx.commit().await?;
-                Ok(())
+                self.db_seed_message_types(rows).await
             }
 
             async fn seed_integrations(&self, rows: &[$crate::IntegrationRow]) -> $crate::Result<()> {
-                let mut tx = self.begin().await?;
-                let existing: Vec<$crate::IntegrationRow> =
-                    sqlx::query_as($crate::sql::LIST_INTEGRATIONS).fetch_all(&mut *tx).await?;
-                for old in existing.iter().filter(|o| o.source == $crate::catalog::SOURCE_CONFIG) {
-                    if !rows.iter().any(|r| r.id == old.id) {
-                        sqlx::query($crate::sql::DELETE_CONFIG_INTEGRATION)
-                            .bind(&old.id)
-                            .execute(&mut *tx)
-                            .await?;
-                    }
-                }
-                for row in rows {
-                    sqlx::query($crate::sql::SEED_INTEGRATION)
-                        .bind(&row.id)
-                        .bind(&row.tenant_id)
-                        .bind(&row.environment_id)
-                        .bind(&row.definition)
-                        .bind(row.updated_at)
-                        .execute(&mut *tx)
-                        .await?;
-                }
-                tx.commit().await?;
-                Ok(())
+                self.db_seed_integrations(rows).await
             }
 
             async fn list_integrations(&self) -> $crate::Result<Vec<$crate::IntegrationRow>> {
-                Ok(sqlx::query_as($crate::sql::LIST_INTEGRATIONS).fetch_all(&self.pool).await?)
+                self.db_list_integrations().await
             }
 
             async fn list_message_types(&self) -> $crate::Result<Vec<$crate::MessageTypeRow>> {
-                Ok(sqlx::query_as($crate::sql::LIST_TYPES).fetch_all(&self.pool).await?)
+                self.db_list_message_types().await
+            }
+
+            async fn get_message(&self, id: uuid::Uuid) -> $crate::Result<Option<$crate::MessageRow>> {
+                self.db_get_message(id).await
+            }
+
+            async fn count_messages(&self, scope: &$crate::Scope) -> $crate::Result<i64> {
+                self.db_count_messages(scope).await
+            }
+
+            async fn insert_audit(&self, event: &$crate::NewAuditEvent) -> $crate::Result<()> {
+                self.db_insert_audit(event).await
+            }
+
+            async fn list_audit(&self, filter: &$crate::AuditFilter) -> $crate::Result<Vec<$crate::AuditEvent>> {
+                self.db_list_audit(filter).await
+            }
+
+            async fn put_message_type(
+                &self,
+                row: &$crate::MessageTypeRow,
+            ) -> $crate::Result<Option<$crate::MessageTypeRow>> {
+                self.db_put_message_type(row).await
+            }
+
+            async fn put_integration(
+                &self,
+                row: &$crate::IntegrationRow,
+            ) -> $crate::Result<Option<$crate::IntegrationRow>> {
+                self.db_put_integration(row).await
+            }
+
+            async fn find_messages(&self, f: &$crate::MessageQuery) -> $crate::Result<Vec<$crate::MessageMeta>> {
+                self.db_find_messages(f).await
+            }
+
+            async fn retention_step(
+                &self,
+                step: $crate::RetentionStep,
+                cutoff: chrono::DateTime<chrono::Utc>,
+                now: chrono::DateTime<chrono::Utc>,
+                batch: i64,
+            ) -> $crate::Result<u64> {
+                self.db_retention_step(step, cutoff, now, batch).await
             }
 
             async fn ingest(
@@ -130,56 +130,6 @@ macro_rules! impl_sql_store {
                 }
             }
 
-            async fn get_message(&self, id: uuid::Uuid) -> $crate::Result<Option<$crate::MessageRow>> {
-                Ok(sqlx::query_as($crate::sql::MESSAGE_BY_ID)
-                    .bind(id)
-                    .fetch_optional(&self.pool)
-                    .await?)
-            }
-
-            async fn count_messages(&self, scope: &$crate::Scope) -> $crate::Result<i64> {
-                let (n,): (i64,) = sqlx::query_as($crate::sql::COUNT_MESSAGES)
-                    .bind(&scope.tenant_id)
-                    .bind(&scope.environment_id)
-                    .fetch_one(&self.pool)
-                    .await?;
-                Ok(n)
-            }
-
-            async fn insert_audit(&self, event: &$crate::NewAuditEvent) -> $crate::Result<()> {
-                let mut conn = self.pool.acquire().await?;
-                insert_audit(&mut *conn, chrono::Utc::now(), event).await
-            }
-
-            async fn list_audit(
-                &self,
-                f: &$crate::AuditFilter,
-            ) -> $crate::Result<Vec<$crate::AuditEvent>> {
-                let mut q = sqlx::QueryBuilder::<$db>::new($crate::sql::AUDIT_COLUMNS);
-                let text_filters = [
-                    (" AND action = ", &f.action),
-                    (" AND tenant_id = ", &f.tenant),
-                    (" AND environment_id = ", &f.environment),
-                    (" AND message_type = ", &f.message_type),
-                    (" AND fingerprint = ", &f.fingerprint),
-                ];
-                for (clause, value) in text_filters {
-                    if let Some(v) = value {
-                        q.push(clause).push_bind(v.clone());
-                    }
-                }
-                if let Some(since) = f.since {
-                    q.push(" AND occurred_at >= ").push_bind(since);
-                }
-                if let Some(until) = f.until {
-                    q.push(" AND occurred_at < ").push_bind(until);
-                }
-                if let Some(cursor) = f.cursor {
-                    q.push(" AND id < ").push_bind(cursor);
-                }
-                q.push(" ORDER BY id DESC LIMIT ").push_bind(f.limit);
-                Ok(q.build_query_as().fetch_all(&self.pool).await?)
-            }
         }
 
         type Conn = <$db as sqlx::Database>::Connection;

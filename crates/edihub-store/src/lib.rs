@@ -7,6 +7,7 @@
 //! replicas can share one PostgreSQL. The [`conformance`] suite checks both
 //! backends against the same expectations.
 
+mod admin_sql;
 mod audit;
 mod catalog;
 pub mod conformance;
@@ -21,7 +22,10 @@ pub mod testing;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use audit::{AuditEvent, AuditFilter, DUPLICATE_BLOCKED, KEY_MISMATCH, NewAuditEvent};
+pub use audit::{
+    AuditEvent, AuditFilter, DUPLICATE_BLOCKED, INTEGRATION_UPDATED, KEY_MISMATCH, MESSAGE_TYPE_UPDATED,
+    NewAuditEvent,
+};
 pub use catalog::{GLOBAL_TENANT, IntegrationRow, MessageTypeRow, SOURCE_ADMIN, SOURCE_CONFIG};
 pub use error::{Result, StoreError};
 pub use model::*;
@@ -78,6 +82,23 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     async fn insert_audit(&self, event: &NewAuditEvent) -> Result<()>;
     /// Audit events matching `filter`, newest first.
     async fn list_audit(&self, filter: &AuditFilter) -> Result<Vec<AuditEvent>>;
+    /// An admin's change of a message type, audited as `message_type.updated`
+    /// with the old and new rows; returns the old row.
+    async fn put_message_type(&self, row: &MessageTypeRow) -> Result<Option<MessageTypeRow>>;
+    /// An admin's change of an integration, audited as `integration.updated`.
+    async fn put_integration(&self, row: &IntegrationRow) -> Result<Option<IntegrationRow>>;
+    /// Message metadata matching `query`, newest first.
+    async fn find_messages(&self, query: &MessageQuery) -> Result<Vec<MessageMeta>>;
+    /// Runs one batch of a retention step; returns the rows changed (a batch
+    /// smaller than `batch` means the step is done). `cutoff` is the oldest
+    /// time kept, `now` decides which fingerprints have expired.
+    async fn retention_step(
+        &self,
+        step: RetentionStep,
+        cutoff: chrono::DateTime<chrono::Utc>,
+        now: chrono::DateTime<chrono::Utc>,
+        batch: i64,
+    ) -> Result<u64>;
 }
 
 /// Opens the store a database URL names: `sqlite://…` or `postgres://…`.

@@ -218,3 +218,73 @@ pub enum IngestOutcome {
     /// The key was seen before with a different payload.
     KeyMismatch,
 }
+
+/// Filters for [`crate::Store::find_messages`]; every field is optional.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct MessageQuery {
+    /// Only this tenant.
+    pub tenant: Option<String>,
+    /// Only this environment.
+    pub environment: Option<String>,
+    /// Messages with this fingerprint (as computed, also after release).
+    pub fingerprint: Option<String>,
+    /// Messages stored by a request with this Idempotency-Key.
+    pub idempotency_key: Option<String>,
+    /// Messages with this document number.
+    pub docnum: Option<String>,
+    /// Only this message type.
+    pub message_type: Option<String>,
+    /// Most rows returned.
+    pub limit: i64,
+}
+
+/// A stored message without its payload.
+#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+pub struct MessageMeta {
+    /// Message id.
+    pub id: Uuid,
+    /// Tenant id.
+    pub tenant_id: String,
+    /// Environment id.
+    pub environment_id: String,
+    /// Resolved message type.
+    pub message_type: String,
+    /// SAP logical message.
+    pub mestyp: Option<String>,
+    /// Document number.
+    pub docnum: Option<String>,
+    /// Sending partner.
+    pub sender: Option<String>,
+    /// Fingerprint as computed.
+    pub fingerprint: Option<String>,
+    /// What the fingerprint covers.
+    pub fingerprint_basis: String,
+    /// When the fingerprint stops blocking repeats.
+    pub fingerprint_expires_at: Option<DateTime<Utc>>,
+    /// Whether the fingerprint still blocks repeats (not yet released).
+    pub fingerprint_active: bool,
+    /// Idempotency-Key of the request that stored it.
+    pub idempotency_key: Option<String>,
+    /// Webhook provider event id.
+    pub provider_event_id: Option<String>,
+    /// Position in its packet.
+    pub packet_index: i32,
+    /// Content-Type as received.
+    pub content_type: Option<String>,
+    /// When it was stored.
+    pub received_at: DateTime<Utc>,
+}
+
+/// The retention work, one kind of row at a time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RetentionStep {
+    /// Clear fingerprints whose window has passed, so they no longer block.
+    ReleaseFingerprints,
+    /// Delete messages received before the cutoff (never one still blocking).
+    PurgeMessages,
+    /// Delete Idempotency-Keys and provider event ids created before the cutoff.
+    PurgeKeys,
+    /// Delete audit events older than the cutoff.
+    PurgeAudit,
+}

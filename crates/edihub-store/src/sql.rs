@@ -97,3 +97,52 @@ pub(crate) const DELETE_CONFIG_INTEGRATION: &str =
 /// All integrations.
 pub(crate) const LIST_INTEGRATIONS: &str = "SELECT id, tenant_id, environment_id, definition, \
     source, updated_at FROM integrations ORDER BY id";
+
+/// An admin's change of a message type; the row stops following the config.
+pub(crate) const PUT_TYPE: &str = "INSERT INTO message_types \
+    (tenant_id, id, duplicate_key_fields, exclude_fields, duplicate_window_seconds, source, updated_at) \
+    VALUES ($1, $2, $3, $4, $5, 'admin', $6) \
+    ON CONFLICT (tenant_id, id) DO UPDATE SET \
+    duplicate_key_fields = excluded.duplicate_key_fields, exclude_fields = excluded.exclude_fields, \
+    duplicate_window_seconds = excluded.duplicate_window_seconds, source = 'admin', \
+    updated_at = excluded.updated_at";
+
+/// One message type.
+pub(crate) const GET_TYPE: &str = "SELECT tenant_id, id, duplicate_key_fields, exclude_fields, \
+    duplicate_window_seconds, source, updated_at FROM message_types WHERE tenant_id = $1 AND id = $2";
+
+/// An admin's change of an integration.
+pub(crate) const PUT_INTEGRATION: &str = "INSERT INTO integrations \
+    (id, tenant_id, environment_id, definition, source, updated_at) \
+    VALUES ($1, $2, $3, $4, 'admin', $5) \
+    ON CONFLICT (id) DO UPDATE SET tenant_id = excluded.tenant_id, \
+    environment_id = excluded.environment_id, definition = excluded.definition, \
+    source = 'admin', updated_at = excluded.updated_at";
+
+/// One integration.
+pub(crate) const GET_INTEGRATION: &str = "SELECT id, tenant_id, environment_id, definition, \
+    source, updated_at FROM integrations WHERE id = $1";
+
+/// Message metadata for lookups (no payload).
+pub(crate) const MESSAGE_META_COLUMNS: &str = "SELECT id, tenant_id, environment_id, message_type, \
+    mestyp, docnum, sender, key_fingerprint AS fingerprint, fingerprint_basis, \
+    fingerprint_expires_at, (fingerprint IS NOT NULL) AS fingerprint_active, idempotency_key, \
+    provider_event_id, packet_index, content_type, received_at FROM messages WHERE 1 = 1";
+
+/// Releases a batch of fingerprints whose window has passed.
+pub(crate) const RELEASE_BATCH: &str = "UPDATE messages SET fingerprint = NULL WHERE id IN \
+    (SELECT id FROM messages WHERE fingerprint IS NOT NULL AND fingerprint_expires_at <= $1 LIMIT $2)";
+
+/// Deletes a batch of messages older than the cutoff whose fingerprint no longer blocks.
+pub(crate) const PURGE_MESSAGES: &str = "DELETE FROM messages WHERE id IN \
+    (SELECT id FROM messages WHERE received_at < $1 \
+     AND (fingerprint IS NULL OR fingerprint_expires_at <= $2) LIMIT $3)";
+
+/// Deletes a batch of request keys older than the cutoff.
+pub(crate) const PURGE_KEYS: &str = "DELETE FROM idempotency_keys \
+    WHERE (tenant_id, environment_id, kind, key) IN \
+    (SELECT tenant_id, environment_id, kind, key FROM idempotency_keys WHERE created_at < $1 LIMIT $2)";
+
+/// Deletes a batch of audit events older than the cutoff.
+pub(crate) const PURGE_AUDIT: &str = "DELETE FROM audit_events WHERE id IN \
+    (SELECT id FROM audit_events WHERE occurred_at < $1 LIMIT $2)";

@@ -42,4 +42,7 @@ suite!(
     audit_filters_and_pagination,
     seeding_follows_config,
     seeding_integrations_follows_config,
+    admin_changes_are_audited_and_kept,
+    lookups_find_messages,
+    retention_releases_and_purges,
 );

@@ -5,10 +5,12 @@
 //! so checks never see each other's rows. Time is passed in explicitly
 //! (`IngestRequest::now`), so window checks need no sleeping.
 
+mod admin;
 mod audit;
 mod ingest;
 mod races;
 
+pub use admin::*;
 pub use audit::*;
 pub use ingest::*;
 pub use races::*;
