@@ -97,10 +97,9 @@ impl IntoResponse for ApiError {
         let headers = res.headers_mut();
         match self {
             ApiError::Unauthorized(_) => {
-                headers.insert(
-                    header::WWW_AUTHENTICATE,
-                    HeaderValue::from_static("Bearer, Basic realm=\"edihub\""),
-                );
+                // Basic first: a browser then shows its login prompt.
+                headers.append(header::WWW_AUTHENTICATE, HeaderValue::from_static("Basic realm=\"edihub\""));
+                headers.append(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"edihub\""));
             }
             ApiError::Unavailable(_) => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));

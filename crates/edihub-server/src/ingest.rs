@@ -204,3 +204,29 @@ pub fn build_messages(
     }
     Ok(messages)
 }
+
+/// Counts what an ingest did. A replay has no per-message outcomes: it is
+/// counted once for `replay_type` under the key's detector.
+pub fn record_outcome(
+    metrics: &crate::metrics::Metrics,
+    outcome: &IngestOutcome,
+    replay_type: &str,
+    replay: edihub_store::DetectedBy,
+) {
+    match outcome {
+        IngestOutcome::Processed { outcomes, .. } => {
+            for o in outcomes {
+                match o {
+                    MessageOutcome::Accepted(s) => metrics.accepted(&s.message_type),
+                    MessageOutcome::Duplicate { existing, detected_by } => {
+                        metrics.duplicate(&existing.message_type, detected_by.as_str());
+                    }
+                }
+            }
+        }
+        IngestOutcome::Replayed { .. } => {
+            metrics.duplicate(replay_type, replay.as_str());
+        }
+        IngestOutcome::KeyMismatch => {}
+    }
+}

@@ -8,8 +8,11 @@ pub mod catalog;
 pub mod config;
 pub mod error;
 pub mod ingest;
+pub mod metrics;
+pub mod retention;
 pub mod routes;
 pub mod state;
+pub mod telemetry;
 pub mod webhook;
 
 use std::sync::Arc;
@@ -46,7 +49,10 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::receive::router())
         .merge(routes::webhook::router())
         .merge(routes::audit::router())
+        .merge(routes::messages::router())
+        .merge(routes::catalog::router())
         .merge(routes::health::router())
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), telemetry::observe))
         .fallback(not_found)
         .with_state(state)
 }
@@ -91,6 +97,7 @@ pub async fn serve(
     tasks: &TaskTracker,
 ) -> Result<(), StartError> {
     tasks.spawn(refresh_catalog(state.clone(), shutdown.clone()));
+    tasks.spawn(retention::run(state.clone(), shutdown.clone()));
     let app = router(state);
     axum::serve(listener, app).with_graceful_shutdown(shutdown.cancelled_owned()).await?;
     Ok(())

@@ -8,6 +8,7 @@ use edihub_store::Store;
 use crate::auth::Credentials;
 use crate::catalog::Catalog;
 use crate::config::Config;
+use crate::metrics::Metrics;
 use crate::webhook::Registry;
 
 /// Cheap to clone; everything a handler needs.
@@ -27,6 +28,8 @@ pub struct Inner {
     pub catalog: Catalog,
     /// Webhook integrations, refreshed from the database.
     pub integrations: Registry,
+    /// Prometheus counters.
+    pub metrics: Metrics,
 }
 
 impl AppState {
@@ -39,6 +42,7 @@ impl AppState {
             credentials,
             catalog: Catalog::default(),
             integrations: Registry::default(),
+            metrics: Metrics::default(),
         }))
     }
 }

@@ -32,6 +32,10 @@ macro_rules! impl_sql_store {
                 <$db as sqlx::Database>::NAME
             }
 
+            fn pool_status(&self) -> (u32, usize) {
+                (self.pool.size(), self.pool.num_idle())
+            }
+
             async fn migrate(&self) -> $crate::Result<()> {
                 $migrator.run(&self.pool).await?;
                 Ok(())

@@ -58,6 +58,8 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn backend(&self) -> &'static str;
     /// Applies pending schema migrations.
     async fn migrate(&self) -> Result<()>;
+    /// Open and idle connections of the pool.
+    fn pool_status(&self) -> (u32, usize);
     /// Checks that the database answers.
     async fn ping(&self) -> Result<()>;
     /// Closes the pool, waiting for connections to return.

@@ -38,6 +38,10 @@ pub struct Config {
     pub catalog_refresh_secs: u64,
     /// Log format: `text` or `json`.
     pub log_format: String,
+    /// Seconds a request may take before it is answered 503 (and rolled back).
+    pub request_timeout_secs: u64,
+    /// Background release and purge of old data.
+    pub retention: RetentionConfig,
     /// The admin credential.
     pub admin: AdminConfig,
     /// Tenants and their environments.
@@ -59,11 +63,36 @@ impl Default for Config {
             auto_migrate: true,
             catalog_refresh_secs: 30,
             log_format: "text".into(),
+            request_timeout_secs: 30,
+            retention: RetentionConfig::default(),
             admin: AdminConfig::default(),
             tenants: Vec::new(),
             message_types: Vec::new(),
             integrations: Vec::new(),
         }
+    }
+}
+
+/// Retention policies; a `*_days` of 0 keeps those rows forever.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RetentionConfig {
+    /// Seconds between retention runs.
+    pub interval_secs: u64,
+    /// Most rows one statement releases or deletes.
+    pub batch_size: u32,
+    /// Messages older than this are deleted (never while their fingerprint still blocks).
+    pub messages_days: u32,
+    /// Idempotency-Keys and provider event ids older than this are deleted;
+    /// a later retry is then caught by the fingerprint alone.
+    pub keys_days: u32,
+    /// Audit events older than this are deleted.
+    pub audit_days: u32,
+}
+
+impl Default for RetentionConfig {
+    fn default() -> Self {
+        Self { interval_secs: 60, batch_size: 1000, messages_days: 90, keys_days: 30, audit_days: 365 }
     }
 }
 

@@ -5,7 +5,8 @@
 //! arriving between pages never shift or repeat rows.
 
 use axum::extract::{Query, State};
-use axum::http::Uri;
+use axum::http::{HeaderMap, Uri, header};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -106,15 +107,31 @@ pub fn event_json(e: &AuditEvent) -> Value {
     })
 }
 
-async fn list(State(state): State<AppState>, _admin: Admin, uri: Uri) -> Result<Json<Value>, ApiError> {
+/// Whether the client asked for HTML (a browser) rather than JSON.
+fn wants_html(headers: &HeaderMap) -> bool {
+    headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|accept| {
+        accept.split(',').next().is_some_and(|first| first.trim().starts_with("text/html"))
+    })
+}
+
+async fn list(
+    State(state): State<AppState>,
+    _admin: Admin,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
     let query = Query::<AuditQuery>::try_from_uri(&uri)
         .map_err(|e| ApiError::BadRequest(format!("invalid query string: {e}")))?;
     let filter = query.0.into_filter()?;
     let events = state.store.list_audit(&filter).await?;
     let next_cursor =
         (events.len() as i64 == filter.limit).then(|| events.last().map(|e| e.id.to_string())).flatten();
+    if wants_html(&headers) {
+        return Ok(super::audit_page::render(&filter, &events, next_cursor.as_deref()).into_response());
+    }
     Ok(Json(json!({
         "events": events.iter().map(event_json).collect::<Vec<_>>(),
         "next_cursor": next_cursor,
-    })))
+    }))
+    .into_response())
 }

@@ -1,4 +1,6 @@
-//! `GET /healthz` (the process runs) and `GET /readyz` (the database answers).
+//! `GET /healthz` (the process runs), `GET /readyz` (the database answers)
+//! and `GET /metrics` (Prometheus text; unauthenticated like most exporters,
+//! so bind edihub to a private interface or filter the path at the proxy).
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -11,7 +13,10 @@ use crate::state::AppState;
 
 /// The routes of this resource.
 pub fn router() -> Router<AppState> {
-    Router::new().route("/healthz", get(healthz)).route("/readyz", get(readyz))
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
 }
 
 async fn healthz() -> Json<Value> {
@@ -23,4 +28,9 @@ async fn readyz(State(state): State<AppState>) -> Result<(StatusCode, Json<Value
         Ok(()) => Ok((StatusCode::OK, Json(json!({ "status": "ready", "database": state.store.backend() })))),
         Err(e) => Err(ApiError::Unavailable(e)),
     }
+}
+
+async fn metrics(State(state): State<AppState>) -> impl axum::response::IntoResponse {
+    let body = state.metrics.render(state.store.pool_status());
+    ([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")], body)
 }

@@ -1,6 +1,9 @@
 //! One module per resource, each with its own `router()`.
 
 pub mod audit;
+pub mod audit_page;
+pub mod catalog;
 pub mod health;
+pub mod messages;
 pub mod receive;
 pub mod webhook;

@@ -23,8 +23,8 @@ use sha2::{Digest, Sha256};
 use crate::auth::Sender;
 use crate::error::ApiError;
 use crate::ingest::{
-    MessageSource, build_messages, header_text, now, outcome_response, read_body, render_outcomes,
-    validate_key, validate_type,
+    MessageSource, build_messages, header_text, now, outcome_response, read_body, record_outcome,
+    render_outcomes, validate_key, validate_type,
 };
 use crate::state::AppState;
 
@@ -74,11 +74,13 @@ async fn receive(
         request_sha256: hex::encode(Sha256::digest(&bytes)),
         on_reuse: sender.on_key_reuse,
     });
+    let first_type = messages.first().map(|m| m.message_type.clone()).unwrap_or_default();
     let packet = parsed.documents.len() > 1;
     let render = move |outcomes: &[_]| render_outcomes(outcomes, packet);
     let outcome = state
         .store
         .ingest(IngestRequest { scope: &sender.scope, key, messages, now: now(), render: &render })
         .await?;
+    record_outcome(&state.metrics, &outcome, &first_type, DetectedBy::IdempotencyKey);
     outcome_response(outcome)
 }

@@ -22,8 +22,8 @@ use sha2::{Digest, Sha256};
 
 use crate::error::ApiError;
 use crate::ingest::{
-    MessageSource, build_messages, header_text, now, outcome_response, read_body, render_outcomes,
-    validate_key,
+    MessageSource, build_messages, header_text, now, outcome_response, read_body, record_outcome,
+    render_outcomes, validate_key,
 };
 use crate::state::AppState;
 use crate::webhook::{EventIdSource, Integration, TypeSource};
@@ -111,11 +111,13 @@ async fn receive(
         // A provider retry may re-serialise its body; the event id decides.
         on_reuse: KeyReusePolicy::Replay,
     });
+    let first_type = messages.first().map(|m| m.message_type.clone()).unwrap_or_default();
     let packet = parsed.documents.len() > 1;
     let render = move |outcomes: &[_]| render_outcomes(outcomes, packet);
     let outcome = state
         .store
         .ingest(IngestRequest { scope: &integ.scope, key, messages, now: now(), render: &render })
         .await?;
+    record_outcome(&state.metrics, &outcome, &first_type, DetectedBy::ProviderEventId);
     outcome_response(outcome)
 }

@@ -1,1 +1,311 @@
-//! Tests of the signature schemes (to be written).
+//! Tests of the signature schemes against independent implementations: the
+//! published Standard Webhooks and GitHub test vectors, the `openssl` command
+//! line (Shopify, Stripe, generic HMAC) and the Standard Webhooks reference
+//! library for Python (`standardwebhooks`, installed by `scripts/test.sh`).
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use super::SignatureError::{Malformed, Mismatch, Missing, Stale};
+use super::*;
+
+/// The Standard Webhooks test vector (standard-webhooks/standard-webhooks,
+/// `libraries/python/tests/test_webhooks.py`, `test_sign_function`).
+const SW_SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+const SW_ID: &str = "msg_p5jXN8AQM9LWM0D4loKWxJek";
+const SW_TS: i64 = 1614265330;
+const SW_BODY: &[u8] = br#"{"test": 2432232314}"#;
+const SW_SIG: &str = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=";
+const NOW: i64 = 1_700_000_000;
+
+fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+    let mut h = HeaderMap::new();
+    for (name, value) in pairs {
+        h.insert(*name, value.parse().expect("header value"));
+    }
+    h
+}
+
+fn one(name: &'static str, value: &str) -> HeaderMap {
+    headers(&[(name, value)])
+}
+
+/// Runs a command with `input` on stdin; panics with a clear message when it cannot.
+fn run(cmd: &str, args: &[&str], input: &[u8]) -> Vec<u8> {
+    let mut child = Command::new(cmd)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run `{cmd}` (is it installed?): {e}"));
+    child.stdin.take().expect("stdin").write_all(input).expect("write stdin");
+    let out = child.wait_with_output().expect("wait");
+    assert!(out.status.success(), "`{cmd} {args:?}` failed: {}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
+
+/// HMAC-SHA256 of `data` computed by `openssl`, as lower-case hex.
+fn openssl_hex(key: &[u8], data: &[u8]) -> String {
+    let key = format!("hexkey:{}", hex::encode(key));
+    let out = run("openssl", &["dgst", "-sha256", "-mac", "HMAC", "-macopt", &key, "-hex"], data);
+    let text = String::from_utf8(out).expect("utf-8");
+    text.trim().rsplit(' ').next().expect("digest").to_string()
+}
+
+/// HMAC-SHA256 of `data` computed by `openssl`, base64-encoded by `base64`.
+fn openssl_b64(key: &[u8], data: &[u8]) -> String {
+    let key = format!("hexkey:{}", hex::encode(key));
+    let bin = run("openssl", &["dgst", "-sha256", "-mac", "HMAC", "-macopt", &key, "-binary"], data);
+    String::from_utf8(run("base64", &["-w0"], &bin)).expect("utf-8").trim().to_string()
+}
+
+fn sw() -> Verifier {
+    Verifier::StandardWebhooks { key: standard_webhooks_key(SW_SECRET).expect("key") }
+}
+
+fn sw_headers(id: &str, ts: &str, sig: &str) -> HeaderMap {
+    headers(&[("webhook-id", id), ("webhook-timestamp", ts), ("webhook-signature", sig)])
+}
+
+#[test]
+fn standard_webhooks_published_vector_verifies() {
+    let h = sw_headers(SW_ID, &SW_TS.to_string(), SW_SIG);
+    assert_eq!(sw().verify(&h, SW_BODY, SW_TS), Ok(()));
+    // Our own signing path, checked against openssl, reproduces it too.
+    let key = standard_webhooks_key(SW_SECRET).unwrap();
+    let signed = format!("{SW_ID}.{SW_TS}.{}", std::str::from_utf8(SW_BODY).unwrap());
+    assert_eq!(format!("v1,{}", openssl_b64(&key, signed.as_bytes())), SW_SIG);
+}
+
+#[test]
+fn standard_webhooks_accepts_any_matching_signature_during_rotation() {
+    let ts = SW_TS.to_string();
+    let wrong = "v1,Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc=";
+    let v2 = SW_SIG.replace("v1,", "v2,");
+    for sig in [format!("{wrong} {SW_SIG}"), format!("{SW_SIG} {wrong}"), format!("{wrong} {v2} {SW_SIG}")] {
+        assert_eq!(sw().verify(&sw_headers(SW_ID, &ts, &sig), SW_BODY, SW_TS), Ok(()), "{sig}");
+    }
+    // Only a v1 entry counts, and garbage entries never match.
+    for sig in [wrong.to_string(), v2, format!("{wrong} v1,not-base64!! v1,")] {
+        let r = sw().verify(&sw_headers(SW_ID, &ts, &sig), SW_BODY, SW_TS);
+        assert_eq!(r, Err(Mismatch), "{sig}");
+    }
+}
+
+#[test]
+fn standard_webhooks_rejects_tampering_and_wrong_keys() {
+    let ts = SW_TS.to_string();
+    let h = sw_headers(SW_ID, &ts, SW_SIG);
+    assert_eq!(sw().verify(&h, br#"{"test": 2432232315}"#, SW_TS), Err(Mismatch));
+    let other = Verifier::StandardWebhooks { key: b"another key".to_vec() };
+    assert_eq!(other.verify(&h, SW_BODY, SW_TS), Err(Mismatch));
+    // The id is signed: replaying the signature under another id fails.
+    let moved = sw_headers("msg_other", &ts, SW_SIG);
+    assert_eq!(sw().verify(&moved, SW_BODY, SW_TS), Err(Mismatch));
+    // A truncated tag must not verify as a prefix of the real one.
+    let short = sw_headers(SW_ID, &ts, "v1,g0hM9SsE+OTPJTGt/tmIKg==");
+    assert_eq!(sw().verify(&short, SW_BODY, SW_TS), Err(Mismatch));
+}
+
+#[test]
+fn standard_webhooks_reports_missing_and_malformed_headers() {
+    let ts = SW_TS.to_string();
+    let all = [("webhook-id", SW_ID), ("webhook-timestamp", ts.as_str()), ("webhook-signature", SW_SIG)];
+    for skip in 0..3 {
+        let h =
+            headers(&all.iter().enumerate().filter(|(i, _)| *i != skip).map(|(_, p)| *p).collect::<Vec<_>>());
+        assert_eq!(sw().verify(&h, SW_BODY, SW_TS), Err(Missing(all[skip].0)));
+    }
+    for bad in ["soon", "1614265330.5", "99999999999999999999"] {
+        let r = sw().verify(&sw_headers(SW_ID, bad, SW_SIG), SW_BODY, SW_TS);
+        assert_eq!(r, Err(Malformed("webhook-timestamp")), "{bad}");
+    }
+}
+
+#[test]
+fn standard_webhooks_tolerates_five_minutes_either_way() {
+    let h = sw_headers(SW_ID, &SW_TS.to_string(), SW_SIG);
+    for delta in [-300, -299, 0, 299, 300] {
+        assert_eq!(sw().verify(&h, SW_BODY, SW_TS + delta), Ok(()), "now = ts {delta:+}");
+    }
+    // now = ts + 301: 301 s in the past; now = ts − 301: 301 s in the future.
+    for delta in [301, -301, 86_400] {
+        assert_eq!(sw().verify(&h, SW_BODY, SW_TS + delta), Err(Stale), "{delta:+}");
+    }
+}
+
+/// KNOWN BUG (see the report): `check_time` computes `(now - t).abs()`, which
+/// overflows for extreme timestamps: a panic with overflow checks (debug and
+/// test builds), and in release `t = now + i64::MIN` wraps to pass the window.
+#[test]
+#[ignore = "bug in check_time: i64 overflow on extreme timestamps; un-ignore once fixed"]
+fn extreme_timestamps_are_stale_not_a_panic() {
+    for t in [i64::MIN, NOW.wrapping_add(i64::MIN)] {
+        let r = std::panic::catch_unwind(|| {
+            sw().verify(&sw_headers(SW_ID, &t.to_string(), SW_SIG), SW_BODY, NOW)
+        });
+        assert_eq!(r.ok(), Some(Err(Stale)), "webhook-timestamp {t}");
+    }
+}
+
+#[test]
+fn standard_webhooks_verifies_what_the_reference_library_signs() {
+    const SCRIPT: &str = "import sys\nfrom datetime import datetime, timezone\n\
+        from standardwebhooks.webhooks import Webhook\n\
+        secret, msg_id, ts, body = sys.argv[1:5]\n\
+        t = datetime.fromtimestamp(int(ts), tz=timezone.utc)\n\
+        print(Webhook(secret).sign(msg_id=msg_id, timestamp=t, data=body))\n";
+    let import = Command::new("python3").args(["-c", "import standardwebhooks"]).output();
+    assert!(
+        import.as_ref().is_ok_and(|o| o.status.success()),
+        "python3 cannot import the Standard Webhooks reference library; run \
+         `python3 -m pip install standardwebhooks` (scripts/test.sh does): {import:?}"
+    );
+    let secret = "whsec_ZGV2LXN0ZC13ZWJob29rLXNlY3JldA==";
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64;
+    let id = format!("msg_edihub_{now}");
+    let body = format!(r#"{{"type":"item.updated","id":{now},"name":"Käse — 12 €"}}"#);
+    let out = Command::new("python3")
+        .args(["-c", SCRIPT, secret, &id, &now.to_string(), &body])
+        .output()
+        .expect("run python3");
+    assert!(out.status.success(), "reference signer failed: {}", String::from_utf8_lossy(&out.stderr));
+    let sig = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    assert!(sig.starts_with("v1,"), "unexpected reference output {sig:?}");
+    let v = Verifier::StandardWebhooks { key: standard_webhooks_key(secret).unwrap() };
+    let h = sw_headers(&id, &now.to_string(), &sig);
+    assert_eq!(v.verify(&h, body.as_bytes(), now), Ok(()));
+    assert_eq!(v.verify(&h, body.replace("12", "13").as_bytes(), now), Err(Mismatch));
+}
+
+#[test]
+fn github_documented_example_verifies() {
+    let v = Verifier::GitHub { secret: b"It's a Secret to Everybody".to_vec() };
+    let sig = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17";
+    assert_eq!(openssl_hex(b"It's a Secret to Everybody", b"Hello, World!"), &sig[7..]);
+    assert_eq!(v.verify(&one("x-hub-signature-256", sig), b"Hello, World!", NOW), Ok(()));
+    let upper = format!("sha256={}", sig[7..].to_uppercase());
+    assert_eq!(v.verify(&one("x-hub-signature-256", &upper), b"Hello, World!", NOW), Ok(()));
+    assert_eq!(v.verify(&one("x-hub-signature-256", sig), b"Hello, World?", NOW), Err(Mismatch));
+    let other = Verifier::GitHub { secret: b"It's a secret to everybody".to_vec() };
+    assert_eq!(other.verify(&one("x-hub-signature-256", sig), b"Hello, World!", NOW), Err(Mismatch));
+}
+
+#[test]
+fn github_rejects_bad_prefix_bad_hex_and_a_missing_header() {
+    let v = Verifier::GitHub { secret: b"dev-github-secret".to_vec() };
+    let hex = openssl_hex(b"dev-github-secret", b"{}");
+    let malformed = Err(Malformed("x-hub-signature-256"));
+    for bad in
+        [hex.clone(), format!("sha1={hex}"), format!("SHA256={hex}"), format!("sha256={}zz", &hex[2..])]
+    {
+        assert_eq!(v.verify(&one("x-hub-signature-256", &bad), b"{}", NOW), malformed, "{bad}");
+    }
+    assert_eq!(v.verify(&one("x-hub-signature-256", "sha256=abc"), b"{}", NOW), malformed);
+    let short = format!("sha256={}", &hex[..32]);
+    assert_eq!(v.verify(&one("x-hub-signature-256", &short), b"{}", NOW), Err(Mismatch));
+    // The legacy SHA-1 header alone is not enough.
+    let sha1 = one("x-hub-signature", "sha1=0123");
+    assert_eq!(v.verify(&sha1, b"{}", NOW), Err(Missing("x-hub-signature-256")));
+}
+
+#[test]
+fn shopify_matches_openssl_base64() {
+    let body = br#"{"id":820982911946154508,"email":"jon@example.com","total_price":"403.00"}"#;
+    let v = Verifier::Shopify { secret: b"dev-shop-secret".to_vec() };
+    let sig = openssl_b64(b"dev-shop-secret", body);
+    assert_eq!(v.verify(&one("x-shopify-hmac-sha256", &sig), body, NOW), Ok(()));
+    let tampered = &body[..body.len() - 2];
+    let h = one("x-shopify-hmac-sha256", &sig);
+    assert_eq!(v.verify(&h, tampered, NOW), Err(Mismatch));
+    // A hex digest is valid base64 of the wrong length: never a match.
+    let hex = one("x-shopify-hmac-sha256", &openssl_hex(b"dev-shop-secret", body));
+    assert_eq!(v.verify(&hex, body, NOW), Err(Mismatch));
+    let junk = one("x-shopify-hmac-sha256", "not base64!");
+    assert_eq!(v.verify(&junk, body, NOW), Err(Malformed("x-shopify-hmac-sha256")));
+    assert_eq!(v.verify(&HeaderMap::new(), body, NOW), Err(Missing("x-shopify-hmac-sha256")));
+}
+
+#[test]
+fn stripe_matches_openssl_with_several_v1_and_tolerance() {
+    let secret = "whsec_dev_stripe_secret";
+    let v = Verifier::Stripe { secret: secret.as_bytes().to_vec() };
+    let body = br#"{"id":"evt_1","type":"payment_intent.succeeded"}"#;
+    let sign = |t: i64, key: &str| openssl_hex(key.as_bytes(), &[format!("{t}.").as_bytes(), body].concat());
+    let h = |value: String| one("stripe-signature", &value);
+    let good = sign(NOW, secret);
+    let wrong = sign(NOW, "whsec_other");
+    assert_eq!(v.verify(&h(format!("t={NOW},v1={good}")), body, NOW), Ok(()));
+    assert_eq!(v.verify(&h(format!("t={NOW},v1={wrong},v1={good},v0={wrong}")), body, NOW), Ok(()));
+    assert_eq!(v.verify(&h(format!("t={NOW}, v1={wrong}, v1={good}")), body, NOW), Ok(()));
+    assert_eq!(v.verify(&h(format!("t={NOW},v1={wrong}")), body, NOW), Err(Mismatch));
+    // The secret is used as-is, `whsec_` included; the timestamp is signed.
+    let no_prefix = sign(NOW, "dev_stripe_secret");
+    assert_eq!(v.verify(&h(format!("t={NOW},v1={no_prefix}")), body, NOW), Err(Mismatch));
+    assert_eq!(v.verify(&h(format!("t={},v1={good}", NOW + 1)), body, NOW), Err(Mismatch));
+    assert_eq!(v.verify(&h(format!("t={NOW},v1={good}")), b"{}", NOW), Err(Mismatch));
+    for (t, want) in [(NOW - 301, Err(Stale)), (NOW + 301, Err(Stale))] {
+        assert_eq!(v.verify(&h(format!("t={t},v1={}", sign(t, secret))), body, NOW), want, "t={t}");
+    }
+    for t in [NOW - 299, NOW + 299] {
+        assert_eq!(v.verify(&h(format!("t={t},v1={}", sign(t, secret))), body, NOW), Ok(()), "t={t}");
+    }
+    let malformed = Err(Malformed("stripe-signature"));
+    for bad in
+        [format!("v1={good}"), format!("t={NOW}"), format!("t={NOW},v0={good}"), format!("t=now,v1={good}")]
+    {
+        assert_eq!(v.verify(&h(bad.clone()), body, NOW), malformed, "{bad}");
+    }
+    assert_eq!(v.verify(&HeaderMap::new(), body, NOW), Err(Missing("stripe-signature")));
+}
+
+fn hmac(header: &str, encoding: Encoding, prefix: &str) -> Verifier {
+    let secret = b"dev-gubee-secret".to_vec();
+    Verifier::Hmac { secret, header: header.into(), encoding, prefix: prefix.into() }
+}
+
+#[test]
+fn generic_hmac_hex_and_base64_with_and_without_prefix() {
+    let body = br#"{"itemId":"SKU-1","type":"stock","received":"2024-01-01"}"#;
+    let (hex, b64) = (openssl_hex(b"dev-gubee-secret", body), openssl_b64(b"dev-gubee-secret", body));
+    let cases = [
+        ("x-gubee-signature", Encoding::Hex, "sha256=", format!("sha256={hex}")),
+        ("x-gubee-signature", Encoding::Hex, "", hex.clone()),
+        ("x-partner-mac", Encoding::Base64, "", b64.clone()),
+        ("x-partner-mac", Encoding::Base64, "hmac ", format!("hmac {b64}")),
+    ];
+    for (name, encoding, prefix, value) in cases {
+        let v = hmac(name, encoding, prefix);
+        assert_eq!(v.verify(&one(name, &value), body, NOW), Ok(()), "{name} {value}");
+        assert_eq!(v.verify(&one(name, &value), b"{}", NOW), Err(Mismatch), "{name} tampered");
+        assert_eq!(v.verify(&one("x-signature", &value), body, NOW), Err(Missing("signature")), "{name}");
+        if !prefix.is_empty() {
+            let bare = one(name, &value[prefix.len()..]);
+            assert_eq!(v.verify(&bare, body, NOW), Err(Malformed("signature")), "no prefix");
+        }
+    }
+    // The wrong encoding for the configuration is malformed, not a match.
+    let v = hmac("x-gubee-signature", Encoding::Hex, "");
+    assert_eq!(v.verify(&one("x-gubee-signature", &b64), body, NOW), Err(Malformed("signature")));
+}
+
+#[test]
+fn none_accepts_anything() {
+    assert_eq!(Verifier::None.verify(&HeaderMap::new(), b"", NOW), Ok(()));
+    let h = sw_headers("x", "0", "v1,garbage");
+    assert_eq!(Verifier::None.verify(&h, b"\xff not json", i64::MIN), Ok(()));
+}
+
+#[test]
+fn standard_webhooks_key_decodes_with_and_without_prefix() {
+    let with = standard_webhooks_key(SW_SECRET).expect("with prefix");
+    assert_eq!(Some(with.clone()), standard_webhooks_key("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"));
+    assert_eq!(with.len(), 24);
+    let demo = standard_webhooks_key("whsec_ZGV2LXN0ZC13ZWJob29rLXNlY3JldA==");
+    assert_eq!(demo.as_deref(), Some(&b"dev-std-webhook-secret"[..]));
+    for bad in ["whsec_not base64!", "whsec_abc", "whsec_MfKQ9r8G$qrTwjUPD8ILPZIo2LaLaSw", "whsec_-_-_"] {
+        assert_eq!(standard_webhooks_key(bad), None, "{bad}");
+    }
+    assert_eq!(format!("{:?}", sw()), "Verifier(standard-webhooks)", "Debug must not print the key");
+}

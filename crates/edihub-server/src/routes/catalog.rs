@@ -1,0 +1,132 @@
+//! Admin API for message types and integrations:
+//! `GET /admin/message-types`, `PUT /admin/message-types/{id}[?tenant=…]`,
+//! `GET /admin/integrations`, `PUT /admin/integrations/{id}`.
+//!
+//! A change is validated exactly like the config file (same messages, same
+//! rules), stored with `source = "admin"` (so the config no longer overwrites
+//! it), audited with the old and the new value, and takes effect at once on
+//! this process; other replicas pick it up within `catalog_refresh_secs`.
+
+use axum::extract::{Path, Query, State};
+use axum::routing::{get, put};
+use axum::{Json, Router};
+use edihub_store::{IntegrationRow, MessageTypeRow, SOURCE_ADMIN};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::auth::Admin;
+use crate::config::{Config, IntegrationConfig, MessageTypeConfig};
+use crate::error::ApiError;
+use crate::ingest::now;
+use crate::state::AppState;
+
+/// The routes of this resource.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/admin/message-types", get(list_types))
+        .route("/admin/message-types/{id}", put(put_type))
+        .route("/admin/integrations", get(list_integrations))
+        .route("/admin/integrations/{id}", put(put_integration))
+}
+
+async fn list_types(State(state): State<AppState>, _admin: Admin) -> Result<Json<Value>, ApiError> {
+    let rows = state.store.list_message_types().await?;
+    Ok(Json(json!({ "message_types": rows })))
+}
+
+#[derive(Debug, Deserialize)]
+struct TenantQuery {
+    tenant: Option<String>,
+}
+
+/// Body of `PUT /admin/message-types/{id}`: the same fields as a
+/// `[[message_types]]` table, without `id` and `tenant`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TypeBody {
+    #[serde(default)]
+    duplicate_key_fields: Vec<String>,
+    #[serde(default)]
+    exclude_fields: Vec<String>,
+    #[serde(default)]
+    duplicate_window_hours: Option<u64>,
+    #[serde(default)]
+    duplicate_window: Option<String>,
+}
+
+fn body_json<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice(bytes).map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))
+}
+
+/// Validates a candidate by running the config validator over a config that
+/// holds only it (and the real tenants), so the rules can never diverge.
+fn validate_with(state: &AppState, edit: impl FnOnce(&mut Config)) -> Result<Config, ApiError> {
+    let mut probe = state.config.clone();
+    probe.message_types.clear();
+    probe.integrations.clear();
+    edit(&mut probe);
+    probe.validate().map_err(|e| ApiError::Unprocessable(e.to_string()))?;
+    Ok(probe)
+}
+
+async fn put_type(
+    State(state): State<AppState>,
+    _admin: Admin,
+    Path(id): Path<String>,
+    Query(q): Query<TenantQuery>,
+    body: axum::body::Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let b: TypeBody = body_json(&body)?;
+    let candidate = MessageTypeConfig {
+        id: id.clone(),
+        tenant: q.tenant.filter(|t| !t.is_empty()),
+        duplicate_key_fields: b.duplicate_key_fields,
+        exclude_fields: b.exclude_fields,
+        duplicate_window_hours: b.duplicate_window_hours,
+        duplicate_window: b.duplicate_window,
+    };
+    let probe = validate_with(&state, |c| c.message_types.push(candidate.clone()))?;
+    let row = MessageTypeRow {
+        tenant_id: candidate.tenant.clone().unwrap_or_default(),
+        id,
+        duplicate_key_fields: edihub_store::Json(candidate.duplicate_key_fields),
+        exclude_fields: edihub_store::Json(candidate.exclude_fields),
+        duplicate_window_seconds: probe.window_of(0).map_err(|e| ApiError::Unprocessable(e.to_string()))?,
+        source: SOURCE_ADMIN.into(),
+        updated_at: now(),
+    };
+    let old = state.store.put_message_type(&row).await?;
+    state.reload().await?;
+    Ok(Json(json!({ "old": old, "new": row })))
+}
+
+async fn list_integrations(State(state): State<AppState>, _admin: Admin) -> Result<Json<Value>, ApiError> {
+    let rows = state.store.list_integrations().await?;
+    Ok(Json(json!({ "integrations": rows })))
+}
+
+async fn put_integration(
+    State(state): State<AppState>,
+    _admin: Admin,
+    Path(id): Path<String>,
+    body: axum::body::Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let mut def: Value = body_json(&body)?;
+    if let Some(obj) = def.as_object_mut() {
+        obj.insert("id".into(), json!(id));
+    }
+    let def: IntegrationConfig = serde_json::from_value(def)
+        .map_err(|e| ApiError::Unprocessable(format!("invalid integration: {e}")))?;
+    validate_with(&state, |c| c.integrations.push(def.clone()))?;
+    let row = IntegrationRow {
+        id,
+        tenant_id: def.tenant.clone(),
+        environment_id: def.environment.clone(),
+        definition: edihub_store::Json(serde_json::to_value(&def).unwrap_or_default()),
+        source: SOURCE_ADMIN.into(),
+        updated_at: now(),
+    };
+    let old = state.store.put_integration(&row).await?;
+    state.reload().await?;
+    Ok(Json(json!({ "old": old, "new": row })))
+}
