@@ -3,6 +3,7 @@
 //! own, so tests can drive the real application on a port-0 listener or
 //! in-process.
 
+pub mod api_doc;
 pub mod auth;
 pub mod catalog;
 pub mod config;
@@ -43,15 +44,24 @@ pub enum StartError {
     Io(#[from] std::io::Error),
 }
 
-/// The whole application.
-pub fn router(state: AppState) -> Router {
-    Router::new()
+/// The routes and their OpenAPI document, built together so they cannot drift.
+pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
+    use utoipa::OpenApi;
+    utoipa_axum::router::OpenApiRouter::with_openapi(api_doc::ApiDoc::openapi())
         .merge(routes::receive::router())
         .merge(routes::webhook::router())
         .merge(routes::audit::router())
         .merge(routes::messages::router())
         .merge(routes::catalog::router())
         .merge(routes::health::router())
+        .merge(routes::openapi::router())
+        .split_for_parts()
+}
+
+/// The whole application.
+pub fn router(state: AppState) -> Router {
+    let (routes, _) = routes();
+    routes
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), telemetry::observe))
         .fallback(not_found)
         .with_state(state)

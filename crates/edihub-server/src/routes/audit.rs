@@ -4,19 +4,21 @@
 //! passing it back as `cursor` continues strictly below it, so new events
 //! arriving between pages never shift or repeat rows.
 
+use axum::Json;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, Uri, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::{Json, Router};
 use chrono::{DateTime, SecondsFormat, Utc};
 use edihub_store::{AuditEvent, AuditFilter};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::api_doc::{AuditPage, Problem};
 use crate::auth::Admin;
 use crate::error::ApiError;
 use crate::state::AppState;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 /// Largest page.
 pub const MAX_LIMIT: i64 = 500;
@@ -24,8 +26,8 @@ pub const MAX_LIMIT: i64 = 500;
 pub const DEFAULT_LIMIT: i64 = 100;
 
 /// The routes of this resource.
-pub fn router() -> Router<AppState> {
-    Router::new().route("/admin/audit", get(list))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list))
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -114,6 +116,21 @@ fn wants_html(headers: &HeaderMap) -> bool {
     })
 }
 
+/// Audit events (JSON; a browser asking for text/html gets the HTML page).
+#[utoipa::path(get, path = "/admin/audit", tag = "admin",
+    params(
+        ("action" = Option<String>, Query, description = "e.g. message.duplicate_blocked"),
+        ("tenant" = Option<String>, Query), ("environment" = Option<String>, Query),
+        ("message_type" = Option<String>, Query), ("fingerprint" = Option<String>, Query),
+        ("since" = Option<String>, Query, description = "RFC 3339, inclusive"),
+        ("until" = Option<String>, Query, description = "RFC 3339, exclusive"),
+        ("cursor" = Option<String>, Query, description = "next_cursor of the previous page"),
+        ("limit" = Option<i64>, Query, description = "1–500, default 100")
+    ),
+    responses((status = 200, description = "A page of events (HTML for browsers)",
+        content((AuditPage = "application/json"), (String = "text/html"))), (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")),
+    security(("bearer" = []), ("basic" = []))
+)]
 async fn list(
     State(state): State<AppState>,
     _admin: Admin,

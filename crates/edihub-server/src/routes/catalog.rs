@@ -7,28 +7,33 @@
 //! it), audited with the old and the new value, and takes effect at once on
 //! this process; other replicas pick it up within `catalog_refresh_secs`.
 
+use axum::Json;
 use axum::extract::{Path, Query, State};
-use axum::routing::{get, put};
-use axum::{Json, Router};
 use edihub_store::{IntegrationRow, MessageTypeRow, SOURCE_ADMIN};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::api_doc::Problem;
 use crate::auth::Admin;
 use crate::config::{Config, IntegrationConfig, MessageTypeConfig};
 use crate::error::ApiError;
 use crate::ingest::now;
 use crate::state::AppState;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 /// The routes of this resource.
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/admin/message-types", get(list_types))
-        .route("/admin/message-types/{id}", put(put_type))
-        .route("/admin/integrations", get(list_integrations))
-        .route("/admin/integrations/{id}", put(put_integration))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_types))
+        .routes(routes!(put_type))
+        .routes(routes!(list_integrations))
+        .routes(routes!(put_integration))
 }
 
+/// All message types (global rows have an empty tenant).
+#[utoipa::path(get, path = "/admin/message-types", tag = "admin",
+    responses((status = 200, description = "Message types", body = Object), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
 async fn list_types(State(state): State<AppState>, _admin: Admin) -> Result<Json<Value>, ApiError> {
     let rows = state.store.list_message_types().await?;
     Ok(Json(json!({ "message_types": rows })))
@@ -69,6 +74,12 @@ fn validate_with(state: &AppState, edit: impl FnOnce(&mut Config)) -> Result<Con
     Ok(probe)
 }
 
+/// Create or change a message type; audited as message_type.updated.
+#[utoipa::path(put, path = "/admin/message-types/{id}", tag = "admin",
+    params(("id" = String, Path), ("tenant" = Option<String>, Query, description = "Absent: the global default")),
+    request_body(content = Object, content_type = "application/json",
+        description = "duplicate_key_fields, exclude_fields, duplicate_window_hours or duplicate_window"),
+    responses((status = 200, description = "Old and new value", body = Object), (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 422, description = "Well-formed but unusable", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
 async fn put_type(
     State(state): State<AppState>,
     _admin: Admin,
@@ -100,11 +111,19 @@ async fn put_type(
     Ok(Json(json!({ "old": old, "new": row })))
 }
 
+/// All webhook integrations.
+#[utoipa::path(get, path = "/admin/integrations", tag = "admin",
+    responses((status = 200, description = "Integrations", body = Object), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
 async fn list_integrations(State(state): State<AppState>, _admin: Admin) -> Result<Json<Value>, ApiError> {
     let rows = state.store.list_integrations().await?;
     Ok(Json(json!({ "integrations": rows })))
 }
 
+/// Create or change a webhook integration; audited as integration.updated.
+#[utoipa::path(put, path = "/admin/integrations/{id}", tag = "admin", params(("id" = String, Path)),
+    request_body(content = Object, content_type = "application/json",
+        description = "tenant, environment, message_type or message_type_path, event_id, signature"),
+    responses((status = 200, description = "Old and new value", body = Object), (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 422, description = "Well-formed but unusable", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
 async fn put_integration(
     State(state): State<AppState>,
     _admin: Admin,

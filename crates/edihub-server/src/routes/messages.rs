@@ -7,27 +7,26 @@
 //! bytes are never altered; `/payload` returns them raw with the original
 //! Content-Type, for replay.
 
+use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderValue, Uri, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::{Json, Router};
 use base64::Engine;
 use edihub_store::{MessageQuery, MessageRow};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
+use crate::api_doc::Problem;
 use crate::auth::Admin;
 use crate::error::ApiError;
 use crate::state::AppState;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 /// The routes of this resource.
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/admin/messages", get(find))
-        .route("/admin/messages/{id}", get(show))
-        .route("/admin/messages/{id}/payload", get(payload))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(find)).routes(routes!(show)).routes(routes!(payload))
 }
 
 fn parse_id(id: &str) -> Result<Uuid, ApiError> {
@@ -67,6 +66,9 @@ fn message_json(m: &MessageRow) -> Value {
     })
 }
 
+/// A message with its raw payload.
+#[utoipa::path(get, path = "/admin/messages/{id}", tag = "admin", params(("id" = String, Path)),
+    responses((status = 200, description = "The message", body = Object), (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 404, description = "Not found", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
 async fn show(
     State(state): State<AppState>,
     _admin: Admin,
@@ -75,6 +77,10 @@ async fn show(
     Ok(Json(message_json(&load(&state, &id).await?)))
 }
 
+/// The raw payload exactly as received, with its original Content-Type.
+#[utoipa::path(get, path = "/admin/messages/{id}/payload", tag = "admin", params(("id" = String, Path)),
+    responses((status = 200, description = "The bytes as received", body = String, content_type = "application/octet-stream"),
+        (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 404, description = "Not found", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
 async fn payload(
     State(state): State<AppState>,
     _admin: Admin,
@@ -102,6 +108,13 @@ struct FindQuery {
     limit: Option<i64>,
 }
 
+/// Find messages by fingerprint, Idempotency-Key or docnum.
+#[utoipa::path(get, path = "/admin/messages", tag = "admin",
+    params(("tenant" = Option<String>, Query), ("environment" = Option<String>, Query),
+        ("fingerprint" = Option<String>, Query), ("idempotency_key" = Option<String>, Query),
+        ("docnum" = Option<String>, Query), ("message_type" = Option<String>, Query),
+        ("limit" = Option<i64>, Query, description = "1–500, default 100")),
+    responses((status = 200, description = "Matching messages, newest first", body = Object), (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
 async fn find(State(state): State<AppState>, _admin: Admin, uri: Uri) -> Result<Json<Value>, ApiError> {
     let Query(q) = Query::<FindQuery>::try_from_uri(&uri)
         .map_err(|e| ApiError::BadRequest(format!("invalid query string: {e}")))?;

@@ -5,5 +5,6 @@ pub mod audit_page;
 pub mod catalog;
 pub mod health;
 pub mod messages;
+pub mod openapi;
 pub mod receive;
 pub mod webhook;

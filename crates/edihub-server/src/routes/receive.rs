@@ -9,17 +9,16 @@
 
 use std::sync::Arc;
 
-use axum::Router;
 use axum::body::Body;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, Uri};
 use axum::response::Response;
-use axum::routing::post;
 use edihub_core::parse_body;
 use edihub_store::{DetectedBy, IngestRequest, KeyClaim};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
+use crate::api_doc::{MessageResult, Problem};
 use crate::auth::Sender;
 use crate::error::ApiError;
 use crate::ingest::{
@@ -27,10 +26,12 @@ use crate::ingest::{
     render_outcomes, validate_key, validate_type,
 };
 use crate::state::AppState;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 /// The routes of this resource.
-pub fn router() -> Router<AppState> {
-    Router::new().route("/api/edi-hub/receive-message", post(receive))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(receive))
 }
 
 #[derive(Debug, Deserialize)]
@@ -38,6 +39,26 @@ struct ReceiveQuery {
     message_type: Option<String>,
 }
 
+/// Receive an IDoc (XML or JSON, single or packet) or a plain JSON message.
+#[utoipa::path(post, path = "/api/edi-hub/receive-message", tag = "receive",
+    request_body(description = "IDoc-XML, IDoc as JSON, or plain JSON", content(
+        (String = "application/xml"), (String = "text/xml"), (Object = "application/json"),
+        (String = "application/octet-stream"))),
+    params(
+        ("Idempotency-Key" = Option<String>, Header, description = "1–200 printable ASCII characters"),
+        ("X-Message-Type" = Option<String>, Header, description = "Message type (required for plain JSON)"),
+        ("message_type" = Option<String>, Query, description = "Message type, as the header")
+    ),
+    responses(
+        (status = 202, description = "New message stored (a packet: any IDoc new)", body = MessageResult),
+        (status = 200, description = "Duplicate or Idempotency-Key replay; nothing new stored", body = MessageResult),
+        (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over max_body_bytes", body = Problem, content_type = "application/problem+json"),
+        (status = 415, description = "Unsupported content type", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Well-formed but unusable", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")
+    ),
+    security(("bearer" = []), ("basic" = []))
+)]
 async fn receive(
     State(state): State<AppState>,
     Sender(sender): Sender,

@@ -9,17 +9,16 @@
 
 use std::sync::Arc;
 
-use axum::Router;
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use axum::routing::post;
 use edihub_core::parse_body;
 use edihub_store::{DetectedBy, IngestRequest, KeyClaim, KeyReusePolicy, NewAuditEvent};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use crate::api_doc::{MessageResult, Problem};
 use crate::error::ApiError;
 use crate::ingest::{
     MessageSource, build_messages, header_text, now, outcome_response, read_body, record_outcome,
@@ -27,13 +26,15 @@ use crate::ingest::{
 };
 use crate::state::AppState;
 use crate::webhook::{EventIdSource, Integration, TypeSource};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 /// The audit action of a refused signature.
 pub const SIGNATURE_REJECTED: &str = "webhook.signature_rejected";
 
 /// The routes of this resource.
-pub fn router() -> Router<AppState> {
-    Router::new().route("/api/webhook/{integration_id}", post(receive))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(receive))
 }
 
 fn scalar_text(v: &Value) -> Option<String> {
@@ -59,6 +60,20 @@ async fn reject_signature(state: &AppState, integ: &Integration, reason: String)
     ApiError::Unauthorized(format!("webhook signature rejected: {reason}"))
 }
 
+/// Receive a partner webhook for an integration.
+#[utoipa::path(post, path = "/api/webhook/{integration_id}", tag = "webhooks",
+    params(("integration_id" = String, Path, description = "Integration id from the configuration")),
+    request_body(content = Object, description = "The provider's JSON payload", content_type = "application/json"),
+    responses(
+        (status = 202, description = "New message stored", body = MessageResult),
+        (status = 200, description = "Duplicate or provider event replay", body = MessageResult),
+        (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Bad, missing or stale signature", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "Not found", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body over max_body_bytes", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Well-formed but unusable", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")
+    )
+)]
 async fn receive(
     State(state): State<AppState>,
     Path(integration_id): Path<String>,
