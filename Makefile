@@ -1,11 +1,20 @@
 # edihub — see README.md.
 CARGO ?= cargo
 
-.PHONY: run test fmt lint build release clean
+.PHONY: run check-config test fmt lint build release clean
 
 ## Build and serve on the embedded SQLite database (data/edihub.db) with config/edihub.toml.
+# Development webhook secrets for the demo integrations (docs/webhooks.md).
+DEMO_SECRETS = SHOP_SECRET=dev-shop-secret GITHUB_SECRET=dev-github-secret \
+	STD_WEBHOOK_SECRET=whsec_ZGV2LXN0ZC13ZWJob29rLXNlY3JldA== \
+	STRIPE_SECRET=whsec_dev_stripe_secret GUBEE_SECRET=dev-gubee-secret
+
 run:
-	$(CARGO) run --locked -p edihub -- --config config/edihub.toml serve
+	$(DEMO_SECRETS) $(CARGO) run --locked -p edihub -- --config config/edihub.toml serve
+
+## Validate config/edihub.toml (with the demo secrets).
+check-config:
+	$(DEMO_SECRETS) $(CARGO) run --locked -p edihub -- --config config/edihub.toml check-config
 
 ## The whole suite on SQLite and PostgreSQL (provisions PostgreSQL when needed).
 test:
