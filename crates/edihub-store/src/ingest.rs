@@ -13,10 +13,10 @@
 //!    PostgreSQL a concurrent claim of the same key waits on the unique index
 //!    until the first transaction commits, then sees its stored response, so
 //!    simultaneous repeats all get the first answer.
-//! 2. for each message: release its fingerprint if the holder's window has
-//!    passed, then insert with `ON CONFLICT … DO NOTHING`. The partial unique
-//!    index is the only arbiter: the loser reads the holder and records a
-//!    `message.duplicate_blocked` event.
+//! 2. for each message: insert with `ON CONFLICT … DO NOTHING`. The partial
+//!    unique index is the only arbiter: the loser reads the holder and
+//!    records a `message.duplicate_blocked` event; if the holder's window has
+//!    passed, the loser releases it and inserts again, becoming the original.
 //! 3. render the response, store it with the key, commit. Only then does the
 //!    caller answer 2xx.
 
@@ -263,18 +263,11 @@ macro_rules! impl_sql_store {
                 .fingerprint
                 .as_ref()
                 .map(|_| req.now + chrono::Duration::seconds(m.window_seconds));
-            // A holder can lose its claim between our insert and our read (its
-            // window passed and a third request released it); go round again.
+            // The common case is one statement: the insert. Only on a conflict
+            // do we read the holder; if its window has passed we release it and
+            // go round again. A holder can also lose its claim between our
+            // insert and our read (a third request released it): again.
             for _ in 0..4 {
-                if let Some(fp) = &m.fingerprint {
-                    sqlx::query($crate::sql::RELEASE_EXPIRED)
-                        .bind(&scope.tenant_id)
-                        .bind(&scope.environment_id)
-                        .bind(fp)
-                        .bind(req.now)
-                        .execute(&mut *conn)
-                        .await?;
-                }
                 let inserted: Option<(uuid::Uuid,)> = sqlx::query_as($crate::sql::INSERT_MESSAGE)
                     .bind(m.id)
                     .bind(&scope.tenant_id)
@@ -308,13 +301,25 @@ macro_rules! impl_sql_store {
                 let Some(fp) = &m.fingerprint else {
                     return Err($crate::StoreError::Invariant("insert without fingerprint skipped".into()));
                 };
-                let holder: Option<$crate::MessageSummary> = sqlx::query_as($crate::sql::FIND_ACTIVE)
+                let holder: Option<$crate::model::Holder> = sqlx::query_as($crate::sql::FIND_ACTIVE)
                     .bind(&scope.tenant_id)
                     .bind(&scope.environment_id)
                     .bind(fp)
                     .fetch_optional(&mut *conn)
                     .await?;
-                if let Some(existing) = holder {
+                if holder.as_ref().is_some_and(|h| h.fingerprint_expires_at.is_some_and(|t| t <= req.now)) {
+                    // The holder's window has passed: release its claim and
+                    // insert again (the next round becomes the new original).
+                    sqlx::query($crate::sql::RELEASE_EXPIRED)
+                        .bind(&scope.tenant_id)
+                        .bind(&scope.environment_id)
+                        .bind(fp)
+                        .bind(req.now)
+                        .execute(&mut *conn)
+                        .await?;
+                    continue;
+                }
+                if let Some($crate::model::Holder { summary: existing, .. }) = holder {
                     let event = $crate::NewAuditEvent {
                         action: $crate::audit::DUPLICATE_BLOCKED.to_string(),
                         tenant_id: Some(scope.tenant_id.clone()),

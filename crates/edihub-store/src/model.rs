@@ -288,3 +288,11 @@ pub enum RetentionStep {
     /// Delete audit events older than the cutoff.
     PurgeAudit,
 }
+
+/// The message holding a fingerprint, with the end of its window.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub(crate) struct Holder {
+    #[sqlx(flatten)]
+    pub(crate) summary: MessageSummary,
+    pub(crate) fingerprint_expires_at: Option<DateTime<Utc>>,
+}

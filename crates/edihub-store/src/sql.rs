@@ -37,7 +37,7 @@ pub(crate) const INSERT_MESSAGE: &str = "INSERT INTO messages \
 
 /// The message currently holding a fingerprint.
 pub(crate) const FIND_ACTIVE: &str = "SELECT id, message_type, mestyp, docnum, \
-    key_fingerprint AS fingerprint, received_at FROM messages \
+    key_fingerprint AS fingerprint, received_at, fingerprint_expires_at FROM messages \
     WHERE tenant_id = $1 AND environment_id = $2 AND fingerprint = $3";
 
 /// A message summary by id.
