@@ -80,4 +80,14 @@ fi
 # The binary under test must not pick up a stray DATABASE_URL.
 unset DATABASE_URL
 
+# The Standard Webhooks cross-check (webhook/signature_tests.rs) signs with the
+# reference library; install it only when missing. A failed install does not stop
+# the run: that one test then fails and says why.
+if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import standardwebhooks' 2>/dev/null; then
+    log "installing the standardwebhooks Python package for the signature tests"
+    PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 \
+        python3 -m pip install --quiet standardwebhooks >&2 ||
+        log "could not install standardwebhooks: the Standard Webhooks reference test will fail"
+fi
+
 cargo test --workspace --locked "$@"

@@ -27,7 +27,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-pub use config::{Config, ConfigError};
+pub use config::{Config, ConfigError, SecretSource};
 pub use state::AppState;
 
 /// Failures while starting up.

@@ -50,6 +50,40 @@ pub struct Config {
     pub message_types: Vec<MessageTypeConfig>,
     /// Partner webhook integrations.
     pub integrations: Vec<IntegrationConfig>,
+    /// Where integration secrets are read from (the process environment,
+    /// or a fixed map in tests). Never part of the file.
+    #[serde(skip)]
+    pub secrets: SecretSource,
+}
+
+/// The source of integration secrets, looked up by variable name.
+#[derive(Clone, Default)]
+pub enum SecretSource {
+    /// The process environment (production).
+    #[default]
+    Environment,
+    /// A fixed map of variable name to secret (tests, embedding).
+    Fixed(std::collections::HashMap<String, String>),
+}
+
+impl SecretSource {
+    /// The secret held by variable `name`.
+    pub fn get(&self, name: &str) -> Option<String> {
+        match self {
+            SecretSource::Environment => std::env::var(name).ok(),
+            SecretSource::Fixed(map) => map.get(name).cloned(),
+        }
+    }
+}
+
+impl std::fmt::Debug for SecretSource {
+    // Names only: secret values never reach a log line.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SecretSource::Environment => f.write_str("Environment"),
+            SecretSource::Fixed(map) => f.debug_set().entries(map.keys()).finish(),
+        }
+    }
 }
 
 impl Default for Config {
@@ -69,6 +103,7 @@ impl Default for Config {
             tenants: Vec::new(),
             message_types: Vec::new(),
             integrations: Vec::new(),
+            secrets: SecretSource::Environment,
         }
     }
 }
@@ -222,17 +257,24 @@ impl Config {
         let fig = fig
             .merge(Env::raw().only(&["DATABASE_URL"]))
             .merge(Env::prefixed("EDIHUB_").ignore(&["CONFIG", "LOG", "TEST_DATABASE_URL"]).split("__"));
-        Self::extract(fig)
+        Self::extract(fig, SecretSource::Environment)
     }
 
-    /// Parses and validates a TOML document (no environment overrides).
+    /// Parses and validates a TOML document (no environment overrides;
+    /// secrets from the process environment).
     pub fn from_toml(text: &str) -> Result<Config, ConfigError> {
-        let fig = Figment::from(Serialized::defaults(Config::default())).merge(Toml::string(text));
-        Self::extract(fig)
+        Self::from_toml_with_secrets(text, SecretSource::Environment)
     }
 
-    fn extract(fig: Figment) -> Result<Config, ConfigError> {
-        let config: Config = fig.extract().map_err(ConfigError::from_figment)?;
+    /// Parses and validates a TOML document with secrets from `secrets`.
+    pub fn from_toml_with_secrets(text: &str, secrets: SecretSource) -> Result<Config, ConfigError> {
+        let fig = Figment::from(Serialized::defaults(Config::default())).merge(Toml::string(text));
+        Self::extract(fig, secrets)
+    }
+
+    fn extract(fig: Figment, secrets: SecretSource) -> Result<Config, ConfigError> {
+        let mut config: Config = fig.extract().map_err(ConfigError::from_figment)?;
+        config.secrets = secrets;
         config.validate()?;
         Ok(config)
     }

@@ -139,7 +139,8 @@ impl Config {
                 }
                 Some(true) => {}
             }
-            crate::webhook::parse(def, &at).map_err(|(key, reason)| ConfigError::new(key, reason))?;
+            crate::webhook::parse(def, &at, &self.secrets)
+                .map_err(|(key, reason)| ConfigError::new(key, reason))?;
         }
         Ok(())
     }

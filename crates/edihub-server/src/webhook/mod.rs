@@ -16,7 +16,7 @@ use edihub_core::KeyPath;
 use edihub_store::{IntegrationRow, Json, SOURCE_CONFIG, Scope, Store, StoreError};
 use signature::{Encoding, Verifier, standard_webhooks_key};
 
-use crate::config::{Config, IntegrationConfig, SignatureConfig};
+use crate::config::{Config, IntegrationConfig, SecretSource, SignatureConfig};
 
 /// Where an integration's message type comes from.
 #[derive(Debug, Clone)]
@@ -53,7 +53,11 @@ pub struct Integration {
 
 /// Builds the verifier of a signature config, reading the secret from the
 /// environment. The error names the config key.
-pub fn verifier(sig: Option<&SignatureConfig>, at: &str) -> Result<Verifier, (String, String)> {
+pub fn verifier(
+    sig: Option<&SignatureConfig>,
+    at: &str,
+    secrets: &SecretSource,
+) -> Result<Verifier, (String, String)> {
     let Some(sig) = sig else { return Ok(Verifier::None) };
     if sig.scheme == "none" {
         return Ok(Verifier::None);
@@ -61,8 +65,8 @@ pub fn verifier(sig: Option<&SignatureConfig>, at: &str) -> Result<Verifier, (St
     let var = sig.secret_env.as_deref().ok_or_else(|| {
         (format!("{at}.signature.secret_env"), format!("scheme `{}` needs a secret", sig.scheme))
     })?;
-    let secret = std::env::var(var).map_err(|_| {
-        (format!("{at}.signature.secret_env"), format!("environment variable {var} is not set"))
+    let secret = secrets.get(var).filter(|s| !s.is_empty()).ok_or_else(|| {
+        (format!("{at}.signature.secret_env"), format!("environment variable {var} is not set or empty"))
     })?;
     let bytes = secret.clone().into_bytes();
     Ok(match sig.scheme.as_str() {
@@ -109,7 +113,11 @@ fn path(text: &str, key: String) -> Result<KeyPath, (String, String)> {
 }
 
 /// Parses an integration definition; errors name the config key below `at`.
-pub fn parse(def: &IntegrationConfig, at: &str) -> Result<Integration, (String, String)> {
+pub fn parse(
+    def: &IntegrationConfig,
+    at: &str,
+    secrets: &SecretSource,
+) -> Result<Integration, (String, String)> {
     let message_type = match (&def.message_type, &def.message_type_path) {
         (Some(t), None) => TypeSource::Fixed(t.clone()),
         (None, Some(p)) => TypeSource::Path(path(p, format!("{at}.message_type_path"))?),
@@ -133,7 +141,7 @@ pub fn parse(def: &IntegrationConfig, at: &str) -> Result<Integration, (String, 
         scope: Scope::new(&def.tenant, &def.environment),
         message_type,
         event_id,
-        verifier: verifier(def.signature.as_ref(), at)?,
+        verifier: verifier(def.signature.as_ref(), at, secrets)?,
     })
 }
 
@@ -162,13 +170,13 @@ pub struct Registry {
 impl Registry {
     /// Replaces the integrations with the database's rows; an unusable row
     /// is logged and left out (its endpoint answers 404 until fixed).
-    pub async fn reload(&self, store: &dyn Store) -> Result<usize, StoreError> {
+    pub async fn reload(&self, store: &dyn Store, secrets: &SecretSource) -> Result<usize, StoreError> {
         let rows = store.list_integrations().await?;
         let mut map = HashMap::with_capacity(rows.len());
         for row in rows {
             let parsed = serde_json::from_value::<IntegrationConfig>(row.definition.0.clone())
                 .map_err(|e| ("definition".to_string(), e.to_string()))
-                .and_then(|def| parse(&def, &format!("integrations.{}", row.id)));
+                .and_then(|def| parse(&def, &format!("integrations.{}", row.id), secrets));
             match parsed {
                 Ok(i) => {
                     map.insert(row.id.clone(), Arc::new(i));

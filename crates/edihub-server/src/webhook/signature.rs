@@ -117,12 +117,19 @@ fn mac(key: &[u8], parts: &[&[u8]]) -> HmacSha256 {
 
 fn check_time(ts: &str, now: i64, name: &'static str) -> Result<(), SignatureError> {
     let t: i64 = ts.parse().map_err(|_| SignatureError::Malformed(name))?;
-    if (now - t).abs() > TOLERANCE_SECS { Err(SignatureError::Stale) } else { Ok(()) }
+    // abs_diff: no overflow on extreme timestamps a sender may choose.
+    if now.abs_diff(t) > TOLERANCE_SECS.unsigned_abs() { Err(SignatureError::Stale) } else { Ok(()) }
 }
 
-/// Decodes a Standard Webhooks secret (`whsec_<base64>`, the prefix optional).
+/// Decodes a Standard Webhooks secret (`whsec_<base64>`, the prefix optional,
+/// padding optional as in the reference library); an empty key is refused.
 pub fn standard_webhooks_key(secret: &str) -> Option<Vec<u8>> {
-    STANDARD.decode(secret.strip_prefix("whsec_").unwrap_or(secret)).ok()
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    let lenient = GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+    );
+    lenient.decode(secret.strip_prefix("whsec_").unwrap_or(secret)).ok().filter(|k| !k.is_empty())
 }
 
 impl Verifier {
