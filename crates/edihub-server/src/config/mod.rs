@@ -279,3 +279,6 @@ impl Config {
         Ok(config)
     }
 }
+
+#[cfg(test)]
+mod tests;

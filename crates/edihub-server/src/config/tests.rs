@@ -1,0 +1,143 @@
+//! Configuration loading and validation: every refusal names its key.
+
+use std::collections::HashMap;
+
+use super::{Config, SecretSource, parse_window};
+
+const SHA: &str = "ca4822ad34afb4cf7d32beabed6d8fd80ba2d29b05690c67464b0227c6475074";
+
+fn base() -> String {
+    format!(
+        "[admin]\ntoken_sha256 = \"{SHA}\"\n[[tenants]]\nid = \"acme\"\n  [[tenants.environments]]\n  id = \"prod\"\n  api_keys_sha256 = [\"{}\"]\n",
+        "1".repeat(64)
+    )
+}
+
+fn key_of(text: &str) -> String {
+    Config::from_toml_with_secrets(text, SecretSource::Fixed(HashMap::new()))
+        .expect_err("must be refused")
+        .key
+}
+
+fn demo_secrets() -> SecretSource {
+    let pairs = [
+        ("SHOP_SECRET", "dev-shop-secret"),
+        ("GITHUB_SECRET", "dev-github-secret"),
+        ("STD_WEBHOOK_SECRET", "whsec_ZGV2LXN0ZC13ZWJob29rLXNlY3JldA=="),
+        ("STRIPE_SECRET", "whsec_dev_stripe_secret"),
+        ("GUBEE_SECRET", "dev-gubee-secret"),
+    ];
+    SecretSource::Fixed(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect())
+}
+
+#[test]
+fn the_demo_config_is_valid() {
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../config/edihub.toml")).unwrap();
+    let config = Config::from_toml_with_secrets(&text, demo_secrets()).expect("demo config");
+    assert_eq!(config.tenants[0].environments.len(), 2);
+    assert!(config.message_types.iter().any(|m| m.id == "ORDERS05"));
+    assert_eq!(config.integrations.len(), 5);
+    // Without the secrets the integrations are refused, naming the key.
+    let err = Config::from_toml_with_secrets(&text, SecretSource::Fixed(HashMap::new())).unwrap_err();
+    assert_eq!(err.key, "integrations[0].signature.secret_env");
+}
+
+#[test]
+fn defaults_apply() {
+    let c = Config::from_toml(&base()).unwrap();
+    assert_eq!((c.listen.as_str(), c.max_body_bytes), ("127.0.0.1:8080", 32 * 1024 * 1024));
+    assert_eq!(c.retention.messages_days, 90);
+}
+
+#[test]
+fn refusals_name_the_key() {
+    let b = base();
+    let cases = [
+        (format!("listen = \"nope\"\n{b}"), "listen"),
+        (format!("database_url = \"mysql://x\"\n{b}"), "database_url"),
+        (format!("log_format = \"xml\"\n{b}"), "log_format"),
+        (format!("max_body_bytes = \"big\"\n{b}"), "max_body_bytes"),
+        (b.replace(SHA, "abc"), "admin.token_sha256"),
+        (b.replace(&"1".repeat(64), "zz"), "tenants[0].environments[0].api_keys_sha256[0]"),
+        (format!("{b}[[tenants]]\nid = \"acme\"\nenvironments = []\n"), "tenants[1].id"),
+        (
+            format!("{b}[[message_types]]\nid = \"X\"\nduplicate_window = \"5 fortnights\"\n"),
+            "message_types[0].duplicate_window",
+        ),
+        (
+            format!("{b}[[message_types]]\nid = \"X\"\nduplicate_window_hours = 0\n"),
+            "message_types[0].duplicate_window_hours",
+        ),
+        (format!("{b}[[message_types]]\nid = \"X\"\ntenant = \"nobody\"\n"), "message_types[0].tenant"),
+        (
+            format!("{b}[[message_types]]\nid = \"X\"\nduplicate_key_fields = [\"E1EDK02[QUALF=001\"]\n"),
+            "message_types[0].duplicate_key_fields[0]",
+        ),
+        (format!("{b}[[message_types]]\nid = \"X\"\n[[message_types]]\nid = \"X\"\n"), "message_types[1].id"),
+        (
+            format!(
+                "{b}[[integrations]]\nid = \"i\"\ntenant = \"acme\"\nenvironment = \"qa\"\nmessage_type = \"t\"\n"
+            ),
+            "integrations[0].environment",
+        ),
+        (
+            format!("{b}[[integrations]]\nid = \"i\"\ntenant = \"acme\"\nenvironment = \"prod\"\n"),
+            "integrations[0].message_type",
+        ),
+        (
+            format!(
+                "{b}[[integrations]]\nid = \"i\"\ntenant = \"acme\"\nenvironment = \"prod\"\nmessage_type = \"t\"\nsignature = {{ scheme = \"md5\", secret_env = \"S\" }}\n"
+            ),
+            "integrations[0].signature.secret_env",
+        ),
+        (format!("unknown_key = 1\n{b}"), "unknown_key"),
+    ];
+    for (text, key) in cases {
+        assert_eq!(key_of(&text), key, "for:\n{text}");
+    }
+}
+
+#[test]
+fn unknown_scheme_is_named_once_the_secret_exists() {
+    let text = format!(
+        "{}[[integrations]]\nid = \"i\"\ntenant = \"acme\"\nenvironment = \"prod\"\nmessage_type = \"t\"\nsignature = {{ scheme = \"md5\", secret_env = \"S\" }}\n",
+        base()
+    );
+    let secrets = SecretSource::Fixed(HashMap::from([("S".to_string(), "x".to_string())]));
+    let err = Config::from_toml_with_secrets(&text, secrets).unwrap_err();
+    assert_eq!(err.key, "integrations[0].signature.scheme");
+    assert!(err.to_string().contains("unknown scheme `md5`"), "{err}");
+}
+
+#[test]
+fn windows_parse_with_units() {
+    assert_eq!(parse_window("2s"), Ok(2));
+    assert_eq!(parse_window("15m"), Ok(900));
+    assert_eq!(parse_window("12h"), Ok(43_200));
+    assert_eq!(parse_window("7d"), Ok(604_800));
+    assert!(parse_window("0s").is_err());
+    assert!(parse_window("m").is_err());
+    assert!(parse_window("3w").is_err());
+}
+
+#[test]
+fn environment_overrides_the_file() {
+    figment::Jail::expect_with(|jail| {
+        jail.create_file("edihub.toml", &base())?;
+        jail.set_env("EDIHUB_LISTEN", "0.0.0.0:9999");
+        jail.set_env("DATABASE_URL", "postgres://db/plain");
+        jail.set_env("EDIHUB_RETENTION__MESSAGES_DAYS", "7");
+        let c = Config::load(Some(std::path::Path::new("edihub.toml"))).expect("loads");
+        assert_eq!(c.listen, "0.0.0.0:9999");
+        assert_eq!(c.database_url, "postgres://db/plain");
+        assert_eq!(c.retention.messages_days, 7);
+        jail.set_env("EDIHUB_DATABASE_URL", "postgres://db/edihub");
+        let c = Config::load(Some(std::path::Path::new("edihub.toml"))).expect("loads");
+        assert_eq!(c.database_url, "postgres://db/edihub", "EDIHUB_ wins over DATABASE_URL");
+        jail.set_env("EDIHUB_MAX_BODY_BYTES", "lots");
+        let err = Config::load(Some(std::path::Path::new("edihub.toml"))).unwrap_err();
+        assert_eq!(err.key, "max_body_bytes");
+        Ok(())
+    });
+}
