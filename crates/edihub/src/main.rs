@@ -5,6 +5,7 @@
 //! `edihub-server` library. Everything testable lives in the libraries.
 
 mod explain;
+mod send;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -35,6 +36,8 @@ enum Command {
     CheckConfig,
     /// Explain how a file would be deduplicated: type, MESTYP, DOCNUM, key values, fingerprint.
     Fingerprint(explain::Args),
+    /// Post files (or a directory of files) to a hub, with a progress bar and a summary.
+    Send(send::Args),
 }
 
 fn init_logging(format: &str) {
@@ -51,6 +54,10 @@ fn init_logging(format: &str) {
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
+    // A client of a hub: needs no configuration file.
+    if let Command::Send(args) = cli.command {
+        return send::run(args).await;
+    }
     let config = match Config::load(Some(&cli.config)) {
         Ok(c) => c,
         Err(e) => {
@@ -72,6 +79,7 @@ async fn main() -> ExitCode {
         Command::Fingerprint(args) => return explain::run(&config, &args),
         Command::Migrate => migrate(config).await,
         Command::Serve => serve(config).await,
+        Command::Send(_) => unreachable!("handled before loading the configuration"),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -256,7 +256,7 @@ impl Config {
         }
         let fig = fig
             .merge(Env::raw().only(&["DATABASE_URL"]))
-            .merge(Env::prefixed("EDIHUB_").ignore(&["CONFIG", "LOG", "TEST_DATABASE_URL"]).split("__"));
+            .merge(Env::prefixed("EDIHUB_").ignore(&["CONFIG", "LOG", "TEST_DATABASE_URL", "URL", "KEY"]).split("__"));
         Self::extract(fig, SecretSource::Environment)
     }
 

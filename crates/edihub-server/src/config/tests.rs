@@ -122,6 +122,7 @@ fn windows_parse_with_units() {
 }
 
 #[test]
+#[allow(clippy::result_large_err)] // figment's Jail API fixes the closure's error type
 fn environment_overrides_the_file() {
     figment::Jail::expect_with(|jail| {
         jail.create_file("edihub.toml", &base())?;
