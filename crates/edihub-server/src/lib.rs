@@ -12,6 +12,7 @@ pub mod ingest;
 pub mod metrics;
 pub mod retention;
 pub mod routes;
+pub mod serve;
 pub mod state;
 pub mod telemetry;
 pub mod webhook;
@@ -108,8 +109,13 @@ pub async fn serve(
 ) -> Result<(), StartError> {
     tasks.spawn(refresh_catalog(state.clone(), shutdown.clone()));
     tasks.spawn(retention::run(state.clone(), shutdown.clone()));
+    let limits = serve::ServeLimits {
+        max_connections: state.config.max_connections,
+        header_read_timeout: Duration::from_secs(state.config.header_read_timeout_secs.max(1)),
+        shutdown_grace: Duration::from_secs(state.config.shutdown_grace_secs),
+    };
     let app = router(state);
-    axum::serve(listener, app).with_graceful_shutdown(shutdown.cancelled_owned()).await?;
+    serve::run(listener, app, limits, shutdown).await?;
     Ok(())
 }
 

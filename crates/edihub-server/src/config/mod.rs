@@ -40,6 +40,12 @@ pub struct Config {
     pub log_format: String,
     /// Seconds a request may take before it is answered 503 (and rolled back).
     pub request_timeout_secs: u64,
+    /// Most open client connections; more wait in the accept queue.
+    pub max_connections: usize,
+    /// Seconds a client has to send complete request headers.
+    pub header_read_timeout_secs: u64,
+    /// Seconds in-flight requests get to finish after SIGTERM.
+    pub shutdown_grace_secs: u64,
     /// Background release and purge of old data.
     pub retention: RetentionConfig,
     /// The admin credential.
@@ -98,6 +104,9 @@ impl Default for Config {
             catalog_refresh_secs: 30,
             log_format: "text".into(),
             request_timeout_secs: 30,
+            max_connections: 4096,
+            header_read_timeout_secs: 10,
+            shutdown_grace_secs: 30,
             retention: RetentionConfig::default(),
             admin: AdminConfig::default(),
             tenants: Vec::new(),
@@ -254,9 +263,11 @@ impl Config {
             }
             fig = fig.merge(Toml::file(path));
         }
-        let fig = fig
-            .merge(Env::raw().only(&["DATABASE_URL"]))
-            .merge(Env::prefixed("EDIHUB_").ignore(&["CONFIG", "LOG", "TEST_DATABASE_URL", "URL", "KEY"]).split("__"));
+        let fig = fig.merge(Env::raw().only(&["DATABASE_URL"])).merge(
+            Env::prefixed("EDIHUB_")
+                .ignore(&["CONFIG", "LOG", "TEST_DATABASE_URL", "URL", "KEY"])
+                .split("__"),
+        );
         Self::extract(fig, SecretSource::Environment)
     }
 
