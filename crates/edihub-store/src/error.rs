@@ -30,6 +30,14 @@ impl StoreError {
     /// True when the database could not be reached or the pool timed out: the
     /// request may succeed if the sender retries later.
     pub fn is_unavailable(&self) -> bool {
+        // PostgreSQL shutting down or starting up (57P0x), connection
+        // failures (08xxx), too many connections (53300).
+        if let StoreError::Database(sqlx::Error::Database(db)) = self
+            && let Some(code) = db.code()
+            && (code.starts_with("57P") || code.starts_with("08") || code == "53300")
+        {
+            return true;
+        }
         matches!(
             self,
             StoreError::Database(
