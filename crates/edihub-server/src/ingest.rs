@@ -208,24 +208,30 @@ pub fn build_messages(
 /// Counts what an ingest did. A replay has no per-message outcomes: it is
 /// counted once for `replay_type` under the key's detector.
 pub fn record_outcome(
-    metrics: &crate::metrics::Metrics,
+    state: &AppState,
+    tenant: &str,
     outcome: &IngestOutcome,
     replay_type: &str,
     replay: edihub_store::DetectedBy,
 ) {
+    let metrics = &state.metrics;
+    // Senders choose message types freely (X-Message-Type); only configured
+    // types become label values, so a sender cannot create unbounded series.
+    let label =
+        |t: &str| if state.catalog.is_configured(tenant, t) { t.to_string() } else { "other".to_string() };
     match outcome {
         IngestOutcome::Processed { outcomes, .. } => {
             for o in outcomes {
                 match o {
-                    MessageOutcome::Accepted(s) => metrics.accepted(&s.message_type),
+                    MessageOutcome::Accepted(s) => metrics.accepted(&label(&s.message_type)),
                     MessageOutcome::Duplicate { existing, detected_by } => {
-                        metrics.duplicate(&existing.message_type, detected_by.as_str());
+                        metrics.duplicate(&label(&existing.message_type), detected_by.as_str());
                     }
                 }
             }
         }
         IngestOutcome::Replayed { .. } => {
-            metrics.duplicate(replay_type, replay.as_str());
+            metrics.duplicate(&label(replay_type), replay.as_str());
         }
         IngestOutcome::KeyMismatch => {}
     }

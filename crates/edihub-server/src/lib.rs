@@ -65,11 +65,16 @@ pub fn router(state: AppState) -> Router {
     routes
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), telemetry::observe))
         .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
 }
 
 async fn not_found() -> Response {
     error::problem(StatusCode::NOT_FOUND, "no such route")
+}
+
+async fn method_not_allowed() -> Response {
+    error::problem(StatusCode::METHOD_NOT_ALLOWED, "this method is not allowed here; see the Allow header")
 }
 
 /// Pool settings from the configuration.

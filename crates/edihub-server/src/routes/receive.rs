@@ -102,6 +102,6 @@ async fn receive(
         .store
         .ingest(IngestRequest { scope: &sender.scope, key, messages, now: now(), render: &render })
         .await?;
-    record_outcome(&state.metrics, &outcome, &first_type, DetectedBy::IdempotencyKey);
+    record_outcome(&state, &sender.scope.tenant_id, &outcome, &first_type, DetectedBy::IdempotencyKey);
     outcome_response(outcome)
 }

@@ -133,6 +133,6 @@ async fn receive(
         .store
         .ingest(IngestRequest { scope: &integ.scope, key, messages, now: now(), render: &render })
         .await?;
-    record_outcome(&state.metrics, &outcome, &first_type, DetectedBy::ProviderEventId);
+    record_outcome(&state, &integ.scope.tenant_id, &outcome, &first_type, DetectedBy::ProviderEventId);
     outcome_response(outcome)
 }
