@@ -66,7 +66,10 @@ stop_cluster() {
 }
 trap stop_cluster EXIT
 
-if [ -n "${EDIHUB_TEST_DATABASE_URL:-}" ]; then
+# EDIHUB_TEST_PG=throwaway forces step 3 (to test this script itself).
+if [ "${EDIHUB_TEST_PG:-}" = throwaway ]; then
+    start_throwaway_cluster
+elif [ -n "${EDIHUB_TEST_DATABASE_URL:-}" ]; then
     log "PostgreSQL from EDIHUB_TEST_DATABASE_URL"
 elif [[ "${DATABASE_URL:-}" == postgres* ]]; then
     export EDIHUB_TEST_DATABASE_URL="$DATABASE_URL"
