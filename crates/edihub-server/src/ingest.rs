@@ -5,7 +5,6 @@ use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, SecondsFormat, Utc};
-use std::sync::Arc;
 
 use edihub_core::{Document, FingerprintSpec};
 use edihub_store::{IngestOutcome, MessageOutcome, MessageSummary, NewMessage, Scope, StoredResponse};
@@ -160,7 +159,7 @@ pub struct MessageSource<'a> {
     /// The Content-Type as received.
     pub content_type: Option<String>,
     /// The raw body, shared by all messages of a packet.
-    pub payload: Arc<[u8]>,
+    pub payload: bytes::Bytes,
 }
 
 /// Resolves each document's type and rules and computes its fingerprint.

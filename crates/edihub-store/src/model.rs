@@ -100,8 +100,8 @@ pub struct NewMessage {
     pub packet_index: i32,
     /// Content-Type the payload arrived with.
     pub content_type: Option<String>,
-    /// The raw request body as received.
-    pub payload: std::sync::Arc<[u8]>,
+    /// The raw request body as received (shared by a packet's messages, never copied).
+    pub payload: bytes::Bytes,
 }
 
 /// The public description of a stored message, as responses show it.

@@ -7,8 +7,6 @@
 //! inside that transaction (so it can be stored with the Idempotency-Key) and
 //! sent only after the commit.
 
-use std::sync::Arc;
-
 use axum::body::Body;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, Uri};
@@ -80,7 +78,7 @@ async fn receive(
     let body_key = parsed.idempotency_key.as_deref().map(validate_key).transpose()?;
     // The header wins over the body member.
     let idempotency_key = header_key.or(body_key);
-    let payload: Arc<[u8]> = Arc::from(&bytes[..]);
+    let payload = bytes.clone();
     let source = MessageSource {
         explicit_type,
         idempotency_key: idempotency_key.clone(),

@@ -7,8 +7,6 @@
 //! (scoped to the integration, so two providers' ids never collide), and the
 //! fingerprint rules of the message type apply to the payload.
 
-use std::sync::Arc;
-
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
@@ -116,7 +114,7 @@ async fn receive(
         idempotency_key: None,
         provider_event_id: event_id.clone(),
         content_type,
-        payload: Arc::from(&bytes[..]),
+        payload: bytes.clone(),
     };
     let messages = build_messages(&state, &integ.scope, &parsed.documents, &source)?;
     let key = event_id.map(|id| KeyClaim {

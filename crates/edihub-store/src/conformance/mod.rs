@@ -54,7 +54,7 @@ pub fn message(fingerprint: Option<&str>) -> NewMessage {
         provider_event_id: None,
         packet_index: 0,
         content_type: Some("application/xml".into()),
-        payload: Arc::from(&b"<ORDERS05/>"[..]),
+        payload: bytes::Bytes::from_static(b"<ORDERS05/>"),
     }
 }
 
