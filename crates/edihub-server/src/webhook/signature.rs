@@ -115,6 +115,12 @@ fn mac(key: &[u8], parts: &[&[u8]]) -> HmacSha256 {
     m
 }
 
+/// A decoded digest of the wrong length (e.g. hex sent where base64 is
+/// expected) is malformed, not merely a mismatch: the sender learns what to fix.
+fn sha256_len(decoded: Option<Vec<u8>>) -> Option<Vec<u8>> {
+    decoded.filter(|d| d.len() == 32)
+}
+
 fn check_time(ts: &str, now: i64, name: &'static str) -> Result<(), SignatureError> {
     let t: i64 = ts.parse().map_err(|_| SignatureError::Malformed(name))?;
     // abs_diff: no overflow on extreme timestamps a sender may choose.
@@ -154,14 +160,14 @@ impl Verifier {
                 let sig = header(headers, "x-hub-signature-256")?;
                 let hex_sig =
                     sig.strip_prefix("sha256=").ok_or(SignatureError::Malformed("x-hub-signature-256"))?;
-                let sig =
-                    hex::decode(hex_sig).map_err(|_| SignatureError::Malformed("x-hub-signature-256"))?;
+                let sig = sha256_len(hex::decode(hex_sig).ok())
+                    .ok_or(SignatureError::Malformed("x-hub-signature-256"))?;
                 mac(secret, &[body]).verify_slice(&sig).map_err(|_| SignatureError::Mismatch)
             }
             Verifier::Shopify { secret } => {
                 let sig = header(headers, "x-shopify-hmac-sha256")?;
-                let sig =
-                    STANDARD.decode(sig).map_err(|_| SignatureError::Malformed("x-shopify-hmac-sha256"))?;
+                let sig = sha256_len(STANDARD.decode(sig).ok())
+                    .ok_or(SignatureError::Malformed("x-shopify-hmac-sha256"))?;
                 mac(secret, &[body]).verify_slice(&sig).map_err(|_| SignatureError::Mismatch)
             }
             Verifier::Stripe { secret } => {
@@ -195,8 +201,8 @@ impl Verifier {
                 let digest =
                     value.strip_prefix(prefix.as_str()).ok_or(SignatureError::Malformed("signature"))?;
                 let sig = match encoding {
-                    Encoding::Hex => hex::decode(digest).ok(),
-                    Encoding::Base64 => STANDARD.decode(digest).ok(),
+                    Encoding::Hex => sha256_len(hex::decode(digest).ok()),
+                    Encoding::Base64 => sha256_len(STANDARD.decode(digest).ok()),
                 }
                 .ok_or(SignatureError::Malformed("signature"))?;
                 mac(secret, &[body]).verify_slice(&sig).map_err(|_| SignatureError::Mismatch)

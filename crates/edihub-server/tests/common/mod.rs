@@ -10,6 +10,8 @@
 #![allow(dead_code)] // every test binary uses a different subset
 
 mod http;
+pub mod live;
+pub mod webhook;
 
 use std::path::PathBuf;
 

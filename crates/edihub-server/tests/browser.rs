@@ -1,0 +1,303 @@
+//! The HTML audit page in a real browser: edihub serves on a port-0 TCP
+//! listener, headless Chromium loads `/admin/audit` with HTTP Basic
+//! credentials (answering edihub's 401 challenge), a person's steps are
+//! replayed through the Chrome DevTools Protocol (type the action into the
+//! filter form, click "Filter"), and the rendered table is read back from the
+//! DOM: after filtering it shows exactly the blocked duplicate. A screenshot
+//! lands in `target/tmp/browser-audit.png`.
+//!
+//! Chromium is required: `scripts/test.sh` installs Debian's `chromium` when
+//! it is missing; without it this test fails, it does not skip.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use common::live::LiveServer;
+use common::*;
+use serde_json::{Value, json};
+
+/// A headless Chromium with a throwaway profile; killed and removed on drop.
+struct Browser {
+    child: Child,
+    profile: PathBuf,
+}
+
+impl Browser {
+    fn launch() -> Browser {
+        let profile = std::env::temp_dir().join(format!("edihub-chromium-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&profile).expect("profile dir");
+        let child = Command::new("chromium")
+            .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"])
+            .args(["--disable-background-networking", "--disable-component-update", "--disable-sync"])
+            .args(["--remote-debugging-port=0", "--window-size=1280,800", "about:blank"])
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start chromium ({e}); scripts/test.sh installs it"));
+        Browser { child, profile }
+    }
+
+    /// The DevTools port, from the profile's `DevToolsActivePort` file.
+    fn devtools_port(&mut self) -> u16 {
+        let file = self.profile.join("DevToolsActivePort");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(port) =
+                std::fs::read_to_string(&file).ok().and_then(|t| t.lines().next()?.parse().ok())
+            {
+                return port;
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("chromium exited at start: {status}");
+            }
+            assert!(Instant::now() < deadline, "chromium wrote no DevToolsActivePort");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.profile);
+    }
+}
+
+/// A minimal DevTools client: one page target over a WebSocket (RFC 6455,
+/// text frames only), one command at a time.
+struct Cdp {
+    stream: TcpStream,
+    next_id: u64,
+}
+
+/// The body of a GET on the DevTools port (HTTP/1.1: it drops HTTP/1.0).
+fn http_get(port: u16, path: &str) -> String {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("devtools http");
+    write!(s, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).expect("devtools answer");
+    text.split_once("\r\n\r\n").map(|(_, body)| body.to_string()).unwrap_or_default()
+}
+
+impl Cdp {
+    fn connect(port: u16) -> Cdp {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let ws_url = loop {
+            let targets: Value = serde_json::from_str(&http_get(port, "/json/list")).unwrap_or(Value::Null);
+            let page = targets.as_array().into_iter().flatten().find(|t| t["type"] == "page");
+            if let Some(url) = page.and_then(|p| p["webSocketDebuggerUrl"].as_str()) {
+                break url.to_string();
+            }
+            assert!(Instant::now() < deadline, "no page target in chromium");
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        let path = &ws_url[ws_url.find("/devtools/").expect("devtools path")..];
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("devtools websocket");
+        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let key = base64::engine::general_purpose::STANDARD.encode(uuid::Uuid::new_v4().as_bytes());
+        write!(
+            stream,
+            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+             Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        )
+        .unwrap();
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut status = String::new();
+        reader.read_line(&mut status).unwrap();
+        assert!(status.contains(" 101 "), "websocket upgrade refused: {status}");
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if line == "\r\n" {
+                break;
+            }
+        }
+        assert!(reader.buffer().is_empty(), "no frames before the first command");
+        Cdp { stream, next_id: 1 }
+    }
+
+    fn send_frame(&mut self, opcode: u8, payload: &[u8]) {
+        let mut frame = vec![0x80 | opcode];
+        match payload.len() {
+            n if n < 126 => frame.push(0x80 | n as u8),
+            n if n <= 0xffff => frame.extend([0x80 | 126].into_iter().chain((n as u16).to_be_bytes())),
+            n => frame.extend([0x80 | 127].into_iter().chain((n as u64).to_be_bytes())),
+        }
+        let mask: [u8; 4] = uuid::Uuid::new_v4().as_bytes()[..4].try_into().unwrap();
+        frame.extend(mask);
+        frame.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+        self.stream.write_all(&frame).expect("websocket write");
+    }
+
+    fn read_message(&mut self) -> String {
+        let mut message = Vec::new();
+        loop {
+            let mut head = [0u8; 2];
+            self.stream.read_exact(&mut head).expect("websocket read");
+            let len = match head[1] & 0x7f {
+                126 => u64::from(u16::from_be_bytes(self.read_array())),
+                127 => u64::from_be_bytes(self.read_array()),
+                n => u64::from(n),
+            };
+            let mask: Option<[u8; 4]> = (head[1] & 0x80 != 0).then(|| self.read_array());
+            let mut payload = vec![0u8; usize::try_from(len).unwrap()];
+            self.stream.read_exact(&mut payload).expect("websocket payload");
+            if let Some(m) = mask {
+                payload.iter_mut().enumerate().for_each(|(i, b)| *b ^= m[i % 4]);
+            }
+            match head[0] & 0x0f {
+                0x9 => self.send_frame(0xA, &payload),
+                0x8 => panic!("chromium closed the DevTools connection"),
+                0x0..=0x2 => {
+                    message.extend(payload);
+                    if head[0] & 0x80 != 0 {
+                        return String::from_utf8(message).expect("UTF-8 message");
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn read_array<const N: usize>(&mut self) -> [u8; N] {
+        let mut buf = [0u8; N];
+        self.stream.read_exact(&mut buf).expect("websocket read");
+        buf
+    }
+
+    /// Sends a command and returns its result (events in between are skipped).
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send_frame(0x1, json!({ "id": id, "method": method, "params": params }).to_string().as_bytes());
+        loop {
+            let msg: Value = serde_json::from_str(&self.read_message()).expect("DevTools JSON");
+            if msg["id"] == id {
+                assert!(msg.get("error").is_none(), "{method}: {}", msg["error"]);
+                return msg["result"].clone();
+            }
+        }
+    }
+
+    /// Evaluates JavaScript in the page and returns its value.
+    fn eval(&mut self, expression: &str) -> Value {
+        let r = self.call("Runtime.evaluate", json!({ "expression": expression, "returnByValue": true }));
+        assert!(r.get("exceptionDetails").is_none(), "{expression}: {}", r["exceptionDetails"]);
+        r["result"]["value"].clone()
+    }
+
+    /// Waits until `condition` (JavaScript) is true in the page.
+    fn wait_for(&mut self, condition: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while self.eval(condition) != json!(true) {
+            let page = self.eval("location.href + ' ' + (document.body ? document.body.innerText : '')");
+            assert!(Instant::now() < deadline, "timed out waiting for {condition}; page: {page}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+/// The rendered rows of the events table, as JSON text.
+const ROWS: &str = "JSON.stringify([...document.querySelectorAll('#events tr.event')].map(tr => ({ \
+    action: tr.querySelector('.action').textContent, \
+    detected: tr.querySelector('.detected').textContent, \
+    type: tr.querySelector('.type').textContent, \
+    original: tr.querySelector('a.original')?.textContent ?? null, \
+    shown: tr.getBoundingClientRect().height > 0 && getComputedStyle(tr).visibility === 'visible' })))";
+
+/// Loads the page, filters by action like a person would, screenshots it;
+/// returns (rows before, rows after, the action field after, location after).
+fn drive(base: &str, screenshot: &Path) -> (Value, Value, Value, Value) {
+    let mut browser = Browser::launch();
+    let mut cdp = Cdp::connect(browser.devtools_port());
+    cdp.call("Page.enable", json!({}));
+    let nav = cdp.call("Page.navigate", json!({ "url": format!("{base}/admin/audit") }));
+    assert!(nav.get("errorText").is_none(), "navigation failed: {nav}");
+    cdp.wait_for("document.readyState === 'complete' && !!document.querySelector('#apply')");
+    assert_eq!(cdp.eval("document.title"), "edihub audit");
+    let before: Value = serde_json::from_str(cdp.eval(ROWS).as_str().unwrap()).unwrap();
+
+    // Type into the Action field and click the Filter button with the mouse.
+    cdp.eval("document.querySelector('#f-action').focus()");
+    cdp.call("Input.insertText", json!({ "text": "message.duplicate_blocked" }));
+    let at = cdp.eval(
+        "(() => { const r = document.querySelector('#apply').getBoundingClientRect(); \
+         return { x: r.x + r.width / 2, y: r.y + r.height / 2 }; })()",
+    );
+    for kind in ["mousePressed", "mouseReleased"] {
+        let event = json!({ "type": kind, "x": at["x"], "y": at["y"], "button": "left", "clickCount": 1 });
+        cdp.call("Input.dispatchMouseEvent", event);
+    }
+    cdp.wait_for(
+        "location.search.includes('action=message.duplicate_blocked') && document.readyState === 'complete' \
+         && !!document.querySelector('#f-action')",
+    );
+    let after: Value = serde_json::from_str(cdp.eval(ROWS).as_str().unwrap()).unwrap();
+    let field = cdp.eval("document.querySelector('#f-action').value");
+    let location = cdp.eval("location.pathname + location.search");
+
+    let shot = cdp.call("Page.captureScreenshot", json!({ "format": "png" }));
+    let png = base64::engine::general_purpose::STANDARD.decode(shot["data"].as_str().unwrap()).unwrap();
+    assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
+    std::fs::write(screenshot, png).expect("write screenshot");
+    (before, after, field, location)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn audit_page_filters_to_the_blocked_duplicate_in_chromium() {
+    let app = TestApp::new(Backend::Sqlite).await;
+    let original = accepted(&app.post_xml(ACME_PROD, fixture("orders05.xml")).await);
+    // The re-issued IDoc (same order numbers, new DOCNUM) is blocked by fingerprint.
+    duplicate_of(
+        &app.post_xml(ACME_PROD, fixture("orders05-reissued.xml")).await,
+        original["id"].as_str().unwrap(),
+    );
+    // Another kind of event, which the filter must hide.
+    let key = [("idempotency-key", "browser-k"), ("x-message-type", "free.event")];
+    accepted(&app.post_json(ACME_PROD, r#"{"docnum":"1"}"#, &key).await);
+    app.post_json(ACME_PROD, r#"{"docnum":"2"}"#, &key).await.expect(422);
+
+    let server = LiveServer::start(app.state.clone()).await;
+    let base = format!("http://admin:{ADMIN_TOKEN}@{}", server.addr);
+    let screenshot = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("browser-audit.png");
+    let shot = screenshot.clone();
+    let (before, after, field, location) =
+        tokio::task::spawn_blocking(move || drive(&base, &shot)).await.expect("browser driver");
+
+    let actions = |rows: &Value| -> Vec<String> {
+        rows.as_array().unwrap().iter().map(|r| r["action"].as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(
+        actions(&before),
+        ["idempotency_key.mismatch", "message.duplicate_blocked"],
+        "unfiltered page"
+    );
+    // The form was submitted (a GET of the same page with the filter in the query).
+    let location = location.as_str().unwrap();
+    assert!(location.starts_with("/admin/audit?"), "{location}");
+    assert!(location.split(['?', '&']).any(|p| p == "action=message.duplicate_blocked"), "{location}");
+    assert_eq!(field, "message.duplicate_blocked", "the form keeps the filter");
+    assert_eq!(
+        after,
+        json!([{ "action": "message.duplicate_blocked", "detected": "fingerprint", "type": "ORDERS05",
+                 "original": original["id"], "shown": true }]),
+        "filtered page"
+    );
+    assert!(std::fs::metadata(&screenshot).is_ok_and(|m| m.len() > 1000), "screenshot written");
+
+    // The browser was challenged (401 + WWW-Authenticate: Basic) and then let in.
+    let metrics = app.get("/metrics", None).await.text();
+    for status in ["401", "200"] {
+        let line = format!("edihub_http_requests_total{{route=\"/admin/audit\",status=\"{status}\"}}");
+        assert!(metrics.contains(&line), "{line} missing:\n{metrics}");
+    }
+    server.stop().await;
+}
