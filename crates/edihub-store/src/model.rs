@@ -121,43 +121,25 @@ pub struct MessageSummary {
     pub received_at: DateTime<Utc>,
 }
 
-/// A full stored message, payload included.
+/// A full stored message: its metadata (reachable directly through
+/// `Deref`), the key values found and the payload.
 #[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
 pub struct MessageRow {
-    /// Message id.
-    pub id: Uuid,
-    /// Tenant id.
-    pub tenant_id: String,
-    /// Environment id.
-    pub environment_id: String,
-    /// Resolved message type.
-    pub message_type: String,
-    /// SAP logical message.
-    pub mestyp: Option<String>,
-    /// Document number.
-    pub docnum: Option<String>,
-    /// Sending partner.
-    pub sender: Option<String>,
-    /// Fingerprint as computed.
-    pub fingerprint: Option<String>,
-    /// What the fingerprint covers.
-    pub fingerprint_basis: String,
-    /// When the fingerprint stops blocking repeats.
-    pub fingerprint_expires_at: Option<DateTime<Utc>>,
+    /// Everything but the key values and the payload.
+    #[sqlx(flatten)]
+    #[serde(flatten)]
+    pub meta: MessageMeta,
     /// Key values found, as JSON.
     pub key_values: sqlx::types::Json<serde_json::Value>,
-    /// Idempotency-Key of the request that stored it.
-    pub idempotency_key: Option<String>,
-    /// Webhook provider event id.
-    pub provider_event_id: Option<String>,
-    /// Position in its packet.
-    pub packet_index: i32,
-    /// Content-Type as received.
-    pub content_type: Option<String>,
     /// Raw body as received.
     pub payload: Vec<u8>,
-    /// When it was stored.
-    pub received_at: DateTime<Utc>,
+}
+
+impl std::ops::Deref for MessageRow {
+    type Target = MessageMeta;
+    fn deref(&self) -> &MessageMeta {
+        &self.meta
+    }
 }
 
 /// What happened to one message of a request.

@@ -47,8 +47,9 @@ pub(crate) const SUMMARY_BY_ID: &str = "SELECT id, message_type, mestyp, docnum,
 /// A full message by id.
 pub(crate) const MESSAGE_BY_ID: &str = "SELECT id, tenant_id, environment_id, message_type, \
     mestyp, docnum, sender, key_fingerprint AS fingerprint, fingerprint_basis, \
-    fingerprint_expires_at, key_values, idempotency_key, provider_event_id, packet_index, \
-    content_type, payload, received_at FROM messages WHERE id = $1";
+    fingerprint_expires_at, (fingerprint IS NOT NULL) AS fingerprint_active, key_values, \
+    idempotency_key, provider_event_id, packet_index, content_type, payload, received_at \
+    FROM messages WHERE id = $1";
 
 /// Messages stored in one environment.
 pub(crate) const COUNT_MESSAGES: &str =
