@@ -37,3 +37,23 @@ release:
 clean:
 	$(CARGO) clean
 	rm -rf data .pgtest
+
+## The benchmark of issue #5: release build, throwaway PostgreSQL, wrk + pgbench; writes BENCHMARKS.md.
+.PHONY: bench
+bench:
+	./scripts/bench.sh
+
+## Fuzz edihub-core with cargo-fuzz: every target for FUZZ_SECONDS (default 600),
+## one at a time, at low priority; FUZZ_TARGETS picks some (RELIABILITY.md, "Fuzzing").
+FUZZ_SECONDS ?= 600
+FUZZ_TARGETS ?=
+.PHONY: fuzz
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) ./fuzz/run.sh $(FUZZ_TARGETS)
+
+## Long fault tests (the `chaos_*` tests in crates/edihub/tests/faults, scaled by
+## EDIHUB_CHAOS_SCALE) and schemathesis against a live hub; see RELIABILITY.md.
+.PHONY: chaos
+chaos:
+	./scripts/test.sh --test faults -- --ignored chaos_
+	./scripts/schemathesis.sh

@@ -43,7 +43,10 @@ pub async fn run(
     limits: ServeLimits,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
-    let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let max = effective_max_connections(limits.max_connections);
+    let permits = Arc::new(Semaphore::new(max));
+    let cut_off = Arc::new(RateLimitedLog::default());
+    let accept_errors = RateLimitedLog::default();
     let graceful = GracefulShutdown::new();
     let mut warned_full = false;
     loop {
@@ -56,11 +59,11 @@ pub async fn run(
         };
         if permits.available_permits() == 0 && !warned_full {
             tracing::warn!(
-                max_connections = limits.max_connections,
+                max_connections = max,
                 "connection limit reached; new connections wait"
             );
             warned_full = true;
-        } else if permits.available_permits() > limits.max_connections / 10 {
+        } else if permits.available_permits() > max / 10 {
             warned_full = false;
         }
         let (stream, peer) = tokio::select! {
@@ -69,7 +72,9 @@ pub async fn run(
                 Ok(a) => a,
                 Err(e) => {
                     // EMFILE and friends: back off instead of spinning.
-                    tracing::warn!(error = %e, "accept failed");
+                    if let Some(n) = accept_errors.due() {
+                        tracing::warn!(error = %e, failures = n, "accept failed");
+                    }
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
                 }
@@ -82,10 +87,14 @@ pub async fn run(
             .header_read_timeout(limits.header_read_timeout)
             .serve_connection(TokioIo::new(stream), service);
         let conn = graceful.watch(conn);
+        let cut_off = cut_off.clone();
         tokio::spawn(async move {
             match conn.await {
                 Err(e) if e.is_timeout() => {
-                    tracing::info!(%peer, "closed a connection that did not send its headers in time");
+                    // Summarised: an attacker must not control log volume.
+                    if let Some(n) = cut_off.due() {
+                        tracing::info!(%peer, closed = n, "closed connections that did not send their headers in time");
+                    }
                 }
                 // Resets and protocol errors are the client's doing.
                 Err(e) => tracing::debug!(%peer, error = %e, "connection ended with an error"),
@@ -103,4 +112,50 @@ pub async fn run(
         );
     }
     Ok(())
+}
+
+/// Counts events and says when a log line is due: at most one per 10 s,
+/// carrying how many happened since the last one.
+#[derive(Debug, Default)]
+struct RateLimitedLog {
+    count: std::sync::atomic::AtomicU64,
+    last: std::sync::Mutex<Option<std::time::Instant>>,
+}
+
+impl RateLimitedLog {
+    fn due(&self) -> Option<u64> {
+        use std::sync::atomic::Ordering;
+        self.count.fetch_add(1, Ordering::Relaxed);
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        if last.is_some_and(|t| t.elapsed() < Duration::from_secs(10)) {
+            return None;
+        }
+        *last = Some(std::time::Instant::now());
+        Some(self.count.swap(0, Ordering::Relaxed))
+    }
+}
+
+/// The configured cap, lowered to fit the process's open-file limit (less a
+/// reserve for the database pool and logs): past that limit `accept` fails
+/// with EMFILE instead of the cap queueing connections in the kernel.
+fn effective_max_connections(configured: usize) -> usize {
+    let soft = std::fs::read_to_string("/proc/self/limits").ok().and_then(|text| {
+        text.lines()
+            .find(|l| l.starts_with("Max open files"))
+            .and_then(|l| l.split_whitespace().nth(3))
+            .and_then(|v| v.parse::<usize>().ok())
+    });
+    match soft {
+        Some(limit) if limit.saturating_sub(128) < configured => {
+            let capped = limit.saturating_sub(128).max(16);
+            tracing::warn!(
+                configured,
+                capped,
+                open_file_limit = limit,
+                "max_connections lowered to fit the open-file limit"
+            );
+            capped
+        }
+        _ => configured.max(1),
+    }
 }

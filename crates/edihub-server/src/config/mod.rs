@@ -17,8 +17,8 @@ use serde::{Deserialize, Serialize};
 
 pub use validate::{ConfigError, parse_window};
 
-/// The whole configuration file.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// The whole configuration file. Its `Debug` masks the database password.
+#[derive(Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// Address to listen on, e.g. `127.0.0.1:8080`.
@@ -198,10 +198,11 @@ pub struct MessageTypeConfig {
 }
 
 /// A partner webhook endpoint, `POST /api/webhook/{id}`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IntegrationConfig {
-    /// Integration id (the URL segment).
+    /// Integration id (the URL segment; taken from the path in the admin API).
+    #[serde(default)]
     pub id: String,
     /// Tenant the webhooks belong to.
     pub tenant: String,
@@ -222,7 +223,7 @@ pub struct IntegrationConfig {
 }
 
 /// Location of a provider event id.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EventIdConfig {
     /// Header carrying the id.
@@ -234,7 +235,7 @@ pub struct EventIdConfig {
 }
 
 /// Signature verification of an integration.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SignatureConfig {
     /// `standard-webhooks`, `github`, `shopify`, `stripe`, `hmac` or `none`.
@@ -293,3 +294,34 @@ impl Config {
 
 #[cfg(test)]
 mod tests;
+
+/// `url` with the password (between `user:` and `@`) replaced by `***`.
+pub fn redact_url(url: &str) -> String {
+    let Some(scheme_end) = url.find("://").map(|i| i + 3) else { return url.to_string() };
+    let rest = &url[scheme_end..];
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => match rest[..at].find(':') {
+            Some(colon) => format!("{}{}:***{}", &url[..scheme_end], &rest[..colon], &rest[at..]),
+            None => url.to_string(),
+        },
+        None => url.to_string(),
+    }
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("listen", &self.listen)
+            .field("database_url", &redact_url(&self.database_url))
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("database_max_connections", &self.database_max_connections)
+            .field("request_timeout_secs", &self.request_timeout_secs)
+            .field("max_connections", &self.max_connections)
+            .field("tenants", &self.tenants)
+            .field("message_types", &self.message_types)
+            .field("integrations", &self.integrations)
+            .field("secrets", &self.secrets)
+            .finish_non_exhaustive()
+    }
+}

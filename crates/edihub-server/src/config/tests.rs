@@ -142,3 +142,15 @@ fn environment_overrides_the_file() {
         Ok(())
     });
 }
+
+#[test]
+fn debug_masks_the_database_password() {
+    use super::redact_url;
+    assert_eq!(redact_url("postgres://edihub:s3cret@db:5432/edihub"), "postgres://edihub:***@db:5432/edihub");
+    assert_eq!(redact_url("postgres://edihub@db/edihub"), "postgres://edihub@db/edihub");
+    assert_eq!(redact_url("sqlite://data/edihub.db"), "sqlite://data/edihub.db");
+    let text = format!("database_url = \"postgres://u:s3cret@h/d\"\n{}", base());
+    let config = Config::from_toml(&text).unwrap();
+    let debug = format!("{config:?}");
+    assert!(!debug.contains("s3cret") && debug.contains("u:***@h"), "{debug}");
+}

@@ -125,7 +125,7 @@ fn wants_html(headers: &HeaderMap) -> bool {
         ("since" = Option<String>, Query, description = "RFC 3339, inclusive"),
         ("until" = Option<String>, Query, description = "RFC 3339, exclusive"),
         ("cursor" = Option<String>, Query, description = "next_cursor of the previous page"),
-        ("limit" = Option<i64>, Query, description = "1–500, default 100")
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "default 100")
     ),
     responses((status = 200, description = "A page of events (HTML for browsers)",
         content((AuditPage = "application/json"), (String = "text/html"))), (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")),

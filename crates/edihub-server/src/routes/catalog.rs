@@ -46,21 +46,31 @@ struct TenantQuery {
 
 /// Body of `PUT /admin/message-types/{id}`: the same fields as a
 /// `[[message_types]]` table, without `id` and `tenant`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct TypeBody {
+    /// Paths whose values form the fingerprint; `["$"]` for the whole payload.
     #[serde(default)]
     duplicate_key_fields: Vec<String>,
+    /// Paths removed before a whole-payload fingerprint.
     #[serde(default)]
     exclude_fields: Vec<String>,
+    /// Window in hours (default 168).
     #[serde(default)]
     duplicate_window_hours: Option<u64>,
+    /// Window with a unit (`2s`, `15m`, `12h`, `7d`); wins over hours.
     #[serde(default)]
     duplicate_window: Option<String>,
 }
 
 fn body_json<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    serde_json::from_slice(bytes).map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))
+    let value: Value =
+        serde_json::from_slice(bytes).map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))?;
+    // serde would also build a struct from an array; only an object is a definition.
+    if !value.is_object() {
+        return Err(ApiError::Unprocessable("the body must be a JSON object".into()));
+    }
+    serde_json::from_value(value).map_err(|e| ApiError::Unprocessable(format!("invalid definition: {e}")))
 }
 
 /// Validates a candidate by running the config validator over a config that
@@ -77,8 +87,7 @@ fn validate_with(state: &AppState, edit: impl FnOnce(&mut Config)) -> Result<Con
 /// Create or change a message type; audited as message_type.updated.
 #[utoipa::path(put, path = "/admin/message-types/{id}", tag = "admin",
     params(("id" = String, Path), ("tenant" = Option<String>, Query, description = "Absent: the global default")),
-    request_body(content = Object, content_type = "application/json",
-        description = "duplicate_key_fields, exclude_fields, duplicate_window_hours or duplicate_window"),
+    request_body(content = TypeBody, content_type = "application/json"),
     responses((status = 200, description = "Old and new value", body = Object), (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 422, description = "Well-formed but unusable", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
 async fn put_type(
     State(state): State<AppState>,
@@ -121,8 +130,8 @@ async fn list_integrations(State(state): State<AppState>, _admin: Admin) -> Resu
 
 /// Create or change a webhook integration; audited as integration.updated.
 #[utoipa::path(put, path = "/admin/integrations/{id}", tag = "admin", params(("id" = String, Path)),
-    request_body(content = Object, content_type = "application/json",
-        description = "tenant, environment, message_type or message_type_path, event_id, signature"),
+    request_body(content = IntegrationConfig, content_type = "application/json",
+        description = "The `id` comes from the path"),
     responses((status = 200, description = "Old and new value", body = Object), (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 422, description = "Well-formed but unusable", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
 async fn put_integration(
     State(state): State<AppState>,

@@ -67,7 +67,7 @@ fn message_json(m: &MessageRow) -> Value {
 }
 
 /// A message with its raw payload.
-#[utoipa::path(get, path = "/admin/messages/{id}", tag = "admin", params(("id" = String, Path)),
+#[utoipa::path(get, path = "/admin/messages/{id}", tag = "admin", params(("id" = uuid::Uuid, Path)),
     responses((status = 200, description = "The message", body = Object), (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 404, description = "Not found", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
 async fn show(
     State(state): State<AppState>,
@@ -78,8 +78,8 @@ async fn show(
 }
 
 /// The raw payload exactly as received, with its original Content-Type.
-#[utoipa::path(get, path = "/admin/messages/{id}/payload", tag = "admin", params(("id" = String, Path)),
-    responses((status = 200, description = "The bytes as received", body = String, content_type = "application/octet-stream"),
+#[utoipa::path(get, path = "/admin/messages/{id}/payload", tag = "admin", params(("id" = uuid::Uuid, Path)),
+    responses((status = 200, description = "The bytes as received, with their original Content-Type", body = String, content_type = "*/*"),
         (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 404, description = "Not found", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
 async fn payload(
     State(state): State<AppState>,
@@ -92,8 +92,17 @@ async fn payload(
         .as_deref()
         .and_then(|c| HeaderValue::from_str(c).ok())
         .unwrap_or(HeaderValue::from_static("application/octet-stream"));
-    let mut res = m.payload.into_response();
-    res.headers_mut().insert(header::CONTENT_TYPE, content_type);
+    let mut res = m.payload.clone().into_response();
+    let headers = res.headers_mut();
+    headers.insert(header::CONTENT_TYPE, content_type);
+    // The bytes are the sender's: never let a browser run them in the
+    // admin's origin (a payload labelled text/html could carry a script).
+    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static("sandbox; default-src 'none'"));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    let disposition = format!("attachment; filename=\"{}.payload\"", m.id);
+    if let Ok(v) = HeaderValue::from_str(&disposition) {
+        headers.insert(header::CONTENT_DISPOSITION, v);
+    }
     Ok(res)
 }
 
@@ -113,7 +122,7 @@ struct FindQuery {
     params(("tenant" = Option<String>, Query), ("environment" = Option<String>, Query),
         ("fingerprint" = Option<String>, Query), ("idempotency_key" = Option<String>, Query),
         ("docnum" = Option<String>, Query), ("message_type" = Option<String>, Query),
-        ("limit" = Option<i64>, Query, description = "1–500, default 100")),
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "default 100")),
     responses((status = 200, description = "Matching messages, newest first", body = Object), (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
 async fn find(State(state): State<AppState>, _admin: Admin, uri: Uri) -> Result<Json<Value>, ApiError> {
     let Query(q) = Query::<FindQuery>::try_from_uri(&uri)
