@@ -93,4 +93,12 @@ if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import standardwebhooks' 
         log "could not install standardwebhooks: the Standard Webhooks reference test will fail"
 fi
 
+# The browser test (crates/edihub-server/tests/browser.rs) drives headless
+# Chromium; install Debian's package when it is missing and we are root.
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    log "installing Debian's chromium for the browser test"
+    { apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2; } ||
+        log "could not install chromium: the browser test will fail"
+fi
+
 cargo test --workspace --locked "$@"

@@ -63,9 +63,12 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
 pub fn router(state: AppState) -> Router {
     let (routes, _) = routes();
     routes
-        .route_layer(axum::middleware::from_fn_with_state(state.clone(), telemetry::observe))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        // `layer` (not `route_layer`) so 404/405 answers get a request id,
+        // a log line and a count too; axum applies it per endpoint, so the
+        // matched route is still known.
+        .layer(axum::middleware::from_fn_with_state(state.clone(), telemetry::observe))
         .with_state(state)
 }
 

@@ -58,10 +58,7 @@ pub async fn run(
             },
         };
         if permits.available_permits() == 0 && !warned_full {
-            tracing::warn!(
-                max_connections = max,
-                "connection limit reached; new connections wait"
-            );
+            tracing::warn!(max_connections = max, "connection limit reached; new connections wait");
             warned_full = true;
         } else if permits.available_permits() > max / 10 {
             warned_full = false;

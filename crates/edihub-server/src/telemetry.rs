@@ -30,7 +30,8 @@ fn request_id(req: &Request) -> String {
         .map_or_else(|| uuid::Uuid::now_v7().to_string(), str::to_string)
 }
 
-/// The middleware; install with `route_layer` so the matched route is known.
+/// The middleware; installed with `Router::layer` after the fallbacks, so
+/// every answer, matched or not, passes through it.
 pub async fn observe(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let id = request_id(&req);
     let route = req.extensions().get::<MatchedPath>().map_or("unmatched", MatchedPath::as_str).to_string();

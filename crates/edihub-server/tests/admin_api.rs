@@ -40,16 +40,16 @@ fn admin() -> String {
 }
 
 async fn put_type(app: &TestApp, query: &str, body: Value) -> TestResponse {
-    put_type_as(app, query, Some(&admin()), body).await
+    put_type_as(app, query, Some(&admin()), body.to_string()).await
 }
 
-async fn put_type_as(app: &TestApp, query: &str, auth: Option<&str>, body: Value) -> TestResponse {
+async fn put_type_as(app: &TestApp, query: &str, auth: Option<&str>, body: String) -> TestResponse {
     let mut request =
         Request::builder().method(Method::PUT).uri(format!("/admin/message-types/ORDERS05{query}"));
     if let Some(auth) = auth {
         request = request.header("authorization", auth);
     }
-    let request = request.header("content-type", "application/json").body(Body::from(body.to_string()));
+    let request = request.header("content-type", "application/json").body(Body::from(body));
     app.send(request.expect("request")).await
 }
 
@@ -279,11 +279,13 @@ async fn invalid_message_type_change_changes_nothing(backend: Backend) {
         assert_eq!(res.status.as_u16(), 422, "{query} {body}: {}", res.text());
         res.expect_problem(422, key);
     }
-    // Not JSON, or an unknown member: 400.
-    put_type(&app, "?tenant=acme", json!({ "window": "1s" })).await.expect_problem(400, "window");
+    // An unknown member is named too; a body that is not JSON at all is 400.
+    put_type(&app, "?tenant=acme", json!({ "window": "1s" })).await.expect_problem(422, "window");
+    put_type(&app, "?tenant=acme", json!([])).await.expect_problem(422, "object");
+    put_type_as(&app, "?tenant=acme", Some(&admin()), "{".into()).await.expect_problem(400, "JSON");
     // No credential, or a sender's: 401.
     for auth in [None, Some(bearer(ACME_PROD))] {
-        let body = json!({ "duplicate_key_fields": [] });
+        let body = json!({ "duplicate_key_fields": [] }).to_string();
         put_type_as(&app, "?tenant=acme", auth.as_deref(), body).await.expect_problem(401, "");
     }
 

@@ -143,11 +143,21 @@ macro_rules! admin_methods {
                     .bind(row.updated_at)
                     .execute(&mut *tx)
                     .await?;
+                // A new tenant override replaces the global rule: record that
+                // as what was in effect before.
+                let inherited: Option<$crate::MessageTypeRow> = match (&old, row.tenant_id.is_empty()) {
+                    (None, false) => sqlx::query_as($crate::sql::GET_TYPE)
+                        .bind($crate::GLOBAL_TENANT)
+                        .bind(&row.id)
+                        .fetch_optional(&mut *tx)
+                        .await?,
+                    _ => None,
+                };
                 let event = $crate::NewAuditEvent {
                     action: $crate::audit::MESSAGE_TYPE_UPDATED.into(),
                     tenant_id: (!row.tenant_id.is_empty()).then(|| row.tenant_id.clone()),
                     message_type: Some(row.id.clone()),
-                    details: serde_json::json!({ "old": old, "new": row }),
+                    details: serde_json::json!({ "old": old, "inherited": inherited, "new": row }),
                     ..Default::default()
                 };
                 insert_audit(&mut *tx, row.updated_at, &event).await?;
