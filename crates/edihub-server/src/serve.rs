@@ -14,6 +14,7 @@
 //!   most `shutdown_grace_secs`.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use axum::Router;
@@ -45,7 +46,11 @@ pub async fn run(
 ) -> std::io::Result<()> {
     let max = effective_max_connections(limits.max_connections);
     let permits = Arc::new(Semaphore::new(max));
-    let cut_off = Arc::new(RateLimitedLog::default());
+    // Connections closed for slow headers are counted and reported once a
+    // second: an attacker must not control log volume, yet the log accounts
+    // for every one of them.
+    let cut_off = Arc::new(AtomicU64::new(0));
+    let reporter = tokio::spawn(report_cut_offs(cut_off.clone()));
     let accept_errors = RateLimitedLog::default();
     let graceful = GracefulShutdown::new();
     let mut warned_full = false;
@@ -88,10 +93,7 @@ pub async fn run(
         tokio::spawn(async move {
             match conn.await {
                 Err(e) if e.is_timeout() => {
-                    // Summarised: an attacker must not control log volume.
-                    if let Some(n) = cut_off.due() {
-                        tracing::info!(%peer, closed = n, "closed connections that did not send their headers in time");
-                    }
+                    cut_off.fetch_add(1, Ordering::Relaxed);
                 }
                 // Resets and protocol errors are the client's doing.
                 Err(e) => tracing::debug!(%peer, error = %e, "connection ended with an error"),
@@ -102,6 +104,8 @@ pub async fn run(
     }
     drop(listener);
     tracing::info!("stopped accepting; draining in-flight requests");
+    reporter.abort();
+    flush_cut_offs(&cut_off);
     if tokio::time::timeout(limits.shutdown_grace, graceful.shutdown()).await.is_err() {
         tracing::warn!(
             grace_secs = limits.shutdown_grace.as_secs(),
@@ -109,6 +113,23 @@ pub async fn run(
         );
     }
     Ok(())
+}
+
+const CUT_OFF: &str = "closed connections that did not send their headers in time";
+
+fn flush_cut_offs(count: &AtomicU64) {
+    let n = count.swap(0, Ordering::Relaxed);
+    if n > 0 {
+        tracing::info!(closed = n, header_read_timeout = true, "{CUT_OFF}");
+    }
+}
+
+async fn report_cut_offs(count: Arc<AtomicU64>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        tick.tick().await;
+        flush_cut_offs(&count);
+    }
 }
 
 /// Counts events and says when a log line is due: at most one per 10 s,
@@ -143,8 +164,8 @@ fn effective_max_connections(configured: usize) -> usize {
             .and_then(|v| v.parse::<usize>().ok())
     });
     match soft {
-        Some(limit) if limit.saturating_sub(128) < configured => {
-            let capped = limit.saturating_sub(128).max(16);
+        Some(limit) if limit.saturating_sub(reserve(limit)) < configured => {
+            let capped = limit.saturating_sub(reserve(limit)).max(16);
             tracing::warn!(
                 configured,
                 capped,
@@ -155,4 +176,30 @@ fn effective_max_connections(configured: usize) -> usize {
         }
         _ => configured.max(1),
     }
+}
+
+/// Descriptors kept free for the database pool, log files and the listener.
+fn reserve(limit: usize) -> usize {
+    (limit / 4).clamp(32, 128)
+}
+
+/// Listen backlog: connections beyond `max_connections` wait here, so it is
+/// larger than the standard library's 128 (the kernel caps it at somaxconn).
+pub const LISTEN_BACKLOG: u32 = 1024;
+
+/// Binds `addr` (`host:port`) with [`LISTEN_BACKLOG`].
+pub async fn bind(addr: &str) -> std::io::Result<TcpListener> {
+    let mut last = None;
+    for a in tokio::net::lookup_host(addr).await? {
+        let socket =
+            if a.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
+        socket.set_reuseaddr(true)?;
+        match socket.bind(a).and_then(|()| socket.listen(LISTEN_BACKLOG)) {
+            Ok(listener) => return Ok(listener),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("`{addr}` resolves to no address"))
+    }))
 }

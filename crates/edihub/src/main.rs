@@ -101,7 +101,7 @@ async fn migrate(config: Config) -> Result<(), StartError> {
 
 async fn serve(config: Config) -> Result<(), StartError> {
     init_logging(&config.log_format);
-    let listener = tokio::net::TcpListener::bind(&config.listen).await?;
+    let listener = edihub_server::serve::bind(&config.listen).await?;
     let state = edihub_server::prepare(config).await?;
     let shutdown = CancellationToken::new();
     let tasks = TaskTracker::new();
