@@ -117,9 +117,32 @@ pub fn fingerprint(doc: &Document, spec: &FingerprintSpec) -> Fingerprint {
 /// Hashes the parts; the canonical form cannot fail for a `serde_json::Value`,
 /// but if it ever did the message is reported as not deduplicated.
 fn finish(parts: &[Value], basis: Basis, key_values: Vec<KeyValue>) -> Fingerprint {
-    match serde_json_canonicalizer::to_vec(&parts) {
+    let exact: Vec<Value> = parts.iter().map(exact_integers).collect();
+    match serde_json_canonicalizer::to_vec(&exact) {
         Ok(bytes) => Fingerprint { hex: Some(hex::encode(Sha256::digest(&bytes))), basis, key_values },
         Err(_) => Fingerprint { hex: None, basis: Basis::None, key_values },
+    }
+}
+
+/// RFC 8785 writes numbers as IEEE doubles, which rounds integers beyond
+/// 2^53: two different order ids such as 820982911946154508 and
+/// 820982911946154509 would hash alike. Such integers are hashed as their
+/// exact decimal text instead (the same id sent quoted or unquoted is then
+/// one key, which is what an id means).
+fn exact_integers(v: &Value) -> Value {
+    const EXACT: u64 = 1 << 53;
+    match v {
+        Value::Number(n)
+            if n.as_u64().is_some_and(|u| u > EXACT)
+                || n.as_i64().is_some_and(|i| i.unsigned_abs() > EXACT) =>
+        {
+            Value::String(n.to_string())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(exact_integers).collect()),
+        Value::Object(map) => {
+            Value::Object(map.iter().map(|(k, v)| (k.clone(), exact_integers(v))).collect())
+        }
+        other => other.clone(),
     }
 }
 

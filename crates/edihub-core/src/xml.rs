@@ -78,9 +78,11 @@ pub(crate) fn parse(text: &str) -> Result<Element, CoreError> {
                     });
                 }
             },
-            Event::Text(t) => push_text(&mut stack, &t.xml10_content())?,
-            Event::CData(c) => push_text(&mut stack, &c.xml10_content())?,
-            Event::GeneralRef(r) => push_text(&mut stack, &resolve_ref(&r)?.to_string())?,
+            Event::Text(t) => push_text(&mut stack, &t.xml10_content(), reader.buffer_position())?,
+            Event::CData(c) => push_text(&mut stack, &c.xml10_content(), reader.buffer_position())?,
+            Event::GeneralRef(r) => {
+                push_text(&mut stack, &resolve_ref(&r)?.to_string(), reader.buffer_position())?;
+            }
             Event::DocType(_) => return Err(CoreError::Doctype),
             Event::Decl(_) | Event::PI(_) | Event::Comment(_) => {}
             Event::Eof => break,
@@ -107,7 +109,11 @@ fn local(start: &BytesStart) -> String {
 /// Builds an element (name and attributes) from a start tag ending at `offset`.
 fn open(start: &BytesStart, offset: u64) -> Result<Element, CoreError> {
     let mut element = Element::named(local(start));
-    for attr in start.attributes() {
+    // quick-xml's duplicate check compares every pair (quadratic in the
+    // attribute count); a set does it in linear time.
+    let mut seen = std::collections::HashSet::new();
+    let mut by_local = std::collections::HashMap::new();
+    for attr in start.attributes().with_checks(false) {
         let attr = attr.map_err(|e| CoreError::XmlSyntax {
             offset,
             reason: format!("bad attribute in <{}>: {e}", element.name),
@@ -123,9 +129,25 @@ fn open(start: &BytesStart, offset: u64) -> Result<Element, CoreError> {
                 reason: format!("bad attribute value in <{}>: {other}", element.name),
             },
         })?;
+        if !seen.insert(key.as_ref().to_string()) {
+            return Err(CoreError::XmlSyntax {
+                offset,
+                reason: format!("attribute `{}` repeated in <{}>", key.as_ref(), element.name),
+            });
+        }
+        check_chars(&value, offset)?;
         let name = key.local_name().into_inner().to_string();
-        element.attrs.retain(|(n, _)| *n != name);
-        element.attrs.push((name, value.trim().to_string()));
+        // `a:x` and `b:x` share a local name: the last one wins, in place.
+        match by_local.get(&name) {
+            Some(&i) => {
+                let old: &mut (String, String) = &mut element.attrs[i];
+                old.1 = value.trim().to_string();
+            }
+            None => {
+                by_local.insert(name.clone(), element.attrs.len());
+                element.attrs.push((name, value.trim().to_string()));
+            }
+        }
     }
     Ok(element)
 }
@@ -142,8 +164,22 @@ fn close(mut element: Element, stack: &mut [Element], root: &mut Option<Element>
     }
 }
 
+/// Refuses the C0 control characters XML 1.0 forbids (all but tab, LF, CR),
+/// raw or as character references. Bytes below 0x20 never occur inside a
+/// multi-byte UTF-8 sequence, so a byte scan is exact.
+fn check_chars(text: &str, offset: u64) -> Result<(), CoreError> {
+    match text.bytes().find(|b| *b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) {
+        Some(b) => Err(CoreError::XmlSyntax {
+            offset,
+            reason: format!("control character U+{b:04X} is not allowed in XML 1.0"),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Appends text to the open element; outside the root only whitespace is allowed.
-fn push_text(stack: &mut [Element], text: &str) -> Result<(), CoreError> {
+fn push_text(stack: &mut [Element], text: &str, offset: u64) -> Result<(), CoreError> {
+    check_chars(text, offset)?;
     match stack.last_mut() {
         Some(open) => open.text.push_str(text),
         None if text.trim().is_empty() => {}
