@@ -62,9 +62,36 @@ fn documents(root: Option<String>, idocs: Vec<Element>) -> Result<Vec<Document>,
         .collect()
 }
 
+/// Refuses `\u0000` anywhere in strings or member names: valid JSON, but
+/// neither PostgreSQL text nor jsonb can hold it, and in a key field it is
+/// never business data.
+fn refuse_nul(v: &Value) -> Result<(), CoreError> {
+    let bad = |s: &str| s.contains('\0');
+    let found = match v {
+        Value::String(s) => bad(s),
+        Value::Array(items) => return items.iter().try_for_each(refuse_nul),
+        Value::Object(map) => {
+            for (k, item) in map {
+                if bad(k) {
+                    return Err(nul_error());
+                }
+                refuse_nul(item)?;
+            }
+            false
+        }
+        _ => false,
+    };
+    if found { Err(nul_error()) } else { Ok(()) }
+}
+
+fn nul_error() -> CoreError {
+    CoreError::InvalidJson("a string contains U+0000 (NUL), which is not accepted".to_string())
+}
+
 /// Parses a JSON text (already checked to be UTF-8) into a body.
 pub(crate) fn from_json(text: &str) -> Result<ParsedBody, CoreError> {
     let mut value: Value = serde_json::from_str(text).map_err(map_json_error)?;
+    refuse_nul(&value)?;
     let idempotency_key = match value.as_object_mut().and_then(|m| m.remove("idempotencyKey")) {
         None => None,
         Some(Value::String(key)) => Some(key),

@@ -203,6 +203,10 @@ fn resolve_ref(r: &BytesRef) -> Result<char, CoreError> {
         return Ok(c);
     }
     match r.resolve_char_ref() {
+        // XML 1.0 allows no C0 control but tab, LF and CR, not even as a reference.
+        Ok(Some(c)) if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => {
+            Err(CoreError::InvalidCharRef(name.to_string()))
+        }
         Ok(Some(c)) => Ok(c),
         Ok(None) => Err(CoreError::UndefinedEntity(name.to_string())),
         Err(_) => Err(CoreError::InvalidCharRef(name.to_string())),

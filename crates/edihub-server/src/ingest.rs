@@ -27,6 +27,15 @@ pub fn now() -> DateTime<Utc> {
 /// Reads the whole body, refusing more than `limit` bytes with 413 before
 /// buffering them.
 pub async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Bytes, ApiError> {
+    // A compressed body would be read as garbage: say so (RFC 9110, 15.5.16).
+    if let Some(coding) = headers.get(header::CONTENT_ENCODING) {
+        let coding = coding.to_str().unwrap_or("?").trim();
+        if !coding.eq_ignore_ascii_case("identity") {
+            return Err(ApiError::UnsupportedMediaType(format!(
+                "Content-Encoding `{coding}` is not supported; send the body uncompressed"
+            )));
+        }
+    }
     let declared =
         headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > limit as u64) {
