@@ -283,7 +283,10 @@ async fn f5_descriptor_exhaustion_recovers() {
     );
     assert!(first <= Duration::from_secs(HEADER_SECS + 3), "recovery took {first:?}");
     assert!(!lowered.is_empty(), "lowering max_connections to the open-file limit is not logged");
-    assert!(accept_failed.is_empty(), "accept failed although the cap fits the open-file limit: {accept_failed:?}");
+    assert!(
+        accept_failed.is_empty(),
+        "accept failed although the cap fits the open-file limit: {accept_failed:?}"
+    );
     // Nothing but 2xx, 503 (the database could not open a connection) or no answer (not accepted yet).
     assert!(attempts.iter().all(|a| a.status().is_none_or(|s| matches!(s, 200 | 202 | 503))), "{statuses:?}");
 }
