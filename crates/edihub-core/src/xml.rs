@@ -49,6 +49,15 @@ impl Element {
 
 /// Parses decoded XML text into its root element.
 pub(crate) fn parse(text: &str) -> Result<Element, CoreError> {
+    // XML 1.0 forbids these anywhere: names, text, attributes, comments.
+    // One pass over the whole document catches them all (character
+    // references are checked where they are resolved).
+    if let Some(at) = text.bytes().position(|b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) {
+        return Err(CoreError::XmlSyntax {
+            offset: at as u64,
+            reason: format!("control character U+{:04X} is not allowed in XML 1.0", text.as_bytes()[at]),
+        });
+    }
     let mut reader = Reader::from_str(text);
     let mut stack: Vec<Element> = Vec::new();
     let mut root: Option<Element> = None;

@@ -957,8 +957,9 @@ fn large_integer_ids_do_not_collide() {
 }
 
 /// XML 1.0 allows tab, LF and CR among the C0 controls and nothing else, raw
-/// or as a character reference: `&#0;` is refused, so must NUL, SOH and ESC
-/// be (fixtures/bad/ctrl-*.xml, charref-control.xml).
+/// or as a character reference, in text, attribute values and names alike:
+/// `&#0;` is refused, so must NUL, SOH and ESC be (fixtures/bad/ctrl-*.xml,
+/// charref-control.xml, fuzz-idoc-xml-nul-in-attribute-name.xml).
 #[test]
 fn xml_control_characters_are_refused() {
     for (what, belnr) in [
@@ -976,6 +977,39 @@ fn xml_control_characters_are_refused() {
                 "{what} in a key field is accepted: BELNR = {:?}",
                 parsed.documents[0].values(&KeyPath::parse("E1EDK01.BELNR").unwrap())
             ),
+            Err(e) => assert_eq!(e.class().http_status(), 400, "{what}: {e}"),
+        }
+    }
+}
+
+/// Control characters in element and attribute *names* are refused too. The
+/// `idoc_xml` fuzz target found (after the fix for text and values) that a
+/// NUL inside an attribute name was accepted as XML while the same IDoc as
+/// JSON is refused; under a content-mode type the name reaches PostgreSQL
+/// jsonb (key values), which cannot hold U+0000.
+#[test]
+fn control_characters_in_names_are_refused() {
+    let cases: [(&str, &[u8]); 4] = [
+        (
+            "fuzz minimised",
+            b"<ORDERS05><IDOC><EDI_DC40></EDI_DC40><E1EDK02 \0E=\"\"></E1EDK02></IDOC></ORDERS05>",
+        ),
+        (
+            "NUL in an attribute name",
+            b"<ORDERS05><IDOC><EDI_DC40 A\0B=\"1\"><DOCNUM>1</DOCNUM></EDI_DC40></IDOC></ORDERS05>",
+        ),
+        (
+            "SOH in an element name",
+            b"<ORDERS05><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40><Z\x01>1</Z\x01></IDOC></ORDERS05>",
+        ),
+        (
+            "ESC in the root name",
+            b"<ORD\x1bERS05><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40></IDOC></ORD\x1bERS05>",
+        ),
+    ];
+    for (what, body) in cases {
+        match parse_body(body, Some("application/xml")) {
+            Ok(parsed) => panic!("{what}: accepted as {:?}", parsed.documents[0].value()),
             Err(e) => assert_eq!(e.class().http_status(), 400, "{what}: {e}"),
         }
     }

@@ -33,6 +33,9 @@ backend_tests!(bad_corpus);
 #[derive(Debug, Deserialize)]
 struct Manifest {
     max_body_bytes: usize,
+    /// TOML added to the test configuration (message types some cases name).
+    #[serde(default)]
+    extra_config: String,
     cases: Vec<Case>,
 }
 
@@ -298,7 +301,8 @@ fn check_prometheus_text(text: &str) -> Result<(), String> {
 async fn bad_corpus(backend: Backend) {
     let manifest = load_manifest();
     assert!(manifest.cases.len() >= 60, "the corpus has {} cases", manifest.cases.len());
-    let app = TestApp::with_config(backend, &format!("max_body_bytes = {}", manifest.max_body_bytes)).await;
+    let extra = format!("max_body_bytes = {}\n{}", manifest.max_body_bytes, manifest.extra_config);
+    let app = TestApp::with_config(backend, &extra).await;
     let mut failures = Vec::new();
     let mut accepted_ids = Vec::new();
     for case in &manifest.cases {
