@@ -180,8 +180,15 @@ macro_rules! impl_sql_store {
                 }
             }
             let mut outcomes = Vec::with_capacity(req.messages.len());
+            // The request body is stored once: by the first message stored,
+            // which the packet's other stored messages point to.
+            let mut holder: Option<uuid::Uuid> = None;
             for m in &req.messages {
-                outcomes.push(store_message(conn, req, m).await?);
+                let outcome = store_message(conn, req, m, holder).await?;
+                if let (None, $crate::MessageOutcome::Accepted(s)) = (holder, &outcome) {
+                    holder = Some(s.id);
+                }
+                outcomes.push(outcome);
             }
             let response = (req.render)(&outcomes);
             if let Some(key) = &req.key {
@@ -257,7 +264,9 @@ macro_rules! impl_sql_store {
             conn: &mut Conn,
             req: &$crate::IngestRequest<'_>,
             m: &$crate::NewMessage,
+            payload_holder: Option<uuid::Uuid>,
         ) -> $crate::Result<$crate::MessageOutcome> {
+            let payload: &[u8] = if payload_holder.is_some() { &[] } else { &m.payload[..] };
             let scope = req.scope;
             let expires = m
                 .fingerprint
@@ -284,8 +293,9 @@ macro_rules! impl_sql_store {
                     .bind(&m.provider_event_id)
                     .bind(m.packet_index)
                     .bind(&m.content_type)
-                    .bind(&m.payload[..])
+                    .bind(payload)
                     .bind(req.now)
+                    .bind(payload_holder)
                     .fetch_optional(&mut *conn)
                     .await?;
                 if inserted.is_some() {

@@ -30,8 +30,8 @@ pub(crate) const RELEASE_EXPIRED: &str = "UPDATE messages SET fingerprint = NULL
 pub(crate) const INSERT_MESSAGE: &str = "INSERT INTO messages \
     (id, tenant_id, environment_id, message_type, mestyp, docnum, sender, fingerprint, \
      key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, idempotency_key, \
-     provider_event_id, packet_index, content_type, payload, received_at) \
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) \
+     provider_event_id, packet_index, content_type, payload, received_at, payload_message_id) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) \
     ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING \
     RETURNING id";
 
@@ -45,11 +45,12 @@ pub(crate) const SUMMARY_BY_ID: &str = "SELECT id, message_type, mestyp, docnum,
     key_fingerprint AS fingerprint, received_at FROM messages WHERE id = $1";
 
 /// A full message by id.
-pub(crate) const MESSAGE_BY_ID: &str = "SELECT id, tenant_id, environment_id, message_type, \
-    mestyp, docnum, sender, key_fingerprint AS fingerprint, fingerprint_basis, \
-    fingerprint_expires_at, (fingerprint IS NOT NULL) AS fingerprint_active, key_values, \
-    idempotency_key, provider_event_id, packet_index, content_type, payload, received_at \
-    FROM messages WHERE id = $1";
+pub(crate) const MESSAGE_BY_ID: &str = "SELECT m.id, m.tenant_id, m.environment_id, \
+    m.message_type, m.mestyp, m.docnum, m.sender, m.key_fingerprint AS fingerprint, \
+    m.fingerprint_basis, m.fingerprint_expires_at, (m.fingerprint IS NOT NULL) AS fingerprint_active, \
+    m.key_values, m.idempotency_key, m.provider_event_id, m.packet_index, m.content_type, \
+    COALESCE(h.payload, m.payload) AS payload, m.received_at \
+    FROM messages m LEFT JOIN messages h ON h.id = m.payload_message_id WHERE m.id = $1";
 
 /// Messages stored in one environment.
 pub(crate) const COUNT_MESSAGES: &str =
@@ -134,10 +135,12 @@ pub(crate) const MESSAGE_META_COLUMNS: &str = "SELECT id, tenant_id, environment
 pub(crate) const RELEASE_BATCH: &str = "UPDATE messages SET fingerprint = NULL WHERE id IN \
     (SELECT id FROM messages WHERE fingerprint IS NOT NULL AND fingerprint_expires_at <= $1 LIMIT $2)";
 
-/// Deletes a batch of messages older than the cutoff whose fingerprint no longer blocks.
+/// Deletes a batch of messages older than the cutoff whose fingerprint no longer
+/// blocks and whose body no packet sibling still points to.
 pub(crate) const PURGE_MESSAGES: &str = "DELETE FROM messages WHERE id IN \
-    (SELECT id FROM messages WHERE received_at < $1 \
-     AND (fingerprint IS NULL OR fingerprint_expires_at <= $2) LIMIT $3)";
+    (SELECT m.id FROM messages m WHERE m.received_at < $1 \
+     AND (m.fingerprint IS NULL OR m.fingerprint_expires_at <= $2) \
+     AND NOT EXISTS (SELECT 1 FROM messages r WHERE r.payload_message_id = m.id) LIMIT $3)";
 
 /// Deletes a batch of request keys older than the cutoff.
 pub(crate) const PURGE_KEYS: &str = "DELETE FROM idempotency_keys \

@@ -105,12 +105,16 @@ pub async fn retention_releases_and_purges(store: StoreRef) {
     old_short.window_seconds = 60;
     let mut old_long = message(Some("ret-long"));
     old_long.window_seconds = 30 * 86_400;
-    processed(
-        ingest_at(&store, &scope, Some(key("ret-key", "s")), vec![old_short.clone(), old_long.clone()], t0)
-            .await,
-    );
+    processed(ingest_at(&store, &scope, Some(key("ret-key", "s")), vec![old_short.clone()], t0).await);
+    processed(ingest_at(&store, &scope, None, vec![old_long.clone()], t0).await);
+    // A packet whose first IDoc holds the body for a sibling that still blocks.
+    let mut holder = message(Some("ret-holder"));
+    holder.window_seconds = 60;
+    let mut sibling = message(Some("ret-sibling"));
+    sibling.window_seconds = 30 * 86_400;
+    processed(ingest_at(&store, &scope, None, vec![holder.clone(), sibling.clone()], t0).await);
     let fresh = processed(ingest_at(&store, &scope, None, vec![message(Some("ret-new"))], now()).await);
-    assert_eq!(drain(&store, RetentionStep::ReleaseFingerprints, now(), now()).await, 1);
+    assert_eq!(drain(&store, RetentionStep::ReleaseFingerprints, now(), now()).await, 2);
     let again = NewMessage { id: uuid::Uuid::now_v7(), ..old_short.clone() };
     let out = processed(ingest_at(&store, &scope, None, vec![again], now()).await);
     assert!(
@@ -125,6 +129,9 @@ pub async fn retention_releases_and_purges(store: StoreRef) {
         "only the released old one"
     );
     assert!(store.get_message(old_short.id).await.unwrap().is_none());
+    assert!(store.get_message(holder.id).await.unwrap().is_some(), "kept: a sibling still needs its body");
+    let kept = store.get_message(sibling.id).await.unwrap().expect("sibling still blocks");
+    assert_eq!(kept.payload, &sibling.payload[..], "the sibling reads the shared body");
     assert!(store.get_message(old_long.id).await.unwrap().is_some(), "still blocking: kept");
     assert!(store.get_message(outcome_id(&fresh[0])).await.unwrap().is_some(), "inside retention: kept");
     assert_eq!(drain(&store, RetentionStep::PurgeKeys, cutoff, now()).await, 1);

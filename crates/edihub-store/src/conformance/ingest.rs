@@ -120,4 +120,9 @@ pub async fn packet_outcomes_in_order(store: StoreRef) {
     assert!(matches!(out[2], MessageOutcome::Accepted(_)));
     assert_eq!(outcome_id(&out[3]), outcome_id(&out[0]));
     assert_eq!(store.count_messages(&scope).await.unwrap(), 3);
+    // Every stored IDoc of the packet reads the whole body, stored once.
+    for o in [&out[0], &out[2]] {
+        let row = store.get_message(outcome_id(o)).await.unwrap().expect("stored");
+        assert_eq!(row.payload, b"<ORDERS05/>");
+    }
 }
