@@ -53,10 +53,10 @@ fn unwrap_soap(root: Element) -> Result<Element, CoreError> {
 fn documents(root: Option<String>, idocs: Vec<Element>) -> Result<Vec<Document>, CoreError> {
     let total = idocs.len();
     idocs
-        .iter()
+        .into_iter()
         .enumerate()
         .map(|(i, idoc)| {
-            Document::idoc(root.clone(), render::to_json(idoc))
+            Document::idoc(root.clone(), render::into_json(idoc))
                 .ok_or(CoreError::NoControlRecord { index: i + 1, total })
         })
         .collect()

@@ -26,22 +26,31 @@ pub(crate) const TEXT_MEMBER: &str = "#text";
 
 /// Renders an element as JSON: a leaf without attributes is its text;
 /// anything else is an object of attributes, text and children.
+#[cfg(test)]
 pub(crate) fn to_json(element: &Element) -> Value {
-    if element.children.is_empty() && element.attrs.is_empty() {
-        return Value::String(element.text.clone());
+    into_json(element.clone())
+}
+
+/// [`to_json`] consuming the element: names and texts move into the value
+/// instead of being copied.
+pub(crate) fn into_json(element: Element) -> Value {
+    let Element { name: _, attrs, text, children } = element;
+    if children.is_empty() && attrs.is_empty() {
+        return Value::String(text);
     }
     let mut map = Map::new();
-    for (name, value) in &element.attrs {
-        map.insert(format!("@{name}"), Value::String(value.clone()));
+    for (name, value) in attrs {
+        map.insert(format!("@{name}"), Value::String(value));
     }
-    if !element.text.is_empty() {
-        map.insert(TEXT_MEMBER.to_string(), Value::String(element.text.clone()));
+    if !text.is_empty() {
+        map.insert(TEXT_MEMBER.to_string(), Value::String(text));
     }
-    for child in &element.children {
-        let rendered = to_json(child);
-        match map.get_mut(&child.name) {
+    for child in children {
+        let name = child.name.clone();
+        let rendered = into_json(child);
+        match map.get_mut(&name) {
             None => {
-                map.insert(child.name.clone(), rendered);
+                map.insert(name, rendered);
             }
             Some(Value::Array(items)) => items.push(rendered),
             Some(existing) => {

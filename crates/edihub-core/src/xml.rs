@@ -190,6 +190,9 @@ fn check_chars(text: &str, offset: u64) -> Result<(), CoreError> {
 fn push_text(stack: &mut [Element], text: &str, offset: u64) -> Result<(), CoreError> {
     check_chars(text, offset)?;
     match stack.last_mut() {
+        // Leading whitespace is trimmed at the close anyway: skipping it here
+        // spares the indentation between child elements an allocation each.
+        Some(open) if open.text.is_empty() && text.bytes().all(|b| b.is_ascii_whitespace()) => {}
         Some(open) => open.text.push_str(text),
         None if text.trim().is_empty() => {}
         None => return Err(CoreError::TextOutsideRoot),

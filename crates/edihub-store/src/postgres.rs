@@ -25,6 +25,10 @@ impl PgStore {
         let connect: PgConnectOptions = url.parse()?;
         let pool = PgPoolOptions::new()
             .max_connections(opts.max_connections)
+            // No ping before each use (a round trip per request): a
+            // connection that died with the server fails its statement
+            // instead, which is answered 503 and dropped from the pool.
+            .test_before_acquire(false)
             .acquire_timeout(opts.acquire_timeout)
             .idle_timeout(Some(Duration::from_secs(300)))
             .connect_with(connect)

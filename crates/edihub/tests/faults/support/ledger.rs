@@ -350,7 +350,7 @@ pub async fn read_db(url: &str) -> DbState {
         let opts: sqlx::sqlite::SqliteConnectOptions = url.parse().expect("sqlite url");
         let pool = sqlx::SqlitePool::connect_with(opts).await.expect("open sqlite");
         let messages = sqlx::query(
-            "SELECT id, tenant_id, environment_id, docnum, key_fingerprint, idempotency_key, payload, received_at FROM messages",
+            "SELECT m.id, m.tenant_id, m.environment_id, m.docnum, m.key_fingerprint, m.idempotency_key, COALESCE(h.payload, m.payload) AS payload, m.received_at FROM messages m LEFT JOIN messages h ON h.id = m.payload_message_id",
         )
         .fetch_all(&pool)
         .await
@@ -392,7 +392,7 @@ pub async fn read_db(url: &str) -> DbState {
     } else {
         let pool = sqlx::PgPool::connect(url).await.expect("connect postgres");
         let messages = sqlx::query(
-            "SELECT id, tenant_id, environment_id, docnum, key_fingerprint, idempotency_key, payload, received_at FROM messages",
+            "SELECT m.id, m.tenant_id, m.environment_id, m.docnum, m.key_fingerprint, m.idempotency_key, COALESCE(h.payload, m.payload) AS payload, m.received_at FROM messages m LEFT JOIN messages h ON h.id = m.payload_message_id",
         )
         .fetch_all(&pool)
         .await
