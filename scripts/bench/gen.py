@@ -262,6 +262,8 @@ def ceiling(sql_rs):
         15: ":ctype",
         16: ":payload",
         17: "now()",
+        # payload_message_id: a single document stores its own body.
+        18: "NULL",
     }
     stmt = re.sub(r"\$(\d+)\b", lambda m: params[int(m.group(1))], insert)
     return (
