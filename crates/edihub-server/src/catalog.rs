@@ -32,10 +32,14 @@ impl Default for TypeRule {
     }
 }
 
-/// All rules, keyed by (tenant or `""`, type id).
+/// Rules by tenant (`""` for global) and then type id: two levels, so a
+/// lookup borrows its `&str` keys instead of building a key per request.
+type Rules = HashMap<String, HashMap<String, Arc<TypeRule>>>;
+
+/// All rules, keyed by tenant (or `""`) and type id.
 #[derive(Debug, Default)]
 pub struct Catalog {
-    rules: RwLock<HashMap<(String, String), Arc<TypeRule>>>,
+    rules: RwLock<Rules>,
 }
 
 fn parse_paths(row: &MessageTypeRow, paths: &[String]) -> Option<Vec<KeyPath>> {
@@ -56,37 +60,46 @@ fn parse_paths(row: &MessageTypeRow, paths: &[String]) -> Option<Vec<KeyPath>> {
 impl Catalog {
     /// Replaces the rules with the database's current rows.
     pub async fn reload(&self, store: &dyn Store) -> Result<usize, StoreError> {
-        let rows = store.list_message_types().await?;
-        let mut map = HashMap::with_capacity(rows.len());
-        for row in &rows {
+        Ok(self.replace(&store.list_message_types().await?))
+    }
+
+    /// Replaces the rules with `rows` (rows with invalid paths are logged and
+    /// left out); returns how many rules were loaded.
+    pub fn replace(&self, rows: &[MessageTypeRow]) -> usize {
+        let mut map = Rules::new();
+        let mut n = 0;
+        for row in rows {
             let (Some(key_fields), Some(exclude_fields)) =
                 (parse_paths(row, &row.duplicate_key_fields.0), parse_paths(row, &row.exclude_fields.0))
             else {
                 continue;
             };
             let rule = TypeRule { key_fields, exclude_fields, window_seconds: row.duplicate_window_seconds };
-            map.insert((row.tenant_id.clone(), row.id.clone()), Arc::new(rule));
+            map.entry(row.tenant_id.clone()).or_default().insert(row.id.clone(), Arc::new(rule));
+            n += 1;
         }
-        let n = map.len();
         *self.rules.write().unwrap_or_else(|p| p.into_inner()) = map;
-        Ok(n)
+        n
+    }
+
+    fn find(rules: &Rules, tenant: &str, message_type: &str) -> Option<Arc<TypeRule>> {
+        rules
+            .get(tenant)
+            .and_then(|types| types.get(message_type))
+            .or_else(|| rules.get(GLOBAL_TENANT).and_then(|types| types.get(message_type)))
+            .cloned()
     }
 
     /// The rule for `message_type` as seen by `tenant`.
     pub fn rule(&self, tenant: &str, message_type: &str) -> Arc<TypeRule> {
         let rules = self.rules.read().unwrap_or_else(|p| p.into_inner());
-        rules
-            .get(&(tenant.to_string(), message_type.to_string()))
-            .or_else(|| rules.get(&(GLOBAL_TENANT.to_string(), message_type.to_string())))
-            .cloned()
-            .unwrap_or_default()
+        Self::find(&rules, tenant, message_type).unwrap_or_default()
     }
 
     /// Whether `tenant` (or the global defaults) configures `message_type`.
     pub fn is_configured(&self, tenant: &str, message_type: &str) -> bool {
         let rules = self.rules.read().unwrap_or_else(|p| p.into_inner());
-        rules.contains_key(&(tenant.to_string(), message_type.to_string()))
-            || rules.contains_key(&(GLOBAL_TENANT.to_string(), message_type.to_string()))
+        Self::find(&rules, tenant, message_type).is_some()
     }
 }
 

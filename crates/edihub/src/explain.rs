@@ -6,8 +6,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use edihub_core::{FingerprintSpec, KeyPath, parse_body};
+use edihub_core::{FingerprintSpec, parse_body};
 use edihub_server::Config;
+use edihub_server::catalog::{Catalog, seed_rows};
+use edihub_store::GLOBAL_TENANT;
 
 /// Arguments of `edihub fingerprint`.
 #[derive(Debug, clap::Args)]
@@ -23,30 +25,6 @@ pub struct Args {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
-}
-
-struct Rule {
-    key_fields: Vec<KeyPath>,
-    exclude: Vec<KeyPath>,
-    window_seconds: i64,
-}
-
-fn rule_for(config: &Config, tenant: Option<&str>, message_type: &str) -> Result<Rule, String> {
-    let pick = |want: Option<&str>| {
-        config.message_types.iter().position(|m| m.id == message_type && m.tenant.as_deref() == want)
-    };
-    let Some(i) = tenant.and_then(|t| pick(Some(t))).or_else(|| pick(None)) else {
-        return Ok(Rule { key_fields: vec![], exclude: vec![], window_seconds: 168 * 3600 });
-    };
-    let mt = &config.message_types[i];
-    let parse = |paths: &[String]| -> Result<Vec<KeyPath>, String> {
-        paths.iter().map(|p| KeyPath::parse(p).map_err(|e| e.to_string())).collect()
-    };
-    Ok(Rule {
-        key_fields: parse(&mt.duplicate_key_fields)?,
-        exclude: parse(&mt.exclude_fields)?,
-        window_seconds: config.window_of(i).map_err(|e| e.to_string())?,
-    })
 }
 
 fn content_type_for(file: &std::path::Path) -> Option<&'static str> {
@@ -74,24 +52,23 @@ pub fn run(config: &Config, args: &Args) -> ExitCode {
 fn explain(config: &Config, args: &Args) -> Result<String, String> {
     let bytes = std::fs::read(&args.file).map_err(|e| e.to_string())?;
     let parsed = parse_body(&bytes, content_type_for(&args.file)).map_err(|e| e.to_string())?;
-    let tenant = args.tenant.as_deref();
-    let configured = |t: &str| {
-        config
-            .message_types
-            .iter()
-            .any(|m| m.id == t && (m.tenant.is_none() || m.tenant.as_deref() == tenant))
-    };
+    // The server's own catalog, loaded from the config's seed rows: the same
+    // tenant → global → default resolution as a live decision.
+    let catalog = Catalog::default();
+    catalog.replace(&seed_rows(config, edihub_server::ingest::now()));
+    let tenant = args.tenant.as_deref().unwrap_or(GLOBAL_TENANT);
+    let configured = |t: &str| catalog.is_configured(tenant, t);
     let total = parsed.documents.len();
     let mut reports = Vec::new();
     let mut text = format!("{}: {:?}, {total} document(s)\n", args.file.display(), parsed.format);
     for (i, doc) in parsed.documents.iter().enumerate() {
         let message_type =
             doc.message_type(args.message_type.as_deref(), &configured).map_err(|e| e.to_string())?;
-        let rule = rule_for(config, tenant, &message_type)?;
+        let rule = catalog.rule(tenant, &message_type);
         let spec = FingerprintSpec {
             message_type: &message_type,
             key_fields: &rule.key_fields,
-            exclude_fields: &rule.exclude,
+            exclude_fields: &rule.exclude_fields,
         };
         let fp = edihub_core::fingerprint(doc, &spec);
         let control = doc.control();
