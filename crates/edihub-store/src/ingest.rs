@@ -8,6 +8,12 @@
 //! starts (`BEGIN` on PostgreSQL, `BEGIN IMMEDIATE` on SQLite so the write lock
 //! is taken up front instead of failing on upgrade).
 //!
+//! A request with one message and no key first tries the group insert
+//! ([`crate::batch`]): one row of a multi-row autocommit `INSERT`, shared
+//! with other requests. If its row went in, that is the whole ingest. If not
+//! (a fingerprint holder exists, or the statement failed), it runs the
+//! transaction below like every other request.
+//!
 //! Order of work inside one transaction:
 //! 1. claim the request key (Idempotency-Key or provider event id). On
 //!    PostgreSQL a concurrent claim of the same key waits on the unique index
@@ -112,8 +118,24 @@ macro_rules! impl_sql_store {
 
             async fn ingest(
                 &self,
-                req: $crate::IngestRequest<'_>,
+                mut req: $crate::IngestRequest<'_>,
             ) -> $crate::Result<$crate::IngestOutcome> {
+                // The common case, one new message and no key, is one row of
+                // a group insert (see `batch`); anything else, including a
+                // message that met a fingerprint holder there, runs the
+                // transaction below.
+                if $crate::batch::Batcher::eligible(&req)
+                    && let Some(message) = req.messages.pop()
+                {
+                    let queued = $crate::batch::Queued { scope: req.scope.clone(), now: req.now, message };
+                    let (queued, inserted) = self.batcher.insert(queued).await?;
+                    if inserted {
+                        let outcomes = vec![$crate::MessageOutcome::Accepted(queued.message.summary(req.now))];
+                        let response = (req.render)(&outcomes);
+                        return Ok($crate::IngestOutcome::Processed { outcomes, response });
+                    }
+                    req.messages.push(queued.message);
+                }
                 // Deadlocks (two packets claiming the same fingerprints in
                 // opposite order) and busy errors are cured by running again.
                 let mut attempt = 0;
@@ -134,6 +156,42 @@ macro_rules! impl_sql_store {
                 }
             }
 
+        }
+
+        #[async_trait::async_trait]
+        impl $crate::batch::GroupInsert for sqlx::Pool<$db> {
+            async fn insert_rows(&self, items: &[$crate::batch::Queued]) -> $crate::Result<Vec<uuid::Uuid>> {
+                let mut q = sqlx::QueryBuilder::<$db>::new($crate::sql::INSERT_MESSAGES_HEAD);
+                q.push_values(items, |mut row, item| {
+                    let m = &item.message;
+                    let expires = m
+                        .fingerprint
+                        .as_ref()
+                        .map(|_| item.now + chrono::Duration::seconds(m.window_seconds));
+                    row.push_bind(m.id)
+                        .push_bind(&item.scope.tenant_id)
+                        .push_bind(&item.scope.environment_id)
+                        .push_bind(&m.message_type)
+                        .push_bind(&m.mestyp)
+                        .push_bind(&m.docnum)
+                        .push_bind(&m.sender)
+                        .push_bind(&m.fingerprint)
+                        .push_bind(&m.fingerprint)
+                        .push_bind(&m.fingerprint_basis)
+                        .push_bind(expires)
+                        .push_bind(sqlx::types::Json(&m.key_values))
+                        .push_bind(&m.idempotency_key)
+                        .push_bind(&m.provider_event_id)
+                        .push_bind(m.packet_index)
+                        .push_bind(&m.content_type)
+                        .push_bind(&m.payload[..])
+                        .push_bind(item.now)
+                        .push_bind(None::<uuid::Uuid>);
+                });
+                q.push($crate::sql::INSERT_MESSAGES_TAIL);
+                let rows: Vec<(uuid::Uuid,)> = q.build_query_as().fetch_all(self).await?;
+                Ok(rows.into_iter().map(|(id,)| id).collect())
+            }
         }
 
         type Conn = <$db as sqlx::Database>::Connection;
@@ -299,14 +357,7 @@ macro_rules! impl_sql_store {
                     .fetch_optional(&mut *conn)
                     .await?;
                 if inserted.is_some() {
-                    return Ok($crate::MessageOutcome::Accepted($crate::MessageSummary {
-                        id: m.id,
-                        message_type: m.message_type.clone(),
-                        mestyp: m.mestyp.clone(),
-                        docnum: m.docnum.clone(),
-                        fingerprint: m.fingerprint.clone(),
-                        received_at: req.now,
-                    }));
+                    return Ok($crate::MessageOutcome::Accepted(m.summary(req.now)));
                 }
                 let Some(fp) = &m.fingerprint else {
                     return Err($crate::StoreError::Invariant("insert without fingerprint skipped".into()));
@@ -330,6 +381,11 @@ macro_rules! impl_sql_store {
                     continue;
                 }
                 if let Some($crate::model::Holder { summary: existing, .. }) = holder {
+                    if existing.id == m.id {
+                        // Our own row: a group insert committed it but its
+                        // answer was lost with the connection.
+                        return Ok($crate::MessageOutcome::Accepted(existing));
+                    }
                     let event = $crate::NewAuditEvent {
                         action: $crate::audit::DUPLICATE_BLOCKED.to_string(),
                         tenant_id: Some(scope.tenant_id.clone()),

@@ -9,6 +9,7 @@
 
 mod admin_sql;
 mod audit;
+mod batch;
 mod catalog;
 pub mod conformance;
 mod error;

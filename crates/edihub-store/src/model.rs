@@ -104,6 +104,20 @@ pub struct NewMessage {
     pub payload: bytes::Bytes,
 }
 
+impl NewMessage {
+    /// The summary of this message once stored at `received_at`.
+    pub(crate) fn summary(&self, received_at: DateTime<Utc>) -> MessageSummary {
+        MessageSummary {
+            id: self.id,
+            message_type: self.message_type.clone(),
+            mestyp: self.mestyp.clone(),
+            docnum: self.docnum.clone(),
+            fingerprint: self.fingerprint.clone(),
+            received_at,
+        }
+    }
+}
+
 /// The public description of a stored message, as responses show it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
 pub struct MessageSummary {

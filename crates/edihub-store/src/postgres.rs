@@ -13,10 +13,14 @@ use crate::Result;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
 
+/// Group inserts in flight at once (see [`crate::batch`]).
+const GROUP_INSERTS: usize = 4;
+
 /// A [`crate::Store`] on PostgreSQL.
 #[derive(Debug, Clone)]
 pub struct PgStore {
     pool: PgPool,
+    batcher: crate::batch::Batcher,
 }
 
 impl PgStore {
@@ -33,12 +37,10 @@ impl PgStore {
             .idle_timeout(Some(Duration::from_secs(300)))
             .connect_with(connect)
             .await?;
-        Ok(Self { pool })
-    }
-
-    /// Wraps an existing pool.
-    pub fn from_pool(pool: PgPool) -> Self {
-        Self { pool }
+        // A few group inserts in flight let PostgreSQL flush one batch's WAL
+        // while the next is being sent; more would only shrink the batches.
+        let batcher = crate::batch::Batcher::spawn(GROUP_INSERTS, pool.clone());
+        Ok(Self { pool, batcher })
     }
 
     async fn begin(&self) -> Result<Transaction<'static, Postgres>> {

@@ -35,6 +35,17 @@ pub(crate) const INSERT_MESSAGE: &str = "INSERT INTO messages \
     ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING \
     RETURNING id";
 
+/// The head of [`INSERT_MESSAGE`] for several rows: the columns, then one
+/// `VALUES` tuple per row (the fingerprint bound twice, as `$8` is above).
+pub(crate) const INSERT_MESSAGES_HEAD: &str = "INSERT INTO messages \
+    (id, tenant_id, environment_id, message_type, mestyp, docnum, sender, fingerprint, \
+     key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, idempotency_key, \
+     provider_event_id, packet_index, content_type, payload, received_at, payload_message_id) ";
+
+/// The tail of the multi-row insert: the same conflict rule as [`INSERT_MESSAGE`].
+pub(crate) const INSERT_MESSAGES_TAIL: &str = " ON CONFLICT (tenant_id, environment_id, fingerprint) \
+    WHERE fingerprint IS NOT NULL DO NOTHING RETURNING id";
+
 /// The message currently holding a fingerprint.
 pub(crate) const FIND_ACTIVE: &str = "SELECT id, message_type, mestyp, docnum, \
     key_fingerprint AS fingerprint, received_at, fingerprint_expires_at FROM messages \

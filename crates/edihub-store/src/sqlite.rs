@@ -7,6 +7,10 @@
 //! - every write transaction starts with `BEGIN IMMEDIATE`, taking the write
 //!   lock up front, so concurrent requests queue on `busy_timeout` instead of
 //!   failing when a read transaction tries to upgrade.
+//! - one group insert in flight at a time (see [`crate::batch`]): SQLite has
+//!   one writer, so the new messages of concurrent requests queue in edihub
+//!   and go in together, one statement and one commit per batch, instead of
+//!   each request waiting for the lock on its own.
 
 use std::str::FromStr;
 
@@ -23,6 +27,7 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqli
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     pool: SqlitePool,
+    batcher: crate::batch::Batcher,
 }
 
 impl SqliteStore {
@@ -44,7 +49,10 @@ impl SqliteStore {
             .acquire_timeout(opts.acquire_timeout)
             .connect_with(connect)
             .await?;
-        Ok(Self { pool })
+        // SQLite has one writer: a second group insert in flight would only
+        // wait for the lock.
+        let batcher = crate::batch::Batcher::spawn(1, pool.clone());
+        Ok(Self { pool, batcher })
     }
 
     async fn begin(&self) -> Result<Transaction<'static, Sqlite>> {

@@ -7,11 +7,13 @@
 
 mod admin;
 mod audit;
+mod batch;
 mod ingest;
 mod races;
 
 pub use admin::*;
 pub use audit::*;
+pub use batch::*;
 pub use ingest::*;
 pub use races::*;
 
