@@ -11,6 +11,12 @@ use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use edihub_core::{FingerprintSpec, KeyPath, fingerprint, parse_body};
+use mimalloc::MiMalloc;
+
+/// The allocator the server binary uses: parsing allocates per element, so
+/// timing it under the system allocator would measure the wrong thing.
+#[global_allocator]
+static GLOBAL: MiMalloc = MiMalloc;
 
 macro_rules! fixture {
     ($path:literal) => {

@@ -76,12 +76,12 @@ impl Document {
     /// An IDoc from the rendering of its `IDOC` element; `None` when it has no `EDI_DC40`.
     pub(crate) fn idoc(root: Option<String>, idoc: Value) -> Option<Document> {
         let dc40 = match idoc.get("EDI_DC40")? {
-            Value::Array(items) => items.first()?.clone(),
-            single => single.clone(),
+            Value::Array(items) => items.first()?,
+            single => single,
         };
         Some(Document {
             root,
-            control: Some(ControlRecord::from_value(&dc40)),
+            control: Some(ControlRecord::from_value(dc40)),
             value: idoc,
             plain_docnum: None,
         })

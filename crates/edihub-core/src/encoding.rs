@@ -15,6 +15,8 @@
 //! the `ISO-8859-1`/`latin1` labels to windows-1252 (the WHATWG rule), which
 //! agrees with ISO-8859-1 on every printable character.
 
+use std::borrow::Cow;
+
 use encoding_rs::{DecoderResult, Encoding, UTF_8, UTF_16BE, UTF_16LE};
 
 use crate::CoreError;
@@ -76,7 +78,10 @@ fn lookup(label: &str) -> Result<&'static Encoding, CoreError> {
 }
 
 /// Decodes an XML body to text following the precedence in the module docs.
-pub(crate) fn decode_xml(body: &[u8], content_type: Option<&str>) -> Result<String, CoreError> {
+///
+/// A body that is already UTF-8 is borrowed, not copied: most bodies are,
+/// and the parser borrows names and text from it in turn.
+pub(crate) fn decode_xml<'b>(body: &'b [u8], content_type: Option<&str>) -> Result<Cow<'b, str>, CoreError> {
     let (bom, rest) = split_bom(body);
     let skipped = body.len() - rest.len();
     if let Some(enc) = bom.or_else(|| sniff_utf16(rest)) {
@@ -110,10 +115,14 @@ pub(crate) fn decode_json(body: &[u8]) -> Result<&str, CoreError> {
 }
 
 /// Decodes `bytes` (which start `skipped` bytes into the body) strictly.
-fn decode_exact(enc: &'static Encoding, bytes: &[u8], skipped: usize) -> Result<String, CoreError> {
+fn decode_exact<'b>(
+    enc: &'static Encoding,
+    bytes: &'b [u8],
+    skipped: usize,
+) -> Result<Cow<'b, str>, CoreError> {
     if enc == UTF_8 {
         return std::str::from_utf8(bytes)
-            .map(str::to_string)
+            .map(Cow::Borrowed)
             .map_err(|e| CoreError::InvalidText { encoding: "UTF-8", offset: skipped + e.valid_up_to() });
     }
     let mut decoder = enc.new_decoder_without_bom_handling();
@@ -123,7 +132,7 @@ fn decode_exact(enc: &'static Encoding, bytes: &[u8], skipped: usize) -> Result<
     let mut out = String::with_capacity(capacity);
     let (result, read) = decoder.decode_to_string_without_replacement(bytes, &mut out, true);
     match result {
-        DecoderResult::InputEmpty => Ok(out),
+        DecoderResult::InputEmpty => Ok(Cow::Owned(out)),
         DecoderResult::Malformed(bad, after) => Err(CoreError::InvalidText {
             encoding: enc.name(),
             offset: skipped + read - usize::from(after) - usize::from(bad),

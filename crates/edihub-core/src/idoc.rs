@@ -10,14 +10,14 @@
 //! `{"ORDERS05":{"IDOC":…}}` and `{"IDOC":…}` — after setting aside a
 //! top-level `idempotencyKey`; anything else is a plain JSON message. The
 //! key is removed from the document so it never changes a content
-//! fingerprint. A JSON IDoc is read into the same element tree as XML and
-//! rendered from there, so both syntaxes normalise identically.
+//! fingerprint. A JSON IDoc is normalised into the same rendering the XML
+//! parser builds (see `render`), so both syntaxes give identical values.
 
 use serde_json::{Map, Value};
 
 use crate::body::{BodyFormat, ParsedBody};
 use crate::document::Document;
-use crate::xml::{self, Element};
+use crate::xml::{self, Root, SoapBody};
 use crate::{CoreError, render};
 
 /// Name of the element that holds one IDoc.
@@ -25,39 +25,47 @@ const IDOC: &str = "IDOC";
 
 /// Documents of an IDoc-XML text (SOAP envelope unwrapped).
 pub(crate) fn from_xml(text: &str) -> Result<Vec<Document>, CoreError> {
-    let root = unwrap_soap(xml::parse(text)?)?;
-    if root.name == IDOC {
-        return documents(None, vec![root]);
+    let (name, value) = unwrap_soap(xml::parse(text)?)?;
+    if name == IDOC {
+        return documents(None, vec![value]);
     }
-    let idocs: Vec<Element> = root.children.into_iter().filter(|c| c.name == IDOC).collect();
+    // Repeated `IDOC` children were merged into one array in document
+    // order; a single element never renders as an array.
+    let idocs = match value {
+        Value::Object(mut members) => match members.remove(IDOC) {
+            Some(Value::Array(items)) => items,
+            Some(one) => vec![one],
+            None => Vec::new(),
+        },
+        _ => Vec::new(),
+    };
     if idocs.is_empty() {
-        return Err(CoreError::NoIdoc(root.name));
+        return Err(CoreError::NoIdoc(name));
     }
-    documents(Some(root.name), idocs)
+    documents(Some(name), idocs)
 }
 
 /// Takes the single element out of `Envelope/Body`; other roots pass through.
-fn unwrap_soap(root: Element) -> Result<Element, CoreError> {
-    if root.name != "Envelope" {
-        return Ok(root);
+fn unwrap_soap(root: Root) -> Result<(String, Value), CoreError> {
+    if root.name != xml::SOAP_ENVELOPE {
+        return Ok((root.name, root.value));
     }
-    let body = root.children.into_iter().find(|c| c.name == "Body").ok_or(CoreError::SoapNoBody)?;
-    match body.children.len() {
-        0 => Err(CoreError::SoapBodyEmpty),
-        1 => Ok(body.children.into_iter().next().unwrap_or_default()),
-        n => Err(CoreError::SoapBodyMultiple(n)),
+    match root.soap_body {
+        None => Err(CoreError::SoapNoBody),
+        Some(SoapBody::One(name, value)) => Ok((name, value)),
+        Some(SoapBody::Count(0)) => Err(CoreError::SoapBodyEmpty),
+        Some(SoapBody::Count(n)) => Err(CoreError::SoapBodyMultiple(n)),
     }
 }
 
-/// One document per `IDOC` element; each must carry `EDI_DC40`.
-fn documents(root: Option<String>, idocs: Vec<Element>) -> Result<Vec<Document>, CoreError> {
+/// One document per rendered `IDOC` element; each must carry `EDI_DC40`.
+fn documents(root: Option<String>, idocs: Vec<Value>) -> Result<Vec<Document>, CoreError> {
     let total = idocs.len();
     idocs
         .into_iter()
         .enumerate()
         .map(|(i, idoc)| {
-            Document::idoc(root.clone(), render::into_json(idoc))
-                .ok_or(CoreError::NoControlRecord { index: i + 1, total })
+            Document::idoc(root.clone(), idoc).ok_or(CoreError::NoControlRecord { index: i + 1, total })
         })
         .collect()
 }
@@ -97,11 +105,11 @@ pub(crate) fn from_json(text: &str) -> Result<ParsedBody, CoreError> {
         Some(Value::String(key)) => Some(key),
         Some(_) => return Err(CoreError::IdempotencyKeyNotString),
     };
-    let Value::Object(members) = value else {
+    let Value::Object(mut members) = value else {
         return Err(CoreError::PlainJsonNotObject);
     };
-    if let Some((root, idoc)) = idoc_shape(&members) {
-        let idocs = render::from_json(IDOC, idoc)?;
+    if let Some((root, idoc)) = idoc_shape(&mut members) {
+        let idocs = render::normalise(IDOC, idoc.take())?;
         if idocs.is_empty() {
             return Err(CoreError::InvalidIdocJson("`IDOC` is null or an empty array".to_string()));
         }
@@ -118,16 +126,17 @@ pub(crate) fn from_json(text: &str) -> Result<ParsedBody, CoreError> {
     })
 }
 
-/// The root name (if any) and `IDOC` value when the object has an IDoc shape.
-fn idoc_shape(members: &Map<String, Value>) -> Option<(Option<&str>, &Value)> {
+/// The root name (if any) and `IDOC` value when the object has an IDoc
+/// shape; the value is borrowed mutably so it can be moved out.
+fn idoc_shape(members: &mut Map<String, Value>) -> Option<(Option<&str>, &mut Value)> {
     if members.len() != 1 {
         return None;
     }
-    let (name, inner) = members.iter().next()?;
+    let (name, inner) = members.iter_mut().next()?;
     if name == IDOC {
         return Some((None, inner));
     }
-    Some((Some(name.as_str()), inner.as_object()?.get(IDOC)?))
+    Some((Some(name.as_str()), inner.as_object_mut()?.get_mut(IDOC)?))
 }
 
 /// Maps serde_json errors: depth over its recursion limit, else position and reason.

@@ -13,13 +13,15 @@
 //!    other media type.
 //! 2. `encoding` turns XML bytes into text (BOM, then the declared encoding,
 //!    then the charset, else UTF-8), never replacing invalid bytes.
-//! 3. `xml` builds a small element tree with local names, refusing DTDs,
-//!    unknown entities, truncation, several roots and deep nesting.
+//! 3. `xml` reads the text straight into the JSON rendering of `render`
+//!    (local names, no element tree in between), refusing DTDs, unknown
+//!    entities, truncation, several roots and deep nesting.
 //! 4. `idoc` unwraps SOAP, splits packets into IDocs, tells IDoc JSON from
 //!    plain JSON and takes out a top-level `idempotencyKey`.
-//! 5. `render` gives every IDoc one JSON shape (segments as objects,
-//!    repeats as arrays, attributes as `@NAME`), whether it came as XML or
-//!    JSON, so an IDoc has the same values and fingerprint in both syntaxes.
+//! 5. `render` defines the one JSON shape of every IDoc (segments as
+//!    objects, repeats as arrays, attributes as `@NAME`), built by `xml` and
+//!    normalised into from JSON, so an IDoc has the same values and
+//!    fingerprint in both syntaxes.
 //! 6. [`Document`] (`document`) answers the questions dedup asks: message
 //!    type, logical message, IDoc number, values at a [`KeyPath`].
 //! 7. [`KeyPath`] (`path`, `eval`) is an IDoc path (`E1EDK02[QUALF=001].BELNR`)

@@ -2,10 +2,10 @@
 //!
 //! SAP Integration Suite and common converters write an IDoc as JSON like
 //! this: a segment is an object, a field is a string, a repeated segment (or
-//! field) is an array, attributes are `"@NAME"` members. This module renders
-//! the XML element tree into exactly that shape, and reads that shape back
-//! into an element tree. A JSON IDoc is read into a tree and rendered again,
-//! so both inputs end in the *same* normalised value: a one-element array
+//! field) is an array, attributes are `"@NAME"` members. The XML parser
+//! builds exactly that shape while it reads (with [`insert_child`] and
+//! [`element`], so there is never a second tree to convert and drop), and
+//! [`normalise`] brings a JSON IDoc into the same shape: a one-element array
 //! becomes a single object, numbers and booleans become text, `null` is an
 //! absent field, text is trimmed. Key paths, JSONPath queries and content
 //! fingerprints all run on that value, which is why an IDoc sent as XML and
@@ -15,51 +15,73 @@
 //! directions: they are transport details, not message content. Mixed
 //! content (text next to child elements, never seen in IDocs) is kept under
 //! a `"#text"` member so it is not lost.
+//!
+//! Members are a `serde_json::Map`, which (without serde_json's
+//! `preserve_order` feature, off in this workspace) keeps them sorted by
+//! name: the order in which attributes, text and children are inserted does
+//! not show in the value. A test guards that assumption.
 
+use serde_json::map::Entry;
 use serde_json::{Map, Value};
 
 use crate::CoreError;
-use crate::xml::Element;
 
 /// Member name holding text of an element that also has children or attributes.
 pub(crate) const TEXT_MEMBER: &str = "#text";
 
-/// Renders an element as JSON: a leaf without attributes is its text;
-/// anything else is an object of attributes, text and children.
-#[cfg(test)]
-pub(crate) fn to_json(element: &Element) -> Value {
-    into_json(element.clone())
+/// Adds a child element's rendering under its name: the first occurrence is
+/// the value itself, a repeat turns it into an array in document order.
+///
+/// `repeat` says the previous sibling had the same name: then the member is
+/// looked up by `name` as it is; otherwise one lookup with an owned key
+/// either inserts it or finds it.
+pub(crate) fn insert_child(members: &mut Map<String, Value>, name: &str, value: Value, repeat: bool) {
+    if repeat && let Some(existing) = members.get_mut(name) {
+        return append(existing, value);
+    }
+    match members.entry(name) {
+        Entry::Vacant(vacant) => {
+            vacant.insert(value);
+        }
+        Entry::Occupied(mut occupied) => append(occupied.get_mut(), value),
+    }
 }
 
-/// [`to_json`] consuming the element: names and texts move into the value
-/// instead of being copied.
-pub(crate) fn into_json(element: Element) -> Value {
-    let Element { name: _, attrs, text, children } = element;
-    if children.is_empty() && attrs.is_empty() {
+/// Adds a repeat to a member: an array grows, a single value becomes one.
+fn append(existing: &mut Value, value: Value) {
+    match existing {
+        Value::Array(items) => items.push(value),
+        _ => {
+            let first = existing.take();
+            *existing = Value::Array(vec![first, value]);
+        }
+    }
+}
+
+/// Finishes an element from its members (`@` attributes and children) and
+/// its trimmed text: a leaf without attributes is its text; anything else
+/// is an object, with non-empty text under `#text`.
+pub(crate) fn element(mut members: Map<String, Value>, text: String) -> Value {
+    if members.is_empty() {
         return Value::String(text);
     }
-    let mut map = Map::new();
-    for (name, value) in attrs {
-        map.insert(format!("@{name}"), Value::String(value));
-    }
     if !text.is_empty() {
-        map.insert(TEXT_MEMBER.to_string(), Value::String(text));
-    }
-    for child in children {
-        let name = child.name.clone();
-        let rendered = into_json(child);
-        match map.get_mut(&name) {
+        match members.get_mut(TEXT_MEMBER) {
             None => {
-                map.insert(name, rendered);
+                members.insert(TEXT_MEMBER.to_string(), Value::String(text));
             }
-            Some(Value::Array(items)) => items.push(rendered),
-            Some(existing) => {
-                let first = existing.take();
-                *existing = Value::Array(vec![first, rendered]);
+            // XML elements named `#text` (quick-xml does not check names)
+            // were merged as children; the text goes first, as it always has.
+            // An element never renders as an array, so an array here is a
+            // list of such children.
+            Some(Value::Array(items)) => items.insert(0, Value::String(text)),
+            Some(child) => {
+                let first = child.take();
+                *child = Value::Array(vec![Value::String(text), first]);
             }
         }
     }
-    Value::Object(map)
+    Value::Object(members)
 }
 
 /// Whether a member name is a namespace declaration attribute.
@@ -67,9 +89,10 @@ fn is_xmlns(attr: &str) -> bool {
     attr == "xmlns" || attr.starts_with("xmlns:")
 }
 
-/// Scalar JSON as element text (`null` gives `None`).
-fn scalar_text(value: &Value) -> Option<String> {
+/// Scalar JSON as element text (`None` for `null`, arrays and objects).
+fn scalar_text(value: Value) -> Option<String> {
     match value {
+        Value::String(s) if s.trim().len() == s.len() => Some(s),
         Value::String(s) => Some(s.trim().to_string()),
         Value::Number(n) => Some(n.to_string()),
         Value::Bool(b) => Some(b.to_string()),
@@ -77,61 +100,76 @@ fn scalar_text(value: &Value) -> Option<String> {
     }
 }
 
-/// Reads a JSON member `name: value` as the elements it stands for:
-/// none for `null`, several for an array, one otherwise.
-pub(crate) fn from_json(name: &str, value: &Value) -> Result<Vec<Element>, CoreError> {
+/// Normalises a JSON member `name: value` into the renderings of the
+/// elements it stands for: none for `null`, several for an array, one
+/// otherwise. The value is consumed, so strings move instead of being copied.
+pub(crate) fn normalise(name: &str, value: Value) -> Result<Vec<Value>, CoreError> {
+    let mut out = Vec::new();
+    normalise_into(name, value, &mut out)?;
+    Ok(out)
+}
+
+/// [`normalise`] appending to `out`.
+fn normalise_into(name: &str, value: Value, out: &mut Vec<Value>) -> Result<(), CoreError> {
     match value {
-        Value::Null => Ok(Vec::new()),
+        Value::Null => {}
         Value::Array(items) => {
-            let mut out = Vec::with_capacity(items.len());
             for item in items {
                 if item.is_array() {
                     return Err(CoreError::InvalidIdocJson(format!(
                         "`{name}` holds an array inside an array"
                     )));
                 }
-                out.extend(from_json(name, item)?);
+                normalise_into(name, item, out)?;
             }
-            Ok(out)
         }
-        Value::Object(members) => Ok(vec![object_element(name, members)?]),
-        scalar => {
-            let mut element = Element::named(name);
-            element.text = scalar_text(scalar).unwrap_or_default();
-            Ok(vec![element])
-        }
+        Value::Object(members) => out.push(normalise_object(name, members)?),
+        scalar => out.push(Value::String(scalar_text(scalar).unwrap_or_default())),
     }
+    Ok(())
 }
 
-/// Reads an object as one element: `@` members are attributes, `#text` is
-/// text, everything else is children.
-fn object_element(name: &str, members: &Map<String, Value>) -> Result<Element, CoreError> {
-    let mut element = Element::named(name);
+/// Normalises an object standing for one element: `@` members are
+/// attributes, `#text` is text, everything else is children. Members are
+/// visited in the map's order, so the first error found is always the same.
+fn normalise_object(name: &str, members: Map<String, Value>) -> Result<Value, CoreError> {
+    let mut out = Map::new();
+    let mut text = String::new();
     for (key, value) in members {
         if let Some(attr) = key.strip_prefix('@') {
             if is_xmlns(attr) || value.is_null() {
                 continue;
             }
-            let text = scalar_text(value).ok_or_else(|| {
+            let attr_text = scalar_text(value).ok_or_else(|| {
                 CoreError::InvalidIdocJson(format!(
                     "attribute `{key}` of `{name}` must be a string, number or boolean"
                 ))
             })?;
-            element.attrs.push((attr.to_string(), text));
+            out.insert(key, Value::String(attr_text));
         } else if key == TEXT_MEMBER {
             if value.is_null() {
                 continue;
             }
-            element.text = scalar_text(value).ok_or_else(|| {
+            text = scalar_text(value).ok_or_else(|| {
                 CoreError::InvalidIdocJson(format!(
                     "`{TEXT_MEMBER}` of `{name}` must be a string, number or boolean"
                 ))
             })?;
         } else {
-            element.children.extend(from_json(key, value)?);
+            let mut children = normalise(&key, value)?;
+            // Keys are unique, so one member is the only source of its children.
+            match children.len() {
+                0 => {}
+                1 => {
+                    out.insert(key, children.swap_remove(0));
+                }
+                _ => {
+                    out.insert(key, Value::Array(children));
+                }
+            }
         }
     }
-    Ok(element)
+    Ok(element(out, text))
 }
 
 #[cfg(test)]

@@ -1,10 +1,14 @@
-//! A small, strict element tree built from decoded XML text.
+//! Strict XML parsing straight into the JSON rendering of the document.
 //!
-//! IDocs are data, not documents, so the tree keeps only what dedup and key
-//! paths need: local element names (prefixes and namespaces are dropped, so
-//! `ns0:ORDERS05` and a default-namespaced `ORDERS05` are the same element),
-//! attributes by local name (namespace declarations dropped), and text trimmed
-//! of surrounding whitespace, with CDATA counted as text.
+//! IDocs are data, not documents, so the parser keeps only what dedup and
+//! key paths need: local element names (prefixes and namespaces are
+//! dropped, so `ns0:ORDERS05` and a default-namespaced `ORDERS05` are the
+//! same element), attributes by local name (namespace declarations
+//! dropped), and text trimmed of surrounding whitespace, with CDATA counted
+//! as text. It builds the `render` shape directly from quick-xml's events,
+//! one frame per open element: an element tree converted afterwards cost
+//! more than the reading itself, in time and in peak memory. Names and text
+//! are borrowed from the input until a value needs its own copy.
 //!
 //! quick-xml is a pull parser that does not check everything a well-formed
 //! document needs, so this module does: it refuses any DOCTYPE (no entity is
@@ -12,216 +16,241 @@
 //! resolves only the five predefined entities and character references,
 //! refuses a document that ends with open elements (a truncated upload), a
 //! second root, text outside the root, and nesting deeper than
-//! [`MAX_DEPTH`]. The tree is built with an explicit stack, never recursion,
-//! so a hostile 100 000-level document fails fast without touching the
+//! [`MAX_DEPTH`]. The frames live on an explicit stack, never recursion, so
+//! a hostile 100 000-level document fails fast without touching the
 //! thread's stack.
+//!
+//! The parser also reads the first `Body` of a SOAP `Envelope` root as it
+//! closes (see [`SoapBody`]): whether it holds exactly one element cannot be
+//! told from the rendering afterwards, where an element named `#text` or
+//! `@x` would look like text or an attribute.
+
+use std::borrow::Cow;
 
 use quick_xml::Reader;
-use quick_xml::XmlVersion;
 use quick_xml::errors::{Error as XmlError, IllFormedError, SyntaxError};
-use quick_xml::escape::EscapeError;
-use quick_xml::events::{BytesRef, BytesStart, Event};
+use quick_xml::events::Event;
+use serde_json::{Map, Value};
 
-use crate::CoreError;
+use crate::{CoreError, render};
+
+mod chars;
+mod open;
+
+use chars::{check_document, resolve_ref};
 
 /// Deepest element nesting accepted.
 pub(crate) const MAX_DEPTH: usize = 256;
 
-/// One XML element, reduced to what the hub needs.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub(crate) struct Element {
-    /// Local name.
+/// Local name of a SOAP envelope root (SOAP 1.1 and 1.2, any prefix).
+pub(crate) const SOAP_ENVELOPE: &str = "Envelope";
+
+/// Local name of the SOAP element that holds the document proper.
+const SOAP_BODY: &str = "Body";
+
+/// A parsed document: its root element.
+#[derive(Debug)]
+pub(crate) struct Root {
+    /// Local name of the root element.
     pub name: String,
-    /// Attributes by local name, in document order (namespace declarations dropped).
-    pub attrs: Vec<(String, String)>,
-    /// Direct text content, trimmed.
-    pub text: String,
-    /// Child elements in document order.
-    pub children: Vec<Element>,
+    /// Its rendering (for an `Envelope` root, without the element taken
+    /// into [`SoapBody::One`]).
+    pub value: Value,
+    /// For an `Envelope` root, what its first `Body` child held; `None`
+    /// when there is no such child (or the root is not an `Envelope`).
+    pub soap_body: Option<SoapBody>,
 }
 
-impl Element {
-    /// A bare element with a name.
-    pub fn named(name: impl Into<String>) -> Self {
-        Element { name: name.into(), ..Element::default() }
-    }
+/// What the first `Body` child of an `Envelope` root held.
+#[derive(Debug, PartialEq)]
+pub(crate) enum SoapBody {
+    /// Exactly one element: its local name and rendering.
+    One(String, Value),
+    /// Any other number of elements.
+    Count(usize),
 }
 
-/// Parses decoded XML text into its root element.
-pub(crate) fn parse(text: &str) -> Result<Element, CoreError> {
-    // XML 1.0 forbids these anywhere: names, text, attributes, comments.
-    // One pass over the whole document catches them all (character
-    // references are checked where they are resolved).
-    if let Some(at) = text.bytes().position(|b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) {
-        return Err(CoreError::XmlSyntax {
-            offset: at as u64,
-            reason: format!("control character U+{:04X} is not allowed in XML 1.0", text.as_bytes()[at]),
-        });
-    }
-    let mut reader = Reader::from_str(text);
-    let mut stack: Vec<Element> = Vec::new();
-    let mut root: Option<Element> = None;
-    loop {
-        let event = reader.read_event().map_err(|e| map_error(e, &reader, &stack))?;
-        match event {
-            Event::Start(start) => {
-                check_new_root(&root, &start)?;
-                if stack.len() >= MAX_DEPTH {
-                    return Err(CoreError::XmlTooDeep(MAX_DEPTH));
+/// An open element.
+struct Frame<'a> {
+    /// Local name.
+    name: Cow<'a, str>,
+    /// `@` attributes, then children as they close (see `render`).
+    members: Map<String, Value>,
+    /// Direct text so far (untrimmed; leading whitespace skipped).
+    text: Cow<'a, str>,
+    /// Child elements closed so far.
+    elements: usize,
+    /// Name of the last child element closed.
+    last: Cow<'a, str>,
+}
+
+/// Parser state over one document text.
+struct Parser<'a> {
+    text: &'a str,
+    reader: Reader<&'a [u8]>,
+    stack: Vec<Frame<'a>>,
+    root: Option<(Cow<'a, str>, Value)>,
+    soap_body: Option<SoapBody>,
+}
+
+/// Parses decoded XML text into its root element's name and rendering.
+pub(crate) fn parse(text: &str) -> Result<Root, CoreError> {
+    check_document(text)?;
+    let parser = Parser {
+        text,
+        reader: Reader::from_str(text),
+        stack: Vec::with_capacity(16),
+        root: None,
+        soap_body: None,
+    };
+    parser.run()
+}
+
+impl<'a> Parser<'a> {
+    /// Reads every event, then requires a complete document with one root.
+    fn run(mut self) -> Result<Root, CoreError> {
+        loop {
+            let event = self.reader.read_event().map_err(|e| map_error(e, &self.reader, &self.stack))?;
+            match event {
+                Event::Start(start) => {
+                    let frame = self.open(&start)?;
+                    self.stack.push(frame);
                 }
-                stack.push(open(&start, reader.buffer_position())?);
-            }
-            Event::Empty(start) => {
-                check_new_root(&root, &start)?;
-                if stack.len() >= MAX_DEPTH {
-                    return Err(CoreError::XmlTooDeep(MAX_DEPTH));
+                Event::Empty(start) => {
+                    let frame = self.open(&start)?;
+                    self.close(frame);
                 }
-                close(open(&start, reader.buffer_position())?, &mut stack, &mut root);
-            }
-            Event::End(end) => match stack.pop() {
-                Some(element) => close(element, &mut stack, &mut root),
-                None => {
-                    return Err(CoreError::XmlSyntax {
-                        offset: reader.buffer_position(),
-                        reason: format!("end tag </{}> without a start tag", end.local_name().into_inner()),
-                    });
+                Event::End(end) => match self.stack.pop() {
+                    Some(frame) => self.close(frame),
+                    None => {
+                        return Err(CoreError::XmlSyntax {
+                            offset: self.reader.buffer_position(),
+                            reason: format!(
+                                "end tag </{}> without a start tag",
+                                end.local_name().into_inner()
+                            ),
+                        });
+                    }
+                },
+                Event::Text(t) => {
+                    if self.keeps_text(&t)? {
+                        // Line ends need normalising only where there is a CR.
+                        self.append_text(if has_cr(&t) { t.xml10_content() } else { t.into_inner() });
+                    }
                 }
-            },
-            Event::Text(t) => push_text(&mut stack, &t.xml10_content(), reader.buffer_position())?,
-            Event::CData(c) => push_text(&mut stack, &c.xml10_content(), reader.buffer_position())?,
-            Event::GeneralRef(r) => {
-                push_text(&mut stack, &resolve_ref(&r)?.to_string(), reader.buffer_position())?;
-            }
-            Event::DocType(_) => return Err(CoreError::Doctype),
-            Event::Decl(_) | Event::PI(_) | Event::Comment(_) => {}
-            Event::Eof => break,
-        }
-    }
-    if let Some(open) = stack.last() {
-        return Err(CoreError::XmlTruncated(open.name.clone()));
-    }
-    root.ok_or(CoreError::NoRoot)
-}
-
-/// Refuses a start tag that would begin a second root element.
-fn check_new_root(root: &Option<Element>, start: &BytesStart) -> Result<(), CoreError> {
-    match root {
-        Some(first) => Err(CoreError::MultipleRoots { first: first.name.clone(), second: local(start) }),
-        None => Ok(()),
-    }
-}
-
-fn local(start: &BytesStart) -> String {
-    start.local_name().into_inner().to_string()
-}
-
-/// Builds an element (name and attributes) from a start tag ending at `offset`.
-fn open(start: &BytesStart, offset: u64) -> Result<Element, CoreError> {
-    let mut element = Element::named(local(start));
-    // quick-xml's duplicate check compares every pair (quadratic in the
-    // attribute count); a set does it in linear time.
-    let mut seen = std::collections::HashSet::new();
-    let mut by_local = std::collections::HashMap::new();
-    for attr in start.attributes().with_checks(false) {
-        let attr = attr.map_err(|e| CoreError::XmlSyntax {
-            offset,
-            reason: format!("bad attribute in <{}>: {e}", element.name),
-        })?;
-        let key = attr.key;
-        if key.as_ref() == "xmlns" || key.prefix().is_some_and(|p| p.as_ref() == "xmlns") {
-            continue;
-        }
-        let value = attr.normalized_value(XmlVersion::Implicit1_0).map_err(|e| match e {
-            XmlError::Escape(EscapeError::UnrecognizedEntity(_, name)) => CoreError::UndefinedEntity(name),
-            other => CoreError::XmlSyntax {
-                offset,
-                reason: format!("bad attribute value in <{}>: {other}", element.name),
-            },
-        })?;
-        if !seen.insert(key.as_ref().to_string()) {
-            return Err(CoreError::XmlSyntax {
-                offset,
-                reason: format!("attribute `{}` repeated in <{}>", key.as_ref(), element.name),
-            });
-        }
-        check_chars(&value, offset)?;
-        let name = key.local_name().into_inner().to_string();
-        // `a:x` and `b:x` share a local name: the last one wins, in place.
-        match by_local.get(&name) {
-            Some(&i) => {
-                let old: &mut (String, String) = &mut element.attrs[i];
-                old.1 = value.trim().to_string();
-            }
-            None => {
-                by_local.insert(name.clone(), element.attrs.len());
-                element.attrs.push((name, value.trim().to_string()));
+                Event::CData(c) => {
+                    if self.keeps_text(&c)? {
+                        self.append_text(if has_cr(&c) { c.xml10_content() } else { c.into_inner() });
+                    }
+                }
+                Event::GeneralRef(r) => {
+                    let mut utf8 = [0; 4];
+                    let c: &str = resolve_ref(&r)?.encode_utf8(&mut utf8);
+                    if self.keeps_text(c)? {
+                        self.append_text(Cow::Owned(c.to_string()));
+                    }
+                }
+                Event::DocType(_) => return Err(CoreError::Doctype),
+                Event::Decl(_) | Event::PI(_) | Event::Comment(_) => {}
+                Event::Eof => break,
             }
         }
+        if let Some(open) = self.stack.last() {
+            return Err(CoreError::XmlTruncated(open.name.to_string()));
+        }
+        let (name, value) = self.root.ok_or(CoreError::NoRoot)?;
+        Ok(Root { name: name.into_owned(), value, soap_body: self.soap_body })
     }
-    Ok(element)
+
+    /// Finishes an element: renders it and attaches it to its parent (or
+    /// makes it the root).
+    fn close(&mut self, frame: Frame<'a>) {
+        let Frame { name, mut members, text, elements, last } = frame;
+        let first_soap_body = self.soap_body.is_none()
+            && name == SOAP_BODY
+            && matches!(self.stack.as_slice(), [envelope] if envelope.name == SOAP_ENVELOPE);
+        if first_soap_body {
+            self.soap_body = Some(take_only_child(&mut members, elements, &last));
+        }
+        let value = render::element(members, trimmed(text));
+        match self.stack.last_mut() {
+            Some(parent) => {
+                let repeat = parent.last == name;
+                render::insert_child(&mut parent.members, &name, value, repeat);
+                parent.elements += 1;
+                parent.last = name;
+            }
+            None => self.root = Some((name, value)),
+        }
+    }
+
+    /// Whether text (as written, line ends not yet normalised) is kept for
+    /// the open element; outside the root only whitespace is allowed.
+    /// (Control characters were refused for the whole text up front, and
+    /// character references as they were resolved.)
+    fn keeps_text(&self, raw: &str) -> Result<bool, CoreError> {
+        match self.stack.last() {
+            // Leading whitespace is trimmed at the close anyway: skipping it
+            // here keeps the indentation between elements out of the text
+            // (and spares it the line-end normalisation).
+            Some(open) => Ok(!open.text.is_empty() || !raw.bytes().all(|b| b.is_ascii_whitespace())),
+            None if raw.trim().is_empty() => Ok(false),
+            None => Err(CoreError::TextOutsideRoot),
+        }
+    }
+
+    /// Appends kept text to the open element; the first piece stays
+    /// borrowed from the input.
+    fn append_text(&mut self, text: Cow<'a, str>) {
+        if let Some(open) = self.stack.last_mut() {
+            if open.text.is_empty() {
+                open.text = text;
+            } else {
+                open.text.to_mut().push_str(&text);
+            }
+        }
+    }
 }
 
-/// Finishes an element: trims its text and attaches it to its parent (or makes it the root).
-fn close(mut element: Element, stack: &mut [Element], root: &mut Option<Element>) {
-    let trimmed = element.text.trim();
-    if trimmed.len() != element.text.len() {
-        element.text = trimmed.to_string();
-    }
-    match stack.last_mut() {
-        Some(parent) => parent.children.push(element),
-        None => *root = Some(element),
-    }
+/// Whether text contains a CR, which XML 1.0 line-end handling replaces.
+/// (A plain loop: the texts are short, and most have none.)
+fn has_cr(text: &str) -> bool {
+    text.bytes().any(|b| b == b'\r')
 }
 
-/// Refuses the C0 control characters XML 1.0 forbids (all but tab, LF, CR),
-/// raw or as character references. Bytes below 0x20 never occur inside a
-/// multi-byte UTF-8 sequence, so a byte scan is exact.
-fn check_chars(text: &str, offset: u64) -> Result<(), CoreError> {
-    match text.bytes().find(|b| *b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) {
-        Some(b) => Err(CoreError::XmlSyntax {
-            offset,
-            reason: format!("control character U+{b:04X} is not allowed in XML 1.0"),
-        }),
-        None => Ok(()),
-    }
-}
-
-/// Appends text to the open element; outside the root only whitespace is allowed.
-fn push_text(stack: &mut [Element], text: &str, offset: u64) -> Result<(), CoreError> {
-    check_chars(text, offset)?;
-    match stack.last_mut() {
-        // Leading whitespace is trimmed at the close anyway: skipping it here
-        // spares the indentation between child elements an allocation each.
-        Some(open) if open.text.is_empty() && text.bytes().all(|b| b.is_ascii_whitespace()) => {}
-        Some(open) => open.text.push_str(text),
-        None if text.trim().is_empty() => {}
-        None => return Err(CoreError::TextOutsideRoot),
-    }
-    Ok(())
-}
-
-/// Resolves `&name;`: the five predefined entities and character references only.
-fn resolve_ref(r: &BytesRef) -> Result<char, CoreError> {
-    let name: &str = r;
-    let predefined = match name {
-        "lt" => Some('<'),
-        "gt" => Some('>'),
-        "amp" => Some('&'),
-        "apos" => Some('\''),
-        "quot" => Some('"'),
+/// Takes the only child element out of a SOAP `Body`'s members, or counts.
+fn take_only_child(members: &mut Map<String, Value>, elements: usize, last: &str) -> SoapBody {
+    let only = match elements {
+        1 => match members.remove(last) {
+            // An attribute of the same name (`@x`) came first; the element
+            // is the one merged after it.
+            Some(Value::Array(mut items)) => items.pop(),
+            other => other,
+        },
         _ => None,
     };
-    if let Some(c) = predefined {
-        return Ok(c);
+    match only {
+        Some(value) => SoapBody::One(last.to_string(), value),
+        None => SoapBody::Count(elements),
     }
-    match r.resolve_char_ref() {
-        // XML 1.0 allows no C0 control but tab, LF and CR, not even as a reference.
-        Ok(Some(c)) if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => {
-            Err(CoreError::InvalidCharRef(name.to_string()))
-        }
-        Ok(Some(c)) => Ok(c),
-        Ok(None) => Err(CoreError::UndefinedEntity(name.to_string())),
-        Err(_) => Err(CoreError::InvalidCharRef(name.to_string())),
+}
+
+/// Text trimmed of surrounding whitespace, copied only when it must be.
+fn trimmed(text: Cow<'_, str>) -> String {
+    match text {
+        Cow::Owned(s) if s.trim().len() == s.len() => s,
+        text => text.trim().to_string(),
+    }
+}
+
+/// `part`, a slice of an event quick-xml borrowed from `text`, borrowed from
+/// `text` itself so that it outlives the event (a copy if it is not a slice
+/// of `text`). This spares every element name an allocation of its own.
+fn reborrow<'a>(text: &'a str, part: &str) -> Cow<'a, str> {
+    let start = part.as_ptr().addr().wrapping_sub(text.as_ptr().addr());
+    match text.get(start..start.wrapping_add(part.len())) {
+        Some(slice) if slice.as_ptr() == part.as_ptr() => Cow::Borrowed(slice),
+        _ => Cow::Owned(part.to_string()),
     }
 }
 
@@ -229,13 +258,13 @@ fn resolve_ref(r: &BytesRef) -> Result<char, CoreError> {
 ///
 /// Every syntax error except unknown `<!` markup means the text ended inside
 /// a construct; with an element open, that is a truncated document.
-fn map_error(e: XmlError, reader: &Reader<&[u8]>, stack: &[Element]) -> CoreError {
+fn map_error(e: XmlError, reader: &Reader<&[u8]>, stack: &[Frame]) -> CoreError {
     match (e, stack.last()) {
         (XmlError::IllFormed(IllFormedError::MismatchedEndTag { expected, found }), _) => {
             CoreError::MismatchedEndTag { expected, found }
         }
         (XmlError::Syntax(kind), Some(open)) if kind != SyntaxError::InvalidBangMarkup => {
-            CoreError::XmlTruncated(open.name.clone())
+            CoreError::XmlTruncated(open.name.to_string())
         }
         (other, _) => CoreError::XmlSyntax { offset: reader.error_position(), reason: other.to_string() },
     }

@@ -25,6 +25,14 @@ fn utf8_is_the_default() {
 }
 
 #[test]
+fn utf8_is_borrowed_and_other_encodings_are_decoded_into_a_copy() {
+    let body = "\u{FEFF}<A>Müller</A>".as_bytes();
+    assert!(matches!(decode_xml(body, None).unwrap(), Cow::Borrowed("<A>Müller</A>")));
+    let latin1 = decode_xml(b"<A>M\xFCller</A>", Some("text/xml; charset=ISO-8859-1")).unwrap();
+    assert!(matches!(latin1, Cow::Owned(ref s) if s == "<A>Müller</A>"));
+}
+
+#[test]
 fn utf8_bom_is_dropped() {
     let text = decode_xml(b"\xEF\xBB\xBF<A/>", None).unwrap();
     assert_eq!(text, "<A/>");
@@ -63,7 +71,8 @@ fn windows_1252_decodes_the_euro_sign() {
 fn utf16_le_and_be_with_bom() {
     let doc = xml_in("UTF-16", "Grüße €");
     for little in [true, false] {
-        let text = decode_xml(&utf16(&doc, little, true), None).unwrap();
+        let body = utf16(&doc, little, true);
+        let text = decode_xml(&body, None).unwrap();
         assert_eq!(text, doc);
     }
 }
