@@ -6,10 +6,13 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, SecondsFormat, Utc};
 
-use edihub_core::{Document, FingerprintSpec};
+use std::sync::Arc;
+
+use edihub_core::{Document, FingerprintSpec, ParsedBody, parse_body};
 use edihub_store::{IngestOutcome, MessageOutcome, MessageSummary, NewMessage, Scope, StoredResponse};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::{Value, json};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -24,9 +27,50 @@ pub fn now() -> DateTime<Utc> {
     DateTime::from_timestamp_micros(t.timestamp_micros()).unwrap_or(t)
 }
 
-/// Reads the whole body, refusing more than `limit` bytes with 413 before
-/// buffering them.
-pub async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Bytes, ApiError> {
+/// Bodies up to this size are not counted against `max_inflight_body_bytes`:
+/// their total is already bounded by the connection limit, and a burst of
+/// small messages must never queue behind one large IDoc.
+const UNCOUNTED_BODY: usize = 64 * 1024;
+/// Bodies over this size are parsed on the blocking pool: a 10 MB IDoc takes
+/// tens of milliseconds to parse, which must not stall the runtime's few
+/// worker threads and every small request they serve.
+const PARSE_OFF_THREAD: usize = 1024 * 1024;
+
+/// A request's share of `max_inflight_body_bytes`, held until the response is
+/// built and released on drop.
+#[derive(Debug)]
+#[must_use = "the share is released when the permit is dropped"]
+pub struct BodyPermit {
+    _held: Option<OwnedSemaphorePermit>,
+}
+
+/// The budget of body bytes being processed at once, in KiB permits.
+pub fn body_budget(config: &crate::config::Config) -> Arc<Semaphore> {
+    Arc::new(Semaphore::new(config.max_inflight_body_bytes.div_ceil(1024)))
+}
+
+/// Waits until a body of `len` bytes fits in the budget. A body larger than
+/// the whole budget takes all of it, i.e. it is processed alone.
+async fn admit(state: &AppState, len: usize) -> BodyPermit {
+    if len <= UNCOUNTED_BODY {
+        return BodyPermit { _held: None };
+    }
+    let total = state.config.max_inflight_body_bytes.div_ceil(1024);
+    let kib = u32::try_from(len.div_ceil(1024).min(total)).unwrap_or(u32::MAX);
+    // The semaphore is never closed, so acquiring only fails if it were.
+    BodyPermit { _held: Arc::clone(&state.body_budget).acquire_many_owned(kib).await.ok() }
+}
+
+/// Reads the whole body, refusing more than `max_body_bytes` with 413 before
+/// buffering it. Large bodies wait for room in `max_inflight_body_bytes`
+/// first (see [`BodyPermit`]), so many large uploads at once queue instead of
+/// exhausting memory.
+pub async fn read_body(
+    state: &AppState,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<(Bytes, BodyPermit), ApiError> {
+    let limit = state.config.max_body_bytes;
     // A compressed body would be read as garbage: say so (RFC 9110, 15.5.16).
     if let Some(coding) = headers.get(header::CONTENT_ENCODING) {
         let coding = coding.to_str().unwrap_or("?").trim();
@@ -41,11 +85,36 @@ pub async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<
     if declared.is_some_and(|n| n > limit as u64) {
         return Err(ApiError::TooLarge(limit));
     }
-    match Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(ApiError::TooLarge(limit)),
-        Err(e) => Err(ApiError::BadRequest(format!("the body could not be read: {e}"))),
+    // With a Content-Length the wait comes before buffering; a chunked body
+    // is counted once read, before it is parsed.
+    let early = match declared {
+        Some(n) => Some(admit(state, usize::try_from(n).unwrap_or(limit)).await),
+        None => None,
+    };
+    let bytes = match Limited::new(body, limit).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => return Err(ApiError::TooLarge(limit)),
+        Err(e) => return Err(ApiError::BadRequest(format!("the body could not be read: {e}"))),
+    };
+    let permit = match early {
+        Some(permit) => permit,
+        None => admit(state, bytes.len()).await,
+    };
+    Ok((bytes, permit))
+}
+
+/// [`edihub_core::parse_body`], on the blocking pool for large bodies.
+pub async fn parse(bytes: &Bytes, content_type: Option<&str>) -> Result<ParsedBody, ApiError> {
+    if bytes.len() <= PARSE_OFF_THREAD {
+        return Ok(parse_body(bytes, content_type)?);
     }
+    let (bytes, content_type) = (bytes.clone(), content_type.map(str::to_string));
+    let parsed = tokio::task::spawn_blocking(move || parse_body(&bytes, content_type.as_deref()))
+        .await
+        // A panic in the parser is a bug: it ends this request's task, as it
+        // would have inline.
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+    Ok(parsed?)
 }
 
 /// An Idempotency-Key must be 1–200 printable ASCII characters.

@@ -30,6 +30,8 @@ pub struct Inner {
     pub integrations: Registry,
     /// Prometheus counters.
     pub metrics: Metrics,
+    /// KiB of large request bodies being processed (`max_inflight_body_bytes`).
+    pub body_budget: Arc<tokio::sync::Semaphore>,
 }
 
 impl AppState {
@@ -38,11 +40,12 @@ impl AppState {
         let credentials = Credentials::from_config(&config);
         Self(Arc::new(Inner {
             store,
-            config,
             credentials,
             catalog: Catalog::default(),
             integrations: Registry::default(),
             metrics: Metrics::default(),
+            body_budget: crate::ingest::body_budget(&config),
+            config,
         }))
     }
 }

@@ -27,6 +27,12 @@ pub struct Config {
     pub database_url: String,
     /// Largest accepted request body in bytes; larger bodies get 413.
     pub max_body_bytes: usize,
+    /// Total bytes of request bodies over 64 KiB that are processed at once.
+    /// Parsing an IDoc takes a few times its size in memory, so this bounds
+    /// memory under many large uploads: a request that would exceed it waits
+    /// for its turn (within `request_timeout_secs`), and a body larger than
+    /// the whole budget is processed alone. Smaller bodies never wait.
+    pub max_inflight_body_bytes: usize,
     /// Most database connections per edihub process.
     pub database_max_connections: u32,
     /// Seconds a request waits for a database connection before answering 503.
@@ -98,6 +104,7 @@ impl Default for Config {
             listen: "127.0.0.1:8080".into(),
             database_url: "sqlite://data/edihub.db".into(),
             max_body_bytes: 32 * 1024 * 1024,
+            max_inflight_body_bytes: 32 * 1024 * 1024,
             database_max_connections: 16,
             database_acquire_timeout_secs: 5,
             auto_migrate: true,
@@ -315,6 +322,7 @@ impl std::fmt::Debug for Config {
             .field("listen", &self.listen)
             .field("database_url", &redact_url(&self.database_url))
             .field("max_body_bytes", &self.max_body_bytes)
+            .field("max_inflight_body_bytes", &self.max_inflight_body_bytes)
             .field("database_max_connections", &self.database_max_connections)
             .field("request_timeout_secs", &self.request_timeout_secs)
             .field("max_connections", &self.max_connections)

@@ -58,6 +58,7 @@ fn refusals_name_the_key() {
         (format!("database_url = \"mysql://x\"\n{b}"), "database_url"),
         (format!("log_format = \"xml\"\n{b}"), "log_format"),
         (format!("max_body_bytes = \"big\"\n{b}"), "max_body_bytes"),
+        (format!("max_inflight_body_bytes = 0\n{b}"), "max_inflight_body_bytes"),
         (b.replace(SHA, "abc"), "admin.token_sha256"),
         (b.replace(&"1".repeat(64), "zz"), "tenants[0].environments[0].api_keys_sha256[0]"),
         (format!("{b}[[tenants]]\nid = \"acme\"\nenvironments = []\n"), "tenants[1].id"),

@@ -11,7 +11,6 @@ use axum::body::Body;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, Uri};
 use axum::response::Response;
-use edihub_core::parse_body;
 use edihub_store::{DetectedBy, IngestRequest, KeyClaim};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -20,7 +19,7 @@ use crate::api_doc::{MessageResult, Problem};
 use crate::auth::Sender;
 use crate::error::ApiError;
 use crate::ingest::{
-    MessageSource, build_messages, header_text, now, outcome_response, read_body, record_outcome,
+    MessageSource, build_messages, header_text, now, outcome_response, parse, read_body, record_outcome,
     render_outcomes, validate_key, validate_type,
 };
 use crate::state::AppState;
@@ -72,9 +71,9 @@ async fn receive(
         None => query.message_type.as_deref().map(validate_type).transpose()?,
     };
     let content_type = header_text(&headers, "content-type")?.map(str::to_string);
-    let bytes = read_body(&headers, body, state.config.max_body_bytes).await?;
+    let (bytes, _permit) = read_body(&state, &headers, body).await?;
 
-    let parsed = parse_body(&bytes, content_type.as_deref())?;
+    let parsed = parse(&bytes, content_type.as_deref()).await?;
     let body_key = parsed.idempotency_key.as_deref().map(validate_key).transpose()?;
     // The header wins over the body member.
     let idempotency_key = header_key.or(body_key);
@@ -87,6 +86,9 @@ async fn receive(
         payload,
     };
     let messages = build_messages(&state, &sender.scope, &parsed.documents, &source)?;
+    let packet = parsed.documents.len() > 1;
+    // The parsed tree is a few times the body's size: gone before the insert.
+    drop(parsed);
     let key = idempotency_key.map(|key| KeyClaim {
         kind: DetectedBy::IdempotencyKey,
         key,
@@ -94,7 +96,6 @@ async fn receive(
         on_reuse: sender.on_key_reuse,
     });
     let first_type = messages.first().map(|m| m.message_type.clone()).unwrap_or_default();
-    let packet = parsed.documents.len() > 1;
     let render = move |outcomes: &[_]| render_outcomes(outcomes, packet);
     let outcome = state
         .store

@@ -11,7 +11,6 @@ use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use edihub_core::parse_body;
 use edihub_store::{DetectedBy, IngestRequest, KeyClaim, KeyReusePolicy, NewAuditEvent};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -19,7 +18,7 @@ use sha2::{Digest, Sha256};
 use crate::api_doc::{MessageResult, Problem};
 use crate::error::ApiError;
 use crate::ingest::{
-    MessageSource, build_messages, header_text, now, outcome_response, read_body, record_outcome,
+    MessageSource, build_messages, header_text, now, outcome_response, parse, read_body, record_outcome,
     render_outcomes, validate_key,
 };
 use crate::state::AppState;
@@ -82,13 +81,13 @@ async fn receive(
         .integrations
         .get(&integration_id)
         .ok_or_else(|| ApiError::NotFound(format!("no integration `{integration_id}`")))?;
-    let bytes = read_body(&headers, body, state.config.max_body_bytes).await?;
+    let (bytes, _permit) = read_body(&state, &headers, body).await?;
     if let Err(e) = integ.verifier.verify(&headers, &bytes, chrono::Utc::now().timestamp()) {
         return Err(reject_signature(&state, &integ, e.to_string()).await);
     }
     let content_type = header_text(&headers, "content-type")?.map(str::to_string);
     // Webhooks are JSON whatever the provider labels them.
-    let parsed = parse_body(&bytes, Some("application/json"))?;
+    let parsed = parse(&bytes, Some("application/json")).await?;
     let doc = parsed
         .documents
         .first()
@@ -117,6 +116,8 @@ async fn receive(
         payload: bytes.clone(),
     };
     let messages = build_messages(&state, &integ.scope, &parsed.documents, &source)?;
+    let packet = parsed.documents.len() > 1;
+    drop(parsed);
     let key = event_id.map(|id| KeyClaim {
         kind: DetectedBy::ProviderEventId,
         key: format!("{}:{id}", integ.id),
@@ -125,7 +126,6 @@ async fn receive(
         on_reuse: KeyReusePolicy::Replay,
     });
     let first_type = messages.first().map(|m| m.message_type.clone()).unwrap_or_default();
-    let packet = parsed.documents.len() > 1;
     let render = move |outcomes: &[_]| render_outcomes(outcomes, packet);
     let outcome = state
         .store
