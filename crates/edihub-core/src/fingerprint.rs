@@ -56,6 +56,19 @@ pub enum Basis {
     None,
 }
 
+impl Basis {
+    /// The name stored with a message and shown in responses (`key_fields`,
+    /// `docnum`, `content`, `none`), the same as its serde form.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Basis::KeyFields => "key_fields",
+            Basis::Docnum => "docnum",
+            Basis::Content => "content",
+            Basis::None => "none",
+        }
+    }
+}
+
 /// What one configured key path found.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct KeyValue {

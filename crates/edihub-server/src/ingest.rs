@@ -4,6 +4,7 @@
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use bytes::BytesMut;
 use chrono::{DateTime, SecondsFormat, Utc};
 
 use std::sync::Arc;
@@ -91,16 +92,35 @@ pub async fn read_body(
         Some(n) => Some(admit(state, usize::try_from(n).unwrap_or(limit)).await),
         None => None,
     };
-    let bytes = match Limited::new(body, limit).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => return Err(ApiError::TooLarge(limit)),
-        Err(e) => return Err(ApiError::BadRequest(format!("the body could not be read: {e}"))),
-    };
+    let bytes = collect(body, limit, declared).await?;
     let permit = match early {
         Some(permit) => permit,
         None => admit(state, bytes.len()).await,
     };
     Ok((bytes, permit))
+}
+
+/// Buffers the body into one allocation sized from its Content-Length, so a
+/// large body is held once (collecting chunks and joining them would hold it
+/// twice at the end).
+async fn collect(body: Body, limit: usize, declared: Option<u64>) -> Result<Bytes, ApiError> {
+    let capacity = declared.map_or(0, |n| usize::try_from(n).unwrap_or(limit).min(limit));
+    let mut buf = BytesMut::with_capacity(capacity);
+    let mut body = Limited::new(body, limit);
+    while let Some(frame) = body.frame().await {
+        match frame {
+            Ok(frame) => {
+                if let Some(data) = frame.data_ref() {
+                    buf.extend_from_slice(data);
+                }
+            }
+            Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
+                return Err(ApiError::TooLarge(limit));
+            }
+            Err(e) => return Err(ApiError::BadRequest(format!("the body could not be read: {e}"))),
+        }
+    }
+    Ok(buf.freeze())
 }
 
 /// [`edihub_core::parse_body`], on the blocking pool for large bodies.
@@ -265,10 +285,7 @@ pub fn build_messages(
             docnum: doc.docnum().map(str::to_string),
             sender: doc.control().and_then(|c| c.sndprn.clone()),
             fingerprint: fp.hex.clone(),
-            fingerprint_basis: serde_json::to_value(fp.basis)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
+            fingerprint_basis: fp.basis.as_str().to_string(),
             window_seconds: rule.window_seconds,
             key_values: serde_json::to_value(&fp.key_values).unwrap_or_default(),
             idempotency_key: source.idempotency_key.clone(),

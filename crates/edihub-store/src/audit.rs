@@ -67,6 +67,61 @@ pub struct NewAuditEvent {
     pub details: serde_json::Value,
 }
 
+impl NewAuditEvent {
+    /// The `message.duplicate_blocked` event of a message whose fingerprint
+    /// `fp` is held by `holder`: written by the ingest transaction and by the
+    /// group insert alike, so both paths audit a duplicate identically.
+    pub(crate) fn fingerprint_duplicate(
+        scope: &crate::Scope,
+        m: &crate::NewMessage,
+        fp: &str,
+        holder: Uuid,
+    ) -> Self {
+        NewAuditEvent {
+            action: DUPLICATE_BLOCKED.to_string(),
+            tenant_id: Some(scope.tenant_id.clone()),
+            environment_id: Some(scope.environment_id.clone()),
+            message_type: Some(m.message_type.clone()),
+            fingerprint: Some(fp.to_string()),
+            idempotency_key: m.idempotency_key.clone(),
+            detected_by: Some(crate::DetectedBy::Fingerprint.as_str().to_string()),
+            message_id: Some(holder),
+            details: serde_json::json!({
+                "docnum": m.docnum,
+                "mestyp": m.mestyp,
+                "key_values": m.key_values,
+                "packet_index": m.packet_index,
+            }),
+        }
+    }
+}
+
+impl NewAuditEvent {
+    /// The event of a request whose key was claimed before: a blocked
+    /// duplicate when its response is replayed, else a key mismatch.
+    /// `original` is the message the first request stored, if any.
+    pub(crate) fn key_repeat(
+        scope: &crate::Scope,
+        key: &crate::KeyClaim,
+        original: (Option<Uuid>, Option<String>, Option<String>),
+        same_payload: bool,
+        replay: bool,
+    ) -> Self {
+        let (message_id, message_type, fingerprint) = original;
+        NewAuditEvent {
+            action: if replay { DUPLICATE_BLOCKED } else { KEY_MISMATCH }.to_string(),
+            tenant_id: Some(scope.tenant_id.clone()),
+            environment_id: Some(scope.environment_id.clone()),
+            message_type,
+            fingerprint,
+            idempotency_key: Some(key.key.clone()),
+            detected_by: Some(key.kind.as_str().to_string()),
+            message_id,
+            details: serde_json::json!({ "same_payload": same_payload, "request_sha256": key.request_sha256 }),
+        }
+    }
+}
+
 /// Filters for [`crate::Store::list_audit`]; every field is optional.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct AuditFilter {

@@ -15,13 +15,25 @@
 //! batches more. The statement is atomic, and every caller waits for it to
 //! commit before answering, so the contract is unchanged: a 2xx means stored.
 //!
-//! Only inserts that *succeeded* are decided here. A message whose row was
-//! not returned met a fingerprint holder (in the table, or earlier in the
-//! same batch: `DO NOTHING` also skips a repeat within one statement), and
-//! its caller runs the full ingest transaction, which reads the holder,
-//! releases an expired window and writes the audit event. If the statement
-//! fails, nothing was inserted and every caller falls back the same way, so
-//! one bad row cannot fail its neighbours' requests.
+//! A row that was not returned met a fingerprint holder (in the table, or
+//! earlier in the same statement: `DO NOTHING` also skips a repeat within
+//! one statement). The batch then settles those duplicates together too: one
+//! `SELECT` finds the holders, and one multi-row `INSERT` writes their
+//! `message.duplicate_blocked` events, so a duplicate costs no more than a
+//! new message. Anything less clear-cut (the holder's window has passed, the
+//! holder vanished, or a statement failed) is left [`Verdict::Undecided`]
+//! and its caller runs the full ingest transaction, which releases expired
+//! windows and retries; a failed statement changed nothing, so one bad row
+//! cannot fail its neighbours' requests.
+//!
+//! Requests with a key (an Idempotency-Key or a provider's event id) are
+//! batched too, but in one transaction, because the key's claim, the message
+//! and the stored response must commit together: claim all keys in one
+//! statement, insert the claimed requests' messages in one, settle their
+//! duplicates, store each response with its key, commit. A key that was not
+//! claimed belongs to an earlier request (or an earlier row of this batch);
+//! after the commit its stored response is read, for all of them in one
+//! statement, and replayed or refused as a mismatch (see `settle`).
 
 use std::sync::Arc;
 
@@ -29,7 +41,13 @@ use chrono::{DateTime, Utc};
 use tokio::sync::{Semaphore, mpsc, oneshot};
 use uuid::Uuid;
 
-use crate::{NewMessage, Result, Scope, StoreError};
+use crate::model::Holder;
+use crate::{
+    IngestOutcome, KeyClaim, MessageSummary, NewAuditEvent, NewMessage, Renderer, Result, Scope, StoreError,
+};
+
+mod settle;
+pub(crate) use settle::{KeyState, live_duplicate, repeat, unsettled_claims};
 
 /// Largest payload that is batched; bigger bodies take the transaction path,
 /// so one statement never carries several large bodies.
@@ -41,28 +59,68 @@ const MAX_ROWS: usize = 64;
 const MAX_BYTES: usize = 1024 * 1024;
 
 /// One message waiting for the group insert.
-#[derive(Debug)]
 pub(crate) struct Queued {
     /// Where it belongs.
     pub scope: Scope,
     /// The request time (timestamps and the window's end).
     pub now: DateTime<Utc>,
+    /// The request's key, if any.
+    pub key: Option<KeyClaim>,
+    /// Renders the response stored with the key.
+    pub render: Arc<Renderer>,
     /// The message.
     pub message: NewMessage,
 }
 
-/// A backend's multi-row insert (implemented for each pool by
-/// `ingest::impl_sql_store!`).
+impl std::fmt::Debug for Queued {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Queued").field("scope", &self.scope).field("message", &self.message.id).finish()
+    }
+}
+
+/// What the group insert decided for one message.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Verdict {
+    /// Stored and committed (requests without a key).
+    Inserted,
+    /// A duplicate of this holder; its audit event is committed (requests
+    /// without a key).
+    Duplicate(MessageSummary),
+    /// The whole outcome of a request with a key, committed.
+    Outcome(IngestOutcome),
+    /// Not decided here: run the ingest transaction.
+    Undecided,
+}
+
+/// A fingerprint holder with the scope it holds it in.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub(crate) struct ScopedHolder {
+    pub(crate) tenant_id: String,
+    pub(crate) environment_id: String,
+    #[sqlx(flatten)]
+    pub(crate) holder: Holder,
+}
+
+/// A backend's statements for the group insert (implemented for each pool
+/// by `batch_sql::group_insert_sql!`).
 #[async_trait::async_trait]
 pub(crate) trait GroupInsert: Send + Sync + 'static {
     /// Inserts `items` in one autocommit statement (`ON CONFLICT DO
     /// NOTHING`); returns the ids of the rows it inserted.
-    async fn insert_rows(&self, items: &[Queued]) -> Result<Vec<Uuid>>;
+    async fn insert_rows(&self, items: &[&Queued]) -> Result<Vec<Uuid>>;
+    /// The current holders of the given (scope, fingerprint) claims.
+    async fn holders(&self, claims: &[(&Scope, &str)]) -> Result<Vec<ScopedHolder>>;
+    /// Appends audit events, each with its time, in one statement.
+    async fn insert_audits(&self, events: &[(DateTime<Utc>, NewAuditEvent)]) -> Result<()>;
+    /// Settles requests with keys: one transaction for the claimed ones,
+    /// then the repeats (see the module docs). An error means nothing was
+    /// committed.
+    async fn settle_keyed(&self, items: &[&Queued]) -> Result<Vec<Verdict>>;
 }
 
 struct Job {
     item: Queued,
-    reply: oneshot::Sender<(Queued, bool)>,
+    reply: oneshot::Sender<(Queued, Verdict)>,
 }
 
 /// The queue in front of the group insert; cheap to clone.
@@ -87,20 +145,19 @@ impl Batcher {
         Batcher { tx }
     }
 
-    /// Whether a request may use the group insert: one message, no key to
-    /// claim, a small payload.
+    /// Whether a request may use the group insert: one message with a small
+    /// payload (packets and large bodies take the transaction path).
     pub(crate) fn eligible(req: &crate::IngestRequest<'_>) -> bool {
-        req.key.is_none() && req.messages.len() == 1 && req.messages[0].payload.len() <= MAX_PAYLOAD
+        req.messages.len() == 1 && req.messages[0].payload.len() <= MAX_PAYLOAD
     }
 
-    /// Queues `item`; returns it with `true` when its row was inserted and
-    /// committed, `false` when the caller must run the full transaction.
-    pub(crate) async fn insert(&self, item: Queued) -> Result<(Queued, bool)> {
+    /// Queues `item`; returns it with what the group insert decided.
+    pub(crate) async fn insert(&self, item: Queued) -> Result<(Queued, Verdict)> {
         let (reply, answer) = oneshot::channel();
         if let Err(mpsc::error::SendError(job)) = self.tx.send(Job { item, reply }) {
             // The dispatcher's runtime is gone (a store used from another
             // runtime): the transaction path still works.
-            return Ok((job.item, false));
+            return Ok((job.item, Verdict::Undecided));
         }
         // The dispatcher answers every job it takes; a dropped reply means
         // its runtime is shutting down mid-batch, and the row's fate is
@@ -131,17 +188,9 @@ async fn dispatch<G: GroupInsert>(mut rx: mpsc::UnboundedReceiver<Job>, concurre
         tokio::spawn(async move {
             let _slot = slot;
             let (items, replies): (Vec<Queued>, Vec<_>) = jobs.into_iter().map(|j| (j.item, j.reply)).unzip();
-            let inserted = match flush.insert_rows(&items).await {
-                Ok(ids) => ids,
-                Err(e) => {
-                    // Nothing was inserted; each caller retries on its own.
-                    tracing::debug!(error = %e, rows = items.len(), "group insert failed");
-                    Vec::new()
-                }
-            };
-            for (item, reply) in items.into_iter().zip(replies) {
-                let done = inserted.contains(&item.message.id);
-                let _ = reply.send((item, done));
+            let verdicts = settle::batch(flush.as_ref(), &items).await;
+            for ((item, verdict), reply) in items.into_iter().zip(verdicts).zip(replies) {
+                let _ = reply.send((item, verdict));
             }
         });
     }

@@ -10,6 +10,8 @@
 mod admin_sql;
 mod audit;
 mod batch;
+mod batch_sql;
+mod batch_stmt;
 mod catalog;
 pub mod conformance;
 mod error;
@@ -19,6 +21,7 @@ mod postgres;
 mod sql;
 mod sqlite;
 pub mod testing;
+mod transaction;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -192,8 +192,9 @@ pub struct IngestRequest<'a> {
     pub messages: Vec<NewMessage>,
     /// The time the request is processed (used for windows and timestamps).
     pub now: DateTime<Utc>,
-    /// Builds the response to store with the key.
-    pub render: &'a Renderer,
+    /// Builds the response to store with the key (shared, because the group
+    /// insert may render it on another task).
+    pub render: std::sync::Arc<Renderer>,
 }
 
 /// What the ingest transaction did; returned only after it committed.

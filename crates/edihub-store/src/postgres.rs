@@ -44,8 +44,8 @@ impl PgStore {
     }
 
     async fn begin(&self) -> Result<Transaction<'static, Postgres>> {
-        Ok(self.pool.begin().await?)
+        Ok(self.pool.begin_with("BEGIN").await?)
     }
 }
 
-crate::ingest::impl_sql_store!(PgStore, Postgres, MIGRATOR);
+crate::ingest::impl_sql_store!(PgStore, Postgres, MIGRATOR, "BEGIN");

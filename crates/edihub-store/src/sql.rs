@@ -46,6 +46,34 @@ pub(crate) const INSERT_MESSAGES_HEAD: &str = "INSERT INTO messages \
 pub(crate) const INSERT_MESSAGES_TAIL: &str = " ON CONFLICT (tenant_id, environment_id, fingerprint) \
     WHERE fingerprint IS NOT NULL DO NOTHING RETURNING id";
 
+/// The holders of several claims: followed by `(tenant_id = … AND
+/// environment_id = … AND fingerprint = …)` terms joined with `OR`, each an
+/// index lookup.
+pub(crate) const HOLDERS_HEAD: &str = "SELECT tenant_id, environment_id, id, message_type, mestyp, \
+    docnum, key_fingerprint AS fingerprint, received_at, fingerprint_expires_at FROM messages WHERE ";
+
+/// The head of [`CLAIM_KEY`] for several keys (their `VALUES` follow, then
+/// [`CLAIM_KEYS_TAIL`]).
+pub(crate) const CLAIM_KEYS_HEAD: &str = "INSERT INTO idempotency_keys \
+    (tenant_id, environment_id, kind, key, request_sha256, status_code, response_body, created_at) ";
+
+/// Returns the keys a multi-row claim took.
+pub(crate) const CLAIM_KEYS_TAIL: &str = " ON CONFLICT (tenant_id, environment_id, kind, key) DO NOTHING \
+    RETURNING tenant_id, environment_id, kind, key";
+
+/// [`LOAD_KEY`] for several keys with their messages' type and fingerprint:
+/// followed by `(k.tenant_id = … AND k.environment_id = … AND k.kind = … AND
+/// k.key = …)` terms joined with `OR`.
+pub(crate) const KEY_STATES_HEAD: &str = "SELECT k.tenant_id, k.environment_id, k.kind, k.key, \
+    k.request_sha256, k.status_code, k.response_body, k.message_id, m.message_type, \
+    m.key_fingerprint AS fingerprint FROM idempotency_keys k LEFT JOIN messages m ON m.id = k.message_id \
+    WHERE ";
+
+/// The head of [`INSERT_AUDIT`] for several events (their `VALUES` follow).
+pub(crate) const INSERT_AUDITS_HEAD: &str = "INSERT INTO audit_events \
+    (occurred_at, action, tenant_id, environment_id, message_type, fingerprint, \
+     idempotency_key, detected_by, message_id, details) ";
+
 /// The message currently holding a fingerprint.
 pub(crate) const FIND_ACTIVE: &str = "SELECT id, message_type, mestyp, docnum, \
     key_fingerprint AS fingerprint, received_at, fingerprint_expires_at FROM messages \

@@ -60,4 +60,4 @@ impl SqliteStore {
     }
 }
 
-crate::ingest::impl_sql_store!(SqliteStore, Sqlite, MIGRATOR);
+crate::ingest::impl_sql_store!(SqliteStore, Sqlite, MIGRATOR, "BEGIN IMMEDIATE");

@@ -193,3 +193,10 @@ fn serialisation_shape() {
         .collect();
     assert_eq!(names, [json!("key_fields"), json!("docnum"), json!("content"), json!("none")]);
 }
+
+#[test]
+fn basis_names_equal_their_serde_form() {
+    for basis in [Basis::KeyFields, Basis::Docnum, Basis::Content, Basis::None] {
+        assert_eq!(serde_json::to_value(basis).unwrap(), serde_json::json!(basis.as_str()));
+    }
+}

@@ -7,6 +7,8 @@
 //! inside that transaction (so it can be stored with the Idempotency-Key) and
 //! sent only after the commit.
 
+use std::sync::Arc;
+
 use axum::body::Body;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, Uri};
@@ -96,11 +98,9 @@ async fn receive(
         on_reuse: sender.on_key_reuse,
     });
     let first_type = messages.first().map(|m| m.message_type.clone()).unwrap_or_default();
-    let render = move |outcomes: &[_]| render_outcomes(outcomes, packet);
-    let outcome = state
-        .store
-        .ingest(IngestRequest { scope: &sender.scope, key, messages, now: now(), render: &render })
-        .await?;
+    let render = Arc::new(move |outcomes: &[_]| render_outcomes(outcomes, packet));
+    let outcome =
+        state.store.ingest(IngestRequest { scope: &sender.scope, key, messages, now: now(), render }).await?;
     record_outcome(&state, &sender.scope.tenant_id, &outcome, &first_type, DetectedBy::IdempotencyKey);
     outcome_response(outcome)
 }

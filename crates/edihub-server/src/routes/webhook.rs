@@ -7,6 +7,8 @@
 //! (scoped to the integration, so two providers' ids never collide), and the
 //! fingerprint rules of the message type apply to the payload.
 
+use std::sync::Arc;
+
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
@@ -126,11 +128,9 @@ async fn receive(
         on_reuse: KeyReusePolicy::Replay,
     });
     let first_type = messages.first().map(|m| m.message_type.clone()).unwrap_or_default();
-    let render = move |outcomes: &[_]| render_outcomes(outcomes, packet);
-    let outcome = state
-        .store
-        .ingest(IngestRequest { scope: &integ.scope, key, messages, now: now(), render: &render })
-        .await?;
+    let render = Arc::new(move |outcomes: &[_]| render_outcomes(outcomes, packet));
+    let outcome =
+        state.store.ingest(IngestRequest { scope: &integ.scope, key, messages, now: now(), render }).await?;
     record_outcome(&state, &integ.scope.tenant_id, &outcome, &first_type, DetectedBy::ProviderEventId);
     outcome_response(outcome)
 }

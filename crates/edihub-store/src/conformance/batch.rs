@@ -57,8 +57,13 @@ pub async fn bad_row_fails_only_its_request(store: StoreRef) {
         tasks.push(tokio::spawn(async move {
             // Every 16th request reuses the taken id.
             let m = if i % 16 == 0 { taken } else { message(Some(&format!("ok-{i}"))) };
-            let req =
-                IngestRequest { scope: &scope, key: None, messages: vec![m], now: now(), render: &render };
+            let req = IngestRequest {
+                scope: &scope,
+                key: None,
+                messages: vec![m],
+                now: now(),
+                render: std::sync::Arc::new(render),
+            };
             store.ingest(req).await
         }));
     }
@@ -91,4 +96,117 @@ pub async fn own_row_is_not_a_duplicate(store: StoreRef) {
     assert_eq!(store.count_messages(&scope).await.unwrap(), 1);
     let events = AuditFilter { tenant: Some(scope.tenant_id.clone()), limit: 10, ..Default::default() };
     assert!(store.list_audit(&events).await.unwrap().is_empty());
+}
+
+/// Duplicates settled by the group insert are answered and audited exactly
+/// like those found by the ingest transaction (here: inside a packet, which
+/// always takes the transaction).
+pub async fn grouped_duplicates_are_audited_like_single_ones(store: StoreRef) {
+    let scope = fresh_scope();
+    let original = processed(ingest_at(&store, &scope, None, vec![message(Some("g"))], now()).await);
+    let original_id = outcome_id(&original[0]);
+
+    // A burst of keyless repeats: the group insert settles them.
+    let mut tasks = Vec::new();
+    for _ in 0..BURST {
+        let (store, scope) = (store.clone(), scope.clone());
+        tasks.push(tokio::spawn(async move {
+            processed(ingest_at(&store, &scope, None, vec![message(Some("g"))], now()).await)
+        }));
+    }
+    for t in tasks {
+        let out = t.await.expect("task");
+        assert!(
+            matches!(&out[0], MessageOutcome::Duplicate { existing, detected_by: DetectedBy::Fingerprint }
+                if existing.id == original_id),
+            "{out:?}"
+        );
+    }
+    // The same repeat as the first IDoc of a packet: the transaction path.
+    let packet = vec![message(Some("g")), message(Some("g-other"))];
+    let out = processed(ingest_at(&store, &scope, None, packet, now()).await);
+    assert_eq!(outcome_id(&out[0]), original_id);
+
+    let filter = AuditFilter { tenant: Some(scope.tenant_id.clone()), limit: 500, ..Default::default() };
+    let events = store.list_audit(&filter).await.unwrap();
+    assert_eq!(events.len(), BURST + 1, "one event per blocked duplicate");
+    let shape = |e: &crate::AuditEvent| {
+        (
+            e.action.clone(),
+            e.environment_id.clone(),
+            e.message_type.clone(),
+            e.fingerprint.clone(),
+            e.idempotency_key.clone(),
+            e.detected_by.clone(),
+            e.message_id,
+            e.details.0.clone(),
+        )
+    };
+    let from_packet = shape(&events[0]);
+    assert_eq!(from_packet.6, Some(original_id));
+    assert_eq!(from_packet.7["docnum"], "4711");
+    for e in &events[1..] {
+        assert_eq!(shape(e), from_packet, "a grouped duplicate's event equals the transaction's");
+    }
+    assert_eq!(store.count_messages(&scope).await.unwrap(), 2);
+}
+
+/// A burst of keyed requests, each key sent twice at once: every key is
+/// processed once and its twin replays that very response. Then a burst
+/// reusing a fourth of the keys with other bodies: each is refused. Every
+/// repeat is audited.
+pub async fn keyed_burst_claims_each_key_once(store: StoreRef) {
+    let scope = fresh_scope();
+    let keys = BURST / 2;
+    let send = |k: usize, sha: String| {
+        let (store, scope) = (store.clone(), scope.clone());
+        tokio::spawn(async move {
+            ingest_at(&store, &scope, Some(key(&format!("k-{k}"), &sha)), vec![message(None)], now()).await
+        })
+    };
+    let tasks: Vec<_> = (0..BURST).map(|i| (i % keys, send(i % keys, format!("sha-{}", i % keys)))).collect();
+    let mut first: Vec<Option<StoredResponse>> = vec![None; keys];
+    let mut replays = Vec::new();
+    for (k, t) in tasks {
+        match t.await.expect("task") {
+            IngestOutcome::Processed { response, .. } => {
+                assert!(first[k].replace(response).is_none(), "key {k} processed twice");
+            }
+            IngestOutcome::Replayed { response } => replays.push((k, response)),
+            IngestOutcome::KeyMismatch => panic!("key {k}: same body is no mismatch"),
+        }
+    }
+    assert_eq!(replays.len(), BURST - keys);
+    for (k, response) in replays {
+        assert_eq!(Some(response), first[k], "key {k} replays its first response");
+    }
+    let reuse: Vec<_> = (0..keys / 4).map(|k| send(k, format!("other-{k}"))).collect();
+    for t in reuse {
+        assert_eq!(t.await.expect("task"), IngestOutcome::KeyMismatch);
+    }
+    assert_eq!(store.count_messages(&scope).await.unwrap(), keys as i64);
+    let events = AuditFilter { tenant: Some(scope.tenant_id.clone()), limit: 500, ..Default::default() };
+    assert_eq!(store.list_audit(&events).await.unwrap().len(), BURST - keys + keys / 4);
+}
+
+/// A keyed request meeting a holder whose window has passed cannot be
+/// settled by the batch; the ingest transaction releases the holder and
+/// stores the message, and its key then replays that answer.
+pub async fn keyed_request_after_an_expired_window(store: StoreRef) {
+    let scope = fresh_scope();
+    let t0 = now();
+    let mut m = message(Some("fp-kw"));
+    m.window_seconds = 2;
+    let a = processed(ingest_at(&store, &scope, None, vec![m.clone()], t0).await);
+    let later = t0 + chrono::Duration::seconds(3);
+    let k = key("after-window", "sha-kw");
+    let retry = NewMessage { id: uuid::Uuid::now_v7(), ..m.clone() };
+    let b = processed(ingest_at(&store, &scope, Some(k.clone()), vec![retry.clone()], later).await);
+    let MessageOutcome::Accepted(renewed) = &b[0] else { panic!("after the window: new, got {b:?}") };
+    assert_ne!(renewed.id, outcome_id(&a[0]));
+    let again =
+        ingest_at(&store, &scope, Some(k), vec![NewMessage { id: uuid::Uuid::now_v7(), ..retry }], later)
+            .await;
+    assert!(matches!(again, IngestOutcome::Replayed { .. }), "{again:?}");
+    assert_eq!(store.count_messages(&scope).await.unwrap(), 2);
 }

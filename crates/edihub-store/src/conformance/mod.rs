@@ -94,7 +94,10 @@ pub async fn ingest_at(
     messages: Vec<NewMessage>,
     at: DateTime<Utc>,
 ) -> IngestOutcome {
-    store.ingest(IngestRequest { scope, key, messages, now: at, render: &render }).await.expect("ingest")
+    store
+        .ingest(IngestRequest { scope, key, messages, now: at, render: Arc::new(render) })
+        .await
+        .expect("ingest")
 }
 
 /// The outcomes of a processed ingest; panics on a replay or mismatch.
