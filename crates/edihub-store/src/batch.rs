@@ -47,6 +47,14 @@ use crate::{
 };
 
 mod settle;
+
+/// The id a message outcome refers to: the new message or the original.
+pub(crate) fn outcome_id(o: &crate::MessageOutcome) -> Uuid {
+    match o {
+        crate::MessageOutcome::Accepted(s) => s.id,
+        crate::MessageOutcome::Duplicate { existing, .. } => existing.id,
+    }
+}
 pub(crate) use settle::{KeyState, live_duplicate, repeat, unsettled_claims};
 
 /// Largest payload that is batched; bigger bodies take the transaction path,
@@ -57,6 +65,10 @@ pub(crate) const MAX_PAYLOAD: usize = 64 * 1024;
 const MAX_ROWS: usize = 64;
 /// Payload bytes after which a batch is closed.
 const MAX_BYTES: usize = 1024 * 1024;
+/// Prepared statements a group-insert connection keeps: each of the four
+/// multi-row statements in every batch size. Evicting them would cost a
+/// prepare round trip per batch.
+pub(crate) const STATEMENT_CACHE: usize = 4 * MAX_ROWS;
 
 /// One message waiting for the group insert.
 pub(crate) struct Queued {
@@ -123,26 +135,36 @@ struct Job {
     reply: oneshot::Sender<(Queued, Verdict)>,
 }
 
-/// The queue in front of the group insert; cheap to clone.
+/// The two queues of the group insert, for requests without and with a key:
+/// separate batches, so a keyed batch's longer transaction never holds up
+/// plain inserts. Cheap to clone.
 #[derive(Clone)]
-pub(crate) struct Batcher {
-    tx: mpsc::UnboundedSender<Job>,
+pub(crate) struct Batchers {
+    plain: mpsc::UnboundedSender<Job>,
+    keyed: mpsc::UnboundedSender<Job>,
 }
 
-impl std::fmt::Debug for Batcher {
+impl std::fmt::Debug for Batchers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Batcher").finish_non_exhaustive()
+        f.debug_struct("Batchers").finish_non_exhaustive()
     }
 }
 
-impl Batcher {
-    /// Starts the dispatcher on the current runtime. `concurrency` batches
-    /// may be in flight at once (1 for SQLite, which has one writer). The
-    /// dispatcher ends when the last clone of the batcher is dropped.
-    pub(crate) fn spawn(concurrency: usize, flush: impl GroupInsert) -> Batcher {
-        let (tx, rx) = mpsc::unbounded_channel();
-        tokio::spawn(dispatch(rx, concurrency.max(1), Arc::new(flush)));
-        Batcher { tx }
+impl Batchers {
+    /// Starts both dispatchers on the current runtime, each with `slots`
+    /// batches in flight; with `shared`, the two share their slots (SQLite,
+    /// whose single writer makes a second batch wait anyway). The
+    /// dispatchers end when the last clone is dropped.
+    pub(crate) fn spawn(db: impl GroupInsert, slots: usize, shared: bool) -> Batchers {
+        let db = Arc::new(db);
+        let plain_slots = Arc::new(Semaphore::new(slots.max(1)));
+        let keyed_slots =
+            if shared { Arc::clone(&plain_slots) } else { Arc::new(Semaphore::new(slots.max(1))) };
+        let (plain, plain_rx) = mpsc::unbounded_channel();
+        let (keyed, keyed_rx) = mpsc::unbounded_channel();
+        tokio::spawn(dispatch(plain_rx, plain_slots, Arc::clone(&db), false));
+        tokio::spawn(dispatch(keyed_rx, keyed_slots, db, true));
+        Batchers { plain, keyed }
     }
 
     /// Whether a request may use the group insert: one message with a small
@@ -153,8 +175,9 @@ impl Batcher {
 
     /// Queues `item`; returns it with what the group insert decided.
     pub(crate) async fn insert(&self, item: Queued) -> Result<(Queued, Verdict)> {
+        let queue = if item.key.is_some() { &self.keyed } else { &self.plain };
         let (reply, answer) = oneshot::channel();
-        if let Err(mpsc::error::SendError(job)) = self.tx.send(Job { item, reply }) {
+        if let Err(mpsc::error::SendError(job)) = queue.send(Job { item, reply }) {
             // The dispatcher's runtime is gone (a store used from another
             // runtime): the transaction path still works.
             return Ok((job.item, Verdict::Undecided));
@@ -169,8 +192,12 @@ impl Batcher {
 
 /// Takes the first waiting job, waits for a free slot, then closes the batch
 /// with everything that queued meanwhile.
-async fn dispatch<G: GroupInsert>(mut rx: mpsc::UnboundedReceiver<Job>, concurrency: usize, flush: Arc<G>) {
-    let slots = Arc::new(Semaphore::new(concurrency));
+async fn dispatch<G: GroupInsert>(
+    mut rx: mpsc::UnboundedReceiver<Job>,
+    slots: Arc<Semaphore>,
+    db: Arc<G>,
+    keyed: bool,
+) {
     while let Some(first) = rx.recv().await {
         let Ok(slot) = Arc::clone(&slots).acquire_owned().await else { return };
         let mut bytes = first.item.message.payload.len();
@@ -184,11 +211,16 @@ async fn dispatch<G: GroupInsert>(mut rx: mpsc::UnboundedReceiver<Job>, concurre
                 Err(_) => break,
             }
         }
-        let flush = Arc::clone(&flush);
+        let db = Arc::clone(&db);
         tokio::spawn(async move {
             let _slot = slot;
             let (items, replies): (Vec<Queued>, Vec<_>) = jobs.into_iter().map(|j| (j.item, j.reply)).unzip();
-            let verdicts = settle::batch(flush.as_ref(), &items).await;
+            let refs: Vec<&Queued> = items.iter().collect();
+            let verdicts = if keyed {
+                settle::with_keys(db.as_ref(), &refs).await
+            } else {
+                settle::without_keys(db.as_ref(), &refs).await
+            };
             for ((item, verdict), reply) in items.into_iter().zip(verdicts).zip(replies) {
                 let _ = reply.send((item, verdict));
             }

@@ -14,6 +14,7 @@ macro_rules! group_insert_sql {
     ($db:ty, $begin:expr) => {
         #[async_trait::async_trait]
         impl $crate::batch::GroupInsert for sqlx::Pool<$db> {
+
             async fn insert_rows(&self, items: &[&$crate::batch::Queued]) -> $crate::Result<Vec<uuid::Uuid>> {
                 group_insert_rows(&mut *self.acquire().await?, items).await
             }
@@ -68,15 +69,25 @@ macro_rules! group_insert_sql {
                     if !events.is_empty() {
                         group_audits(&mut *tx, &events).await?;
                     }
-                    let mut answers = Vec::with_capacity(winners.len());
-                    for (q, outcome) in winners.iter().zip(outcomes) {
-                        let outcomes = vec![outcome];
-                        let response = (q.render)(&outcomes);
-                        finish_key(&mut *tx, q, &outcomes[0], &response).await?;
-                        answers.push(Verdict::Outcome($crate::IngestOutcome::Processed { outcomes, response }));
-                    }
+                    let answers: Vec<(Vec<$crate::MessageOutcome>, $crate::StoredResponse)> = outcomes
+                        .into_iter()
+                        .zip(&winners)
+                        .map(|(outcome, q)| {
+                            let outcomes = vec![outcome];
+                            let response = (q.render)(&outcomes);
+                            (outcomes, response)
+                        })
+                        .collect();
+                    let finished: Vec<_> = winners
+                        .iter()
+                        .zip(&answers)
+                        .map(|(q, (outcomes, response))| (*q, response, $crate::batch::outcome_id(&outcomes[0])))
+                        .collect();
+                    group_finish_keys(&mut *tx, &finished).await?;
                     tx.commit().await?;
-                    let mut answers = answers.into_iter();
+                    let mut answers = answers.into_iter().map(|(outcomes, response)| {
+                        Verdict::Outcome($crate::IngestOutcome::Processed { outcomes, response })
+                    });
                     for (v, c) in verdicts.iter_mut().zip(&claimed) {
                         if *c {
                             *v = answers.next().unwrap_or(Verdict::Undecided);

@@ -124,28 +124,27 @@ macro_rules! group_statements {
                 .collect())
         }
 
-        /// Stores the response of a claimed key.
-        async fn finish_key(
+        /// Stores the responses of claimed keys, with the message each
+        /// answered for, in one statement.
+        async fn group_finish_keys(
             conn: &mut GroupConn,
-            item: &$crate::batch::Queued,
-            outcome: &$crate::MessageOutcome,
-            response: &$crate::StoredResponse,
+            rows: &[(&$crate::batch::Queued, &$crate::StoredResponse, uuid::Uuid)],
         ) -> $crate::Result<()> {
-            let Some(key) = &item.key else { return Ok(()) };
-            let message_id = match outcome {
-                $crate::MessageOutcome::Accepted(s) => s.id,
-                $crate::MessageOutcome::Duplicate { existing, .. } => existing.id,
-            };
-            sqlx::query($crate::sql::FINISH_KEY)
-                .bind(&item.scope.tenant_id)
-                .bind(&item.scope.environment_id)
-                .bind(key.kind.as_str())
-                .bind(&key.key)
-                .bind(i32::from(response.status))
-                .bind(&response.body)
-                .bind(message_id)
-                .execute(&mut *conn)
-                .await?;
+            let mut q = sqlx::QueryBuilder::<$db>::new($crate::sql::FINISH_KEYS_HEAD);
+            q.push_values(
+                rows.iter().filter_map(|r| Some((r, r.0.key.as_ref()?))),
+                |mut row, ((item, response, id), key)| {
+                    row.push_bind(&item.scope.tenant_id)
+                        .push_bind(&item.scope.environment_id)
+                        .push_bind(key.kind.as_str())
+                        .push_bind(&key.key)
+                        .push_bind(i32::from(response.status))
+                        .push_bind(&response.body)
+                        .push_bind(*id);
+                },
+            );
+            q.push($crate::sql::FINISH_KEYS_TAIL);
+            q.build().execute(&mut *conn).await?;
             Ok(())
         }
 

@@ -27,8 +27,9 @@
 //! 3. render the response, store it with the key, commit. Only then does the
 //!    caller answer 2xx.
 
-/// Implements [`crate::Store`] for `$ty`, whose `pool` field is a `sqlx::Pool<$db>`
-/// and whose `begin()` starts a write transaction (the statement `$begin`).
+/// Implements [`crate::Store`] for `$ty`, whose `pool` and `batch_pool` fields
+/// are `sqlx::Pool<$db>`s, whose `batchers` field queues the group insert and
+/// whose `begin()` starts a write transaction (the statement `$begin`).
 macro_rules! impl_sql_store {
     ($ty:ty, $db:ty, $migrator:expr, $begin:expr) => {
         $crate::admin_sql::admin_methods!($ty, $db);
@@ -54,6 +55,7 @@ macro_rules! impl_sql_store {
             }
 
             async fn close(&self) {
+                self.batch_pool.close().await;
                 self.pool.close().await;
             }
 
@@ -124,7 +126,7 @@ macro_rules! impl_sql_store {
                 // The common case, one message, is one row of a group insert
                 // (see `batch`); packets, large bodies and whatever the
                 // batch could not decide run the transaction below.
-                if $crate::batch::Batcher::eligible(&req)
+                if $crate::batch::Batchers::eligible(&req)
                     && let Some(message) = req.messages.pop()
                 {
                     let queued = $crate::batch::Queued {
@@ -134,7 +136,7 @@ macro_rules! impl_sql_store {
                         render: std::sync::Arc::clone(&req.render),
                         message,
                     };
-                    let (queued, verdict) = self.batcher.insert(queued).await?;
+                    let (queued, verdict) = self.batchers.insert(queued).await?;
                     let outcome = match verdict {
                         $crate::batch::Verdict::Inserted => {
                             $crate::MessageOutcome::Accepted(queued.message.summary(req.now))
@@ -171,9 +173,14 @@ macro_rules! impl_sql_store {
                             tx.commit().await?;
                             return Ok(outcome);
                         }
-                        Err(e) if e.is_transient() && attempt < 5 => {
+                        Err(e) if e.is_transient() && attempt < 8 => {
                             tracing::warn!(error = %e, attempt, "retrying ingest transaction");
                             drop(tx);
+                            // Transactions that deadlocked together would
+                            // collide again if all retried at once: wait a
+                            // random few milliseconds, longer each time.
+                            let jitter = (uuid::Uuid::new_v4().as_u128() % 20) as u64 + 1;
+                            tokio::time::sleep(std::time::Duration::from_millis(jitter * attempt)).await;
                         }
                         Err(e) => return Err(e),
                     }

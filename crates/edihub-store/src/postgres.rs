@@ -13,34 +13,42 @@ use crate::Result;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
 
-/// Group inserts in flight at once (see [`crate::batch`]).
+/// Group-insert batches in flight at once, per kind (see [`crate::batch`]).
 const GROUP_INSERTS: usize = 4;
 
 /// A [`crate::Store`] on PostgreSQL.
 #[derive(Debug, Clone)]
 pub struct PgStore {
     pool: PgPool,
-    batcher: crate::batch::Batcher,
+    batch_pool: PgPool,
+    batchers: crate::batch::Batchers,
 }
 
 impl PgStore {
     /// Connects a pool to `url` (`postgres://…`).
     pub async fn connect(url: &str, opts: &crate::PoolSettings) -> Result<Self> {
         let connect: PgConnectOptions = url.parse()?;
-        let pool = PgPoolOptions::new()
-            .max_connections(opts.max_connections)
-            // No ping before each use (a round trip per request): a
-            // connection that died with the server fails its statement
-            // instead, which is answered 503 and dropped from the pool.
-            .test_before_acquire(false)
-            .acquire_timeout(opts.acquire_timeout)
-            .idle_timeout(Some(Duration::from_secs(300)))
-            .connect_with(connect)
+        let pool_options = |max| {
+            PgPoolOptions::new()
+                .max_connections(max)
+                // No ping before each use (a round trip per request): a
+                // connection that died with the server fails its statement
+                // instead, which is answered 503 and dropped from the pool.
+                .test_before_acquire(false)
+                .acquire_timeout(opts.acquire_timeout)
+                .idle_timeout(Some(Duration::from_secs(300)))
+        };
+        let pool = pool_options(opts.max_connections).connect_with(connect.clone()).await?;
+        // The group insert has connections of its own: few, so their
+        // statement caches hold every batch size and their buffers (sized
+        // by the largest batch) are not copied into every connection.
+        let batch_pool = pool_options(GROUP_INSERTS as u32 * 2)
+            .connect_with(connect.statement_cache_capacity(crate::batch::STATEMENT_CACHE))
             .await?;
-        // A few group inserts in flight let PostgreSQL flush one batch's WAL
-        // while the next is being sent; more would only shrink the batches.
-        let batcher = crate::batch::Batcher::spawn(GROUP_INSERTS, pool.clone());
-        Ok(Self { pool, batcher })
+        // A few batches of each kind in flight let PostgreSQL flush one
+        // batch's WAL while the next is sent; more would only shrink them.
+        let batchers = crate::batch::Batchers::spawn(batch_pool.clone(), GROUP_INSERTS, false);
+        Ok(Self { pool, batch_pool, batchers })
     }
 
     async fn begin(&self) -> Result<Transaction<'static, Postgres>> {

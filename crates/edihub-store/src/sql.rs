@@ -61,6 +61,18 @@ pub(crate) const CLAIM_KEYS_HEAD: &str = "INSERT INTO idempotency_keys \
 pub(crate) const CLAIM_KEYS_TAIL: &str = " ON CONFLICT (tenant_id, environment_id, kind, key) DO NOTHING \
     RETURNING tenant_id, environment_id, kind, key";
 
+/// [`FINISH_KEY`] for several keys: a `VALUES` list of (tenant, environment,
+/// kind, key, status, body, message id) follows, then [`FINISH_KEYS_TAIL`].
+/// A CTE with named columns and `UPDATE … FROM` work alike on both backends.
+pub(crate) const FINISH_KEYS_HEAD: &str = "WITH v (tenant_id, environment_id, kind, key, status_code, \
+    response_body, message_id) AS (";
+
+/// Applies the responses listed by [`FINISH_KEYS_HEAD`].
+pub(crate) const FINISH_KEYS_TAIL: &str = ") UPDATE idempotency_keys SET status_code = v.status_code, \
+    response_body = v.response_body, message_id = v.message_id FROM v \
+    WHERE idempotency_keys.tenant_id = v.tenant_id AND idempotency_keys.environment_id = v.environment_id \
+    AND idempotency_keys.kind = v.kind AND idempotency_keys.key = v.key";
+
 /// [`LOAD_KEY`] for several keys with their messages' type and fingerprint:
 /// followed by `(k.tenant_id = … AND k.environment_id = … AND k.kind = … AND
 /// k.key = …)` terms joined with `OR`.

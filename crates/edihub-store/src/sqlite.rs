@@ -27,7 +27,8 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqli
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     pool: SqlitePool,
-    batcher: crate::batch::Batcher,
+    batch_pool: SqlitePool,
+    batchers: crate::batch::Batchers,
 }
 
 impl SqliteStore {
@@ -47,12 +48,18 @@ impl SqliteStore {
         let pool = SqlitePoolOptions::new()
             .max_connections(opts.max_connections.clamp(1, 8))
             .acquire_timeout(opts.acquire_timeout)
-            .connect_with(connect)
+            .connect_with(connect.clone())
             .await?;
-        // SQLite has one writer: a second group insert in flight would only
-        // wait for the lock.
-        let batcher = crate::batch::Batcher::spawn(1, pool.clone());
-        Ok(Self { pool, batcher })
+        // SQLite has one writer: one group-insert batch in flight, of either
+        // kind, on connections of its own (the second is for the reads after
+        // a keyed batch's commit).
+        let batch_pool = SqlitePoolOptions::new()
+            .max_connections(2)
+            .acquire_timeout(opts.acquire_timeout)
+            .connect_with(connect.statement_cache_capacity(crate::batch::STATEMENT_CACHE))
+            .await?;
+        let batchers = crate::batch::Batchers::spawn(batch_pool.clone(), 1, true);
+        Ok(Self { pool, batch_pool, batchers })
     }
 
     async fn begin(&self) -> Result<Transaction<'static, Sqlite>> {

@@ -104,7 +104,7 @@ impl Default for Config {
             listen: "127.0.0.1:8080".into(),
             database_url: "sqlite://data/edihub.db".into(),
             max_body_bytes: 32 * 1024 * 1024,
-            max_inflight_body_bytes: 32 * 1024 * 1024,
+            max_inflight_body_bytes: 24 * 1024 * 1024,
             database_max_connections: 16,
             database_acquire_timeout_secs: 5,
             auto_migrate: true,

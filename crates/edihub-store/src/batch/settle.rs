@@ -29,33 +29,18 @@ pub(crate) struct KeyState {
     pub(crate) fingerprint: Option<String>,
 }
 
-/// Settles one batch: requests without a key here, those with a key in the
-/// backend's transaction, both at once.
-pub(super) async fn batch<G: GroupInsert>(db: &G, items: &[Queued]) -> Vec<Verdict> {
-    type Indexed<'a> = Vec<(usize, &'a Queued)>;
-    let (keyed, plain): (Indexed<'_>, Indexed<'_>) =
-        items.iter().enumerate().partition(|(_, q)| q.key.is_some());
-    let plain_items: Vec<&Queued> = plain.iter().map(|(_, q)| *q).collect();
-    let keyed_items: Vec<&Queued> = keyed.iter().map(|(_, q)| *q).collect();
-    let (plain_verdicts, keyed_verdicts) = tokio::join!(without_keys(db, &plain_items), async {
-        if keyed_items.is_empty() {
-            return Vec::new();
-        }
-        db.settle_keyed(&keyed_items).await.unwrap_or_else(|e| {
-            // Nothing was committed; each request runs its own transaction.
-            tracing::debug!(error = %e, rows = keyed_items.len(), "keyed group insert failed");
-            vec![Verdict::Undecided; keyed_items.len()]
-        })
-    });
-    let mut verdicts = vec![Verdict::Undecided; items.len()];
-    for ((i, _), v) in plain.iter().zip(plain_verdicts).chain(keyed.iter().zip(keyed_verdicts)) {
-        verdicts[*i] = v;
-    }
-    verdicts
+/// Settles one batch of requests with keys, in the backend's transaction.
+pub(super) async fn with_keys<G: GroupInsert>(db: &G, items: &[&Queued]) -> Vec<Verdict> {
+    db.settle_keyed(items).await.unwrap_or_else(|e| {
+        // Nothing was committed; each request runs its own transaction.
+        tracing::debug!(error = %e, rows = items.len(), "keyed group insert failed");
+        vec![Verdict::Undecided; items.len()]
+    })
 }
 
-/// Requests without a key: the insert, then their plain duplicates.
-async fn without_keys<G: GroupInsert>(db: &G, items: &[&Queued]) -> Vec<Verdict> {
+/// Settles one batch of requests without a key: the insert, then their
+/// plain duplicates.
+pub(super) async fn without_keys<G: GroupInsert>(db: &G, items: &[&Queued]) -> Vec<Verdict> {
     if items.is_empty() {
         return Vec::new();
     }
