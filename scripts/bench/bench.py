@@ -281,7 +281,7 @@ def pgbench(duration, tag):
     }
 
 
-def top_statements(n=6):
+def top_statements(n=int(os.environ.get("BENCH_STATEMENTS", "6"))):
     rows = psql(
         "SELECT calls, round(total_exec_time::numeric, 1), round(mean_exec_time::numeric, 3), "
         "regexp_replace(left(query, 90), '\\s+', ' ', 'g') FROM pg_stat_statements "

@@ -151,15 +151,18 @@ impl std::fmt::Debug for Batchers {
 }
 
 impl Batchers {
-    /// Starts both dispatchers on the current runtime, each with `slots`
-    /// batches in flight; with `shared`, the two share their slots (SQLite,
-    /// whose single writer makes a second batch wait anyway). The
-    /// dispatchers end when the last clone is dropped.
-    pub(crate) fn spawn(db: impl GroupInsert, slots: usize, shared: bool) -> Batchers {
+    /// Starts both dispatchers on the current runtime: `plain` batches
+    /// without keys and `keyed` batches with keys may be in flight at once;
+    /// `keyed: None` makes the two share the plain slots (SQLite, whose
+    /// single writer makes a second batch wait anyway). The dispatchers end
+    /// when the last clone is dropped.
+    pub(crate) fn spawn(db: impl GroupInsert, plain: usize, keyed: Option<usize>) -> Batchers {
         let db = Arc::new(db);
-        let plain_slots = Arc::new(Semaphore::new(slots.max(1)));
-        let keyed_slots =
-            if shared { Arc::clone(&plain_slots) } else { Arc::new(Semaphore::new(slots.max(1))) };
+        let plain_slots = Arc::new(Semaphore::new(plain.max(1)));
+        let keyed_slots = match keyed {
+            Some(n) => Arc::new(Semaphore::new(n.max(1))),
+            None => Arc::clone(&plain_slots),
+        };
         let (plain, plain_rx) = mpsc::unbounded_channel();
         let (keyed, keyed_rx) = mpsc::unbounded_channel();
         tokio::spawn(dispatch(plain_rx, plain_slots, Arc::clone(&db), false));

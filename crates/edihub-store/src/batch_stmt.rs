@@ -51,12 +51,28 @@ macro_rules! group_statements {
             conn: &mut GroupConn,
             claims: &[(&$crate::Scope, &str)],
         ) -> $crate::Result<Vec<$crate::batch::ScopedHolder>> {
+            // One index range per scope, each fingerprint once: repeats of
+            // one message often share a batch.
+            let mut by_scope: Vec<(&$crate::Scope, std::collections::BTreeSet<&str>)> = Vec::new();
+            for (scope, fp) in claims {
+                match by_scope.iter_mut().find(|(s, _)| s == scope) {
+                    Some((_, fps)) => {
+                        fps.insert(*fp);
+                    }
+                    None => by_scope.push((*scope, std::collections::BTreeSet::from([*fp]))),
+                }
+            }
             let mut q = sqlx::QueryBuilder::<$db>::new($crate::sql::HOLDERS_HEAD);
-            for (i, (scope, fp)) in claims.iter().enumerate() {
+            for (i, (scope, fps)) in by_scope.iter().enumerate() {
                 q.push(if i == 0 { "(" } else { " OR (" });
                 q.push("tenant_id = ").push_bind(&scope.tenant_id);
                 q.push(" AND environment_id = ").push_bind(&scope.environment_id);
-                q.push(" AND fingerprint = ").push_bind(*fp).push(")");
+                q.push(" AND fingerprint IN (");
+                let mut list = q.separated(", ");
+                for fp in fps {
+                    list.push_bind(*fp);
+                }
+                q.push("))");
             }
             Ok(q.build_query_as().fetch_all(&mut *conn).await?)
         }
@@ -153,14 +169,31 @@ macro_rules! group_statements {
             conn: &mut GroupConn,
             items: &[&$crate::batch::Queued],
         ) -> $crate::Result<Vec<$crate::batch::KeyState>> {
+            // One primary-key range per (scope, kind), each key once.
+            let mut groups: Vec<(&$crate::Scope, &str, std::collections::BTreeSet<&str>)> = Vec::new();
+            for (item, key) in items.iter().filter_map(|q| Some((*q, q.key.as_ref()?))) {
+                let kind = key.kind.as_str();
+                match groups.iter_mut().find(|(s, k, _)| **s == item.scope && *k == kind) {
+                    Some((_, _, keys)) => {
+                        keys.insert(&key.key);
+                    }
+                    None => {
+                        groups.push((&item.scope, kind, std::collections::BTreeSet::from([key.key.as_str()])))
+                    }
+                }
+            }
             let mut q = sqlx::QueryBuilder::<$db>::new($crate::sql::KEY_STATES_HEAD);
-            let keyed = items.iter().filter_map(|q| Some((*q, q.key.as_ref()?)));
-            for (i, (item, key)) in keyed.enumerate() {
+            for (i, (scope, kind, keys)) in groups.iter().enumerate() {
                 q.push(if i == 0 { "(" } else { " OR (" });
-                q.push("k.tenant_id = ").push_bind(&item.scope.tenant_id);
-                q.push(" AND k.environment_id = ").push_bind(&item.scope.environment_id);
-                q.push(" AND k.kind = ").push_bind(key.kind.as_str());
-                q.push(" AND k.key = ").push_bind(&key.key).push(")");
+                q.push("k.tenant_id = ").push_bind(&scope.tenant_id);
+                q.push(" AND k.environment_id = ").push_bind(&scope.environment_id);
+                q.push(" AND k.kind = ").push_bind(*kind);
+                q.push(" AND k.key IN (");
+                let mut list = q.separated(", ");
+                for key in keys {
+                    list.push_bind(*key);
+                }
+                q.push("))");
             }
             Ok(q.build_query_as().fetch_all(&mut *conn).await?)
         }

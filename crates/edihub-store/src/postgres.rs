@@ -13,7 +13,9 @@ use crate::Result;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
 
-/// Group-insert batches in flight at once, per kind (see [`crate::batch`]).
+/// Group-insert batches of each kind in flight at once (see [`crate::batch`]).
+/// Measured on 2 cores: 1 keyed batch at a time made larger but slower
+/// batches (S2 4,354 against 5,450 req/s with 4).
 const GROUP_INSERTS: usize = 4;
 
 /// A [`crate::Store`] on PostgreSQL.
@@ -47,7 +49,7 @@ impl PgStore {
             .await?;
         // A few batches of each kind in flight let PostgreSQL flush one
         // batch's WAL while the next is sent; more would only shrink them.
-        let batchers = crate::batch::Batchers::spawn(batch_pool.clone(), GROUP_INSERTS, false);
+        let batchers = crate::batch::Batchers::spawn(batch_pool.clone(), GROUP_INSERTS, Some(GROUP_INSERTS));
         Ok(Self { pool, batch_pool, batchers })
     }
 

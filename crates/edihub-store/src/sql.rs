@@ -47,8 +47,8 @@ pub(crate) const INSERT_MESSAGES_TAIL: &str = " ON CONFLICT (tenant_id, environm
     WHERE fingerprint IS NOT NULL DO NOTHING RETURNING id";
 
 /// The holders of several claims: followed by `(tenant_id = … AND
-/// environment_id = … AND fingerprint = …)` terms joined with `OR`, each an
-/// index lookup.
+/// environment_id = … AND fingerprint IN (…))` terms, one per scope, joined
+/// with `OR`; each is one range of the fingerprint index.
 pub(crate) const HOLDERS_HEAD: &str = "SELECT tenant_id, environment_id, id, message_type, mestyp, \
     docnum, key_fingerprint AS fingerprint, received_at, fingerprint_expires_at FROM messages WHERE ";
 
@@ -75,7 +75,7 @@ pub(crate) const FINISH_KEYS_TAIL: &str = ") UPDATE idempotency_keys SET status_
 
 /// [`LOAD_KEY`] for several keys with their messages' type and fingerprint:
 /// followed by `(k.tenant_id = … AND k.environment_id = … AND k.kind = … AND
-/// k.key = …)` terms joined with `OR`.
+/// k.key IN (…))` terms, one per scope and kind, joined with `OR`.
 pub(crate) const KEY_STATES_HEAD: &str = "SELECT k.tenant_id, k.environment_id, k.kind, k.key, \
     k.request_sha256, k.status_code, k.response_body, k.message_id, m.message_type, \
     m.key_fingerprint AS fingerprint FROM idempotency_keys k LEFT JOIN messages m ON m.id = k.message_id \

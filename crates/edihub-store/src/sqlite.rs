@@ -58,7 +58,7 @@ impl SqliteStore {
             .acquire_timeout(opts.acquire_timeout)
             .connect_with(connect.statement_cache_capacity(crate::batch::STATEMENT_CACHE))
             .await?;
-        let batchers = crate::batch::Batchers::spawn(batch_pool.clone(), 1, true);
+        let batchers = crate::batch::Batchers::spawn(batch_pool.clone(), 1, None);
         Ok(Self { pool, batch_pool, batchers })
     }
 
