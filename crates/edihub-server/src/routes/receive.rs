@@ -3,9 +3,9 @@
 //!
 //! The handler only translates HTTP into an [`IngestRequest`]: authentication
 //! happens in the extractor, parsing and fingerprints in `edihub-core`, every
-//! dedup decision inside the store's transaction. The response is rendered
-//! inside that transaction (so it can be stored with the Idempotency-Key) and
-//! sent only after the commit.
+//! dedup decision in the store (its group insert or its transaction). The
+//! response is rendered by the store before the commit (so it can be stored
+//! with the Idempotency-Key) and sent only after it.
 
 use std::sync::Arc;
 
