@@ -51,28 +51,24 @@ macro_rules! group_statements {
             conn: &mut GroupConn,
             claims: &[(&$crate::Scope, &str)],
         ) -> $crate::Result<Vec<$crate::batch::ScopedHolder>> {
-            // One index range per scope, each fingerprint once: repeats of
-            // one message often share a batch.
-            let mut by_scope: Vec<(&$crate::Scope, std::collections::BTreeSet<&str>)> = Vec::new();
-            for (scope, fp) in claims {
-                match by_scope.iter_mut().find(|(s, _)| s == scope) {
-                    Some((_, fps)) => {
-                        fps.insert(*fp);
-                    }
-                    None => by_scope.push((*scope, std::collections::BTreeSet::from([*fp]))),
+            // One point lookup per distinct claim (repeats of one message
+            // often share a batch), each its own `UNION ALL` arm: an
+            // equality on every column of the unique index is a single
+            // index probe in any plan, also in a generic plan made while
+            // the table was small (an `IN` list was then left as a filter
+            // over the whole scope).
+            let mut distinct: Vec<(&$crate::Scope, &str)> = Vec::new();
+            for claim in claims {
+                if !distinct.contains(claim) {
+                    distinct.push(*claim);
                 }
             }
-            let mut q = sqlx::QueryBuilder::<$db>::new($crate::sql::HOLDERS_HEAD);
-            for (i, (scope, fps)) in by_scope.iter().enumerate() {
-                q.push(if i == 0 { "(" } else { " OR (" });
-                q.push("tenant_id = ").push_bind(&scope.tenant_id);
+            let mut q = sqlx::QueryBuilder::<$db>::new("");
+            for (i, (scope, fp)) in distinct.iter().enumerate() {
+                q.push(if i == 0 { "" } else { " UNION ALL " });
+                q.push($crate::sql::HOLDER_ARM).push_bind(&scope.tenant_id);
                 q.push(" AND environment_id = ").push_bind(&scope.environment_id);
-                q.push(" AND fingerprint IN (");
-                let mut list = q.separated(", ");
-                for fp in fps {
-                    list.push_bind(*fp);
-                }
-                q.push("))");
+                q.push(" AND fingerprint = ").push_bind(*fp);
             }
             Ok(q.build_query_as().fetch_all(&mut *conn).await?)
         }
@@ -169,31 +165,23 @@ macro_rules! group_statements {
             conn: &mut GroupConn,
             items: &[&$crate::batch::Queued],
         ) -> $crate::Result<Vec<$crate::batch::KeyState>> {
-            // One primary-key range per (scope, kind), each key once.
-            let mut groups: Vec<(&$crate::Scope, &str, std::collections::BTreeSet<&str>)> = Vec::new();
+            // One primary-key probe per distinct key, as `UNION ALL` arms
+            // (see `group_holders` for why not an `IN` list).
+            let mut distinct: Vec<(&$crate::Scope, &$crate::KeyClaim)> = Vec::new();
             for (item, key) in items.iter().filter_map(|q| Some((*q, q.key.as_ref()?))) {
-                let kind = key.kind.as_str();
-                match groups.iter_mut().find(|(s, k, _)| **s == item.scope && *k == kind) {
-                    Some((_, _, keys)) => {
-                        keys.insert(&key.key);
-                    }
-                    None => {
-                        groups.push((&item.scope, kind, std::collections::BTreeSet::from([key.key.as_str()])))
-                    }
+                let seen =
+                    distinct.iter().any(|(s, k)| **s == item.scope && k.kind == key.kind && k.key == key.key);
+                if !seen {
+                    distinct.push((&item.scope, key));
                 }
             }
-            let mut q = sqlx::QueryBuilder::<$db>::new($crate::sql::KEY_STATES_HEAD);
-            for (i, (scope, kind, keys)) in groups.iter().enumerate() {
-                q.push(if i == 0 { "(" } else { " OR (" });
-                q.push("k.tenant_id = ").push_bind(&scope.tenant_id);
+            let mut q = sqlx::QueryBuilder::<$db>::new("");
+            for (i, (scope, key)) in distinct.iter().enumerate() {
+                q.push(if i == 0 { "" } else { " UNION ALL " });
+                q.push($crate::sql::KEY_STATE_ARM).push_bind(&scope.tenant_id);
                 q.push(" AND k.environment_id = ").push_bind(&scope.environment_id);
-                q.push(" AND k.kind = ").push_bind(*kind);
-                q.push(" AND k.key IN (");
-                let mut list = q.separated(", ");
-                for key in keys {
-                    list.push_bind(*key);
-                }
-                q.push("))");
+                q.push(" AND k.kind = ").push_bind(key.kind.as_str());
+                q.push(" AND k.key = ").push_bind(&key.key);
             }
             Ok(q.build_query_as().fetch_all(&mut *conn).await?)
         }

@@ -46,11 +46,11 @@ pub(crate) const INSERT_MESSAGES_HEAD: &str = "INSERT INTO messages \
 pub(crate) const INSERT_MESSAGES_TAIL: &str = " ON CONFLICT (tenant_id, environment_id, fingerprint) \
     WHERE fingerprint IS NOT NULL DO NOTHING RETURNING id";
 
-/// The holders of several claims: followed by `(tenant_id = … AND
-/// environment_id = … AND fingerprint IN (…))` terms, one per scope, joined
-/// with `OR`; each is one range of the fingerprint index.
-pub(crate) const HOLDERS_HEAD: &str = "SELECT tenant_id, environment_id, id, message_type, mestyp, \
-    docnum, key_fingerprint AS fingerprint, received_at, fingerprint_expires_at FROM messages WHERE ";
+/// One arm of the holders lookup: `tenant_id = ` and the rest of the
+/// equalities on the unique index follow; arms are joined with `UNION ALL`.
+pub(crate) const HOLDER_ARM: &str = "SELECT tenant_id, environment_id, id, message_type, mestyp, \
+    docnum, key_fingerprint AS fingerprint, received_at, fingerprint_expires_at FROM messages \
+    WHERE tenant_id = ";
 
 /// The head of [`CLAIM_KEY`] for several keys (their `VALUES` follow, then
 /// [`CLAIM_KEYS_TAIL`]).
@@ -73,13 +73,13 @@ pub(crate) const FINISH_KEYS_TAIL: &str = ") UPDATE idempotency_keys SET status_
     WHERE idempotency_keys.tenant_id = v.tenant_id AND idempotency_keys.environment_id = v.environment_id \
     AND idempotency_keys.kind = v.kind AND idempotency_keys.key = v.key";
 
-/// [`LOAD_KEY`] for several keys with their messages' type and fingerprint:
-/// followed by `(k.tenant_id = … AND k.environment_id = … AND k.kind = … AND
-/// k.key IN (…))` terms, one per scope and kind, joined with `OR`.
-pub(crate) const KEY_STATES_HEAD: &str = "SELECT k.tenant_id, k.environment_id, k.kind, k.key, \
+/// One arm of [`LOAD_KEY`] for several keys, with the message's type and
+/// fingerprint: `k.tenant_id = ` and the rest of the primary key follow;
+/// arms are joined with `UNION ALL`.
+pub(crate) const KEY_STATE_ARM: &str = "SELECT k.tenant_id, k.environment_id, k.kind, k.key, \
     k.request_sha256, k.status_code, k.response_body, k.message_id, m.message_type, \
     m.key_fingerprint AS fingerprint FROM idempotency_keys k LEFT JOIN messages m ON m.id = k.message_id \
-    WHERE ";
+    WHERE k.tenant_id = ";
 
 /// The head of [`INSERT_AUDIT`] for several events (their `VALUES` follow).
 pub(crate) const INSERT_AUDITS_HEAD: &str = "INSERT INTO audit_events \
