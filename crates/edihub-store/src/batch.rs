@@ -48,13 +48,6 @@ use crate::{
 
 mod settle;
 
-/// The id a message outcome refers to: the new message or the original.
-pub(crate) fn outcome_id(o: &crate::MessageOutcome) -> Uuid {
-    match o {
-        crate::MessageOutcome::Accepted(s) => s.id,
-        crate::MessageOutcome::Duplicate { existing, .. } => existing.id,
-    }
-}
 pub(crate) use settle::{KeyState, live_duplicate, repeat, unsettled_claims};
 
 /// Largest payload that is batched; bigger bodies take the transaction path,

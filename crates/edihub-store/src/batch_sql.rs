@@ -81,7 +81,7 @@ macro_rules! group_insert_sql {
                     let finished: Vec<_> = winners
                         .iter()
                         .zip(&answers)
-                        .map(|(q, (outcomes, response))| (*q, response, $crate::batch::outcome_id(&outcomes[0])))
+                        .map(|(q, (outcomes, response))| (*q, response, outcomes[0].id()))
                         .collect();
                     group_finish_keys(&mut *tx, &finished).await?;
                     tx.commit().await?;

@@ -170,6 +170,17 @@ pub enum MessageOutcome {
     },
 }
 
+impl MessageOutcome {
+    /// The id the outcome refers to: the new message, or the original a
+    /// duplicate repeats (what a key's stored response points to).
+    pub fn id(&self) -> Uuid {
+        match self {
+            MessageOutcome::Accepted(s) => s.id,
+            MessageOutcome::Duplicate { existing, .. } => existing.id,
+        }
+    }
+}
+
 /// An HTTP response kept with a key so a repeat gets the same answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredResponse {
@@ -292,4 +303,12 @@ pub(crate) struct Holder {
     #[sqlx(flatten)]
     pub(crate) summary: MessageSummary,
     pub(crate) fingerprint_expires_at: Option<DateTime<Utc>>,
+}
+
+impl Holder {
+    /// Whether the holder's window still blocks repeats at `now` (a window
+    /// ends at its expiry instant, exclusive).
+    pub(crate) fn is_live(&self, now: DateTime<Utc>) -> bool {
+        self.fingerprint_expires_at.is_none_or(|t| t > now)
+    }
 }

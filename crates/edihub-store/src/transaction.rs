@@ -64,10 +64,7 @@ macro_rules! ingest_tx_fns {
             }
             let response = (req.render)(&outcomes);
             if let Some(key) = &req.key {
-                let first_id = outcomes.first().map(|o| match o {
-                    $crate::MessageOutcome::Accepted(s) => s.id,
-                    $crate::MessageOutcome::Duplicate { existing, .. } => existing.id,
-                });
+                let first_id = outcomes.first().map($crate::MessageOutcome::id);
                 sqlx::query($crate::sql::FINISH_KEY)
                     .bind(&scope.tenant_id)
                     .bind(&scope.environment_id)
@@ -172,7 +169,7 @@ macro_rules! ingest_tx_fns {
                     .bind(fp)
                     .fetch_optional(&mut *conn)
                     .await?;
-                if holder.as_ref().is_some_and(|h| h.fingerprint_expires_at.is_some_and(|t| t <= req.now)) {
+                if holder.as_ref().is_some_and(|h| !h.is_live(req.now)) {
                     // The holder's window has passed: release its claim and
                     // insert again (the next round becomes the new original).
                     sqlx::query($crate::sql::RELEASE_EXPIRED)

@@ -113,7 +113,7 @@ pub(crate) fn live_duplicate(
             && h.environment_id == q.scope.environment_id
             && h.holder.summary.fingerprint.as_deref() == Some(fp)
     })?;
-    let live = h.holder.fingerprint_expires_at.is_none_or(|t| t > q.now);
+    let live = h.holder.is_live(q.now);
     if !live || h.holder.summary.id == q.message.id {
         return None;
     }

@@ -80,10 +80,7 @@ pub fn render(outcomes: &[MessageOutcome]) -> StoredResponse {
 
 /// The id an outcome refers to (new or original).
 pub fn outcome_id(o: &MessageOutcome) -> uuid::Uuid {
-    match o {
-        MessageOutcome::Accepted(s) => s.id,
-        MessageOutcome::Duplicate { existing, .. } => existing.id,
-    }
+    o.id()
 }
 
 /// Runs one ingest with `messages` at `at`.
