@@ -63,6 +63,25 @@ impl ControlRecord {
     }
 }
 
+/// Name of the IDoc control record segment.
+const CONTROL_RECORD: &str = "EDI_DC40";
+
+/// Where an IDoc sits in its packet (1-based), for error messages.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PacketPosition {
+    /// 1-based position of the IDoc.
+    pub index: usize,
+    /// Number of IDocs in the packet.
+    pub total: usize,
+}
+
+/// The first field of a control record that occurs more than once (a
+/// repeated element renders as an array, in XML and JSON alike).
+fn repeated_field(dc40: &Value) -> Option<String> {
+    let fields = dc40.as_object()?;
+    fields.iter().find(|(_, v)| v.is_array()).map(|(name, _)| name.clone())
+}
+
 /// One message: an IDoc (from XML or JSON) or a plain JSON object.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Document {
@@ -73,18 +92,24 @@ pub struct Document {
 }
 
 impl Document {
-    /// An IDoc from the rendering of its `IDOC` element; `None` when it has no `EDI_DC40`.
-    pub(crate) fn idoc(root: Option<String>, idoc: Value) -> Option<Document> {
-        let dc40 = match idoc.get("EDI_DC40")? {
-            Value::Array(items) => items.first()?,
-            single => single,
+    /// An IDoc from the rendering of its `IDOC` element, which must hold
+    /// exactly one `EDI_DC40` with at most one of each field: a control
+    /// record that says two things (two `DOCNUM`s, two records) is refused
+    /// rather than read one way, since every choice would silently change
+    /// the fingerprint. `at` is the IDoc's place in its packet, for errors.
+    pub(crate) fn idoc(root: Option<String>, idoc: Value, at: PacketPosition) -> Result<Document, CoreError> {
+        let dc40 = match idoc.get(CONTROL_RECORD) {
+            None => return Err(CoreError::NoControlRecord { index: at.index, total: at.total }),
+            Some(Value::Array(_)) => {
+                return Err(CoreError::ControlRecordRepeated { index: at.index, total: at.total });
+            }
+            Some(single) => single,
         };
-        Some(Document {
-            root,
-            control: Some(ControlRecord::from_value(dc40)),
-            value: idoc,
-            plain_docnum: None,
-        })
+        if let Some(field) = repeated_field(dc40) {
+            return Err(CoreError::ControlFieldRepeated { index: at.index, total: at.total, field });
+        }
+        let control = Some(ControlRecord::from_value(dc40));
+        Ok(Document { root, control, value: idoc, plain_docnum: None })
     }
 
     /// A plain JSON message (the caller checked it is an object).

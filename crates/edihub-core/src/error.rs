@@ -114,6 +114,10 @@ pub enum CoreError {
     /// JSON that does not parse (truncated or invalid), with line and column.
     #[error("invalid JSON: {0}")]
     InvalidJson(String),
+    /// A JSON object with two members of the same name (I-JSON, RFC 7493):
+    /// the member, its JSON pointer, and serde_json's line and column.
+    #[error("duplicate JSON member {0}; a name may appear once per object")]
+    DuplicateMember(String),
     /// A top-level `idempotencyKey` that is not a string.
     #[error("idempotencyKey must be a string")]
     IdempotencyKeyNotString,
@@ -139,6 +143,24 @@ pub enum CoreError {
         index: usize,
         /// Number of IDocs in the packet.
         total: usize,
+    },
+    /// An IDoc with a second control record: which one counts is not for the hub to guess.
+    #[error("IDoc {index} of {total} has a second EDI_DC40 control record; an IDoc has exactly one")]
+    ControlRecordRepeated {
+        /// 1-based position of the IDoc in the packet.
+        index: usize,
+        /// Number of IDocs in the packet.
+        total: usize,
+    },
+    /// A control record with a field given twice (XML elements, or a JSON array).
+    #[error("IDoc {index} of {total}: the control record EDI_DC40 has field {field} more than once")]
+    ControlFieldRepeated {
+        /// 1-based position of the IDoc in the packet.
+        index: usize,
+        /// Number of IDocs in the packet.
+        total: usize,
+        /// The repeated field, e.g. `DOCNUM`.
+        field: String,
     },
     /// JSON that looks like an IDoc but cannot be read as one.
     #[error("invalid IDoc JSON: {0}")]
@@ -173,6 +195,8 @@ impl CoreError {
             | SoapBodyMultiple(_)
             | NoIdoc(_)
             | NoControlRecord { .. }
+            | ControlRecordRepeated { .. }
+            | ControlFieldRepeated { .. }
             | InvalidIdocJson(_)
             | NoMessageType
             | UnknownMessageType => ErrorClass::Unusable,
@@ -193,6 +217,7 @@ impl CoreError {
             | NoRoot
             | JsonTooDeep
             | InvalidJson(_)
+            | DuplicateMember(_)
             | IdempotencyKeyNotString
             | InvalidKeyPath { .. } => ErrorClass::Malformed,
         }

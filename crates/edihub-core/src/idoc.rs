@@ -16,9 +16,9 @@
 use serde_json::{Map, Value};
 
 use crate::body::{BodyFormat, ParsedBody};
-use crate::document::Document;
+use crate::document::{Document, PacketPosition};
 use crate::xml::{self, Root, SoapBody};
-use crate::{CoreError, render};
+use crate::{CoreError, json, render};
 
 /// Name of the element that holds one IDoc.
 const IDOC: &str = "IDOC";
@@ -58,15 +58,14 @@ fn unwrap_soap(root: Root) -> Result<(String, Value), CoreError> {
     }
 }
 
-/// One document per rendered `IDOC` element; each must carry `EDI_DC40`.
+/// One document per rendered `IDOC` element; each must carry exactly one
+/// `EDI_DC40` with at most one of each field.
 fn documents(root: Option<String>, idocs: Vec<Value>) -> Result<Vec<Document>, CoreError> {
     let total = idocs.len();
     idocs
         .into_iter()
         .enumerate()
-        .map(|(i, idoc)| {
-            Document::idoc(root.clone(), idoc).ok_or(CoreError::NoControlRecord { index: i + 1, total })
-        })
+        .map(|(i, idoc)| Document::idoc(root.clone(), idoc, PacketPosition { index: i + 1, total }))
         .collect()
 }
 
@@ -98,7 +97,7 @@ fn nul_error() -> CoreError {
 
 /// Parses a JSON text (already checked to be UTF-8) into a body.
 pub(crate) fn from_json(text: &str) -> Result<ParsedBody, CoreError> {
-    let mut value: Value = serde_json::from_str(text).map_err(map_json_error)?;
+    let mut value = json::parse(text)?;
     refuse_nul(&value)?;
     let idempotency_key = match value.as_object_mut().and_then(|m| m.remove("idempotencyKey")) {
         None => None,
@@ -137,16 +136,6 @@ fn idoc_shape(members: &mut Map<String, Value>) -> Option<(Option<&str>, &mut Va
         return Some((None, inner));
     }
     Some((Some(name.as_str()), inner.as_object_mut()?.get_mut(IDOC)?))
-}
-
-/// Maps serde_json errors: depth over its recursion limit, else position and reason.
-fn map_json_error(e: serde_json::Error) -> CoreError {
-    let text = e.to_string();
-    if text.starts_with("recursion limit exceeded") {
-        CoreError::JsonTooDeep
-    } else {
-        CoreError::InvalidJson(text)
-    }
 }
 
 #[cfg(test)]

@@ -93,6 +93,7 @@ mod error;
 mod eval;
 mod fingerprint;
 mod idoc;
+mod json;
 mod path;
 mod render;
 mod xml;

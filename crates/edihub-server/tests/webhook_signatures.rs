@@ -21,6 +21,7 @@ backend_tests!(
     bad_signatures_are_401_audited_and_store_nothing,
     unknown_integration_is_404,
     hex_digest_sent_to_shopify_is_malformed,
+    duplicate_member_names_are_400_after_the_signature_check,
 );
 
 /// The Standard Webhooks test vector (the specification's reference
@@ -221,4 +222,28 @@ async fn hex_digest_sent_to_shopify_is_malformed(backend: Backend) {
     let headers = [("x-shopify-hmac-sha256", hex_sig), ("x-shopify-webhook-id", "shop-hex-1".into())];
     let res = app.post_webhook("shop", body, &headers).await;
     res.expect_problem(401, "the x-shopify-hmac-sha256 header is malformed");
+}
+
+/// A body with two members of one name means two things (PRODUCT.md,
+/// "Unambiguous input"): 400 naming the member, nothing stored and no event
+/// id claimed. The signature is checked first, so a forged body stays 401.
+async fn duplicate_member_names_are_400_after_the_signature_check(backend: Backend) {
+    let app = webhook_app(backend).await;
+    let now = now_secs();
+    let body = r#"{"type":"invoice.paid","data":{"invoice":"INV-3001"},"type":"shop.order"}"#;
+    let forged = std_headers("msg_dup_1", "{}", now);
+    app.post_webhook("std", body, &forged).await.expect_problem(401, "does not match the body");
+    let res = app.post_webhook("std", body, &std_headers("msg_dup_1", body, now)).await;
+    let detail = res.expect_problem(400, "duplicate JSON member `type` (JSON pointer `/type`)");
+    assert!(detail.contains("line 1 column"), "{detail}");
+    // The event id taken from the body (`$.id`) is refused the same way.
+    let stripe = r#"{"id":"evt_dup_1","type":"payment_intent.succeeded","id":"evt_dup_2"}"#;
+    let res = app.post_webhook("stripe", stripe, &stripe_headers(stripe, now)).await;
+    res.expect_problem(400, "duplicate JSON member `id`");
+    assert_eq!(app.count_prod().await, 0, "nothing stored");
+    assert!(app.audit_events("action=message.duplicate_blocked").await.is_empty());
+    // No event id was claimed: the sender's corrected retry is processed.
+    let fixed = r#"{"type":"invoice.paid","data":{"invoice":"INV-3001"}}"#;
+    accepted(&app.post_webhook("std", fixed, &std_headers("msg_dup_1", fixed, now)).await);
+    assert_eq!(app.count_prod().await, 1);
 }

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use edihub_server::config::redact_url;
 use edihub_server::{Config, StartError};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -74,12 +75,18 @@ async fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::CheckConfig => {
+            for name in &config.load_notes.ignored_env {
+                eprintln!(
+                    "edihub: warning: ignoring unknown environment variable {name} (not a configuration key)"
+                );
+            }
             let envs: usize = config.tenants.iter().map(|t| t.environments.len()).sum();
             println!(
-                "configuration OK: {} tenant(s), {envs} environment(s), {} message type(s), database {}",
+                "configuration OK: {} tenant(s), {envs} environment(s), {} message type(s), database {} (from {})",
                 config.tenants.len(),
                 config.message_types.len(),
-                config.database_url.split('@').next_back().unwrap_or_default(),
+                redact_url(&config.database_url),
+                config.load_notes.database_url_source,
             );
             Ok(())
         }
@@ -97,8 +104,22 @@ async fn main() -> ExitCode {
     }
 }
 
+/// Logs what loading the configuration noticed: one warning per ignored
+/// `EDIHUB_*` variable, and the database in use with where its URL came from.
+fn log_load_notes(config: &Config) {
+    for name in &config.load_notes.ignored_env {
+        tracing::warn!(variable = %name, "unknown EDIHUB_* environment variable ignored (not a configuration key)");
+    }
+    tracing::info!(
+        database = %redact_url(&config.database_url),
+        source = %config.load_notes.database_url_source,
+        "database"
+    );
+}
+
 async fn migrate(config: Config) -> Result<(), StartError> {
     init_logging(&config.log_format);
+    log_load_notes(&config);
     let store = edihub_store::connect(&config.database_url, &edihub_server::pool_settings(&config)).await?;
     store.migrate().await?;
     tracing::info!(backend = store.backend(), "migrations applied");
@@ -108,6 +129,7 @@ async fn migrate(config: Config) -> Result<(), StartError> {
 
 async fn serve(config: Config) -> Result<(), StartError> {
     init_logging(&config.log_format);
+    log_load_notes(&config);
     let listener = edihub_server::serve::bind(&config.listen).await?;
     let state = edihub_server::prepare(config).await?;
     let shutdown = CancellationToken::new();

@@ -4,8 +4,11 @@ use serde_json::json;
 
 use super::*;
 
+const ALONE: PacketPosition = PacketPosition { index: 1, total: 1 };
+
 fn idoc_with(dc40: Value) -> Document {
-    Document::idoc(Some("ORDERS05".into()), json!({"EDI_DC40": dc40, "E1EDK01": {"BELNR": "1"}})).unwrap()
+    Document::idoc(Some("ORDERS05".into()), json!({"EDI_DC40": dc40, "E1EDK01": {"BELNR": "1"}}), ALONE)
+        .unwrap()
 }
 
 fn none_configured(_: &str) -> bool {
@@ -38,14 +41,26 @@ fn control_record_fields_are_trimmed_and_blank_is_none() {
 
 #[test]
 fn an_idoc_without_edi_dc40_is_not_a_document() {
-    assert!(Document::idoc(None, json!({"E1EDK01": {}})).is_none());
-    assert!(Document::idoc(None, json!("")).is_none());
+    let missing = CoreError::NoControlRecord { index: 1, total: 1 };
+    assert_eq!(Document::idoc(None, json!({"E1EDK01": {}}), ALONE), Err(missing.clone()));
+    assert_eq!(Document::idoc(None, json!(""), ALONE), Err(missing));
     // An empty control record is still a control record.
-    let empty = Document::idoc(None, json!({"EDI_DC40": ""})).unwrap();
+    let empty = Document::idoc(None, json!({"EDI_DC40": ""}), ALONE).unwrap();
     assert_eq!(empty.control(), Some(&ControlRecord::default()));
-    // A repeated control record: the first one counts.
-    let twice = Document::idoc(None, json!({"EDI_DC40": [{"DOCNUM": "1"}, {"DOCNUM": "2"}]}));
-    assert_eq!(twice.unwrap().docnum(), Some("1"));
+}
+
+#[test]
+fn a_control_record_that_says_two_things_is_refused() {
+    let at = PacketPosition { index: 2, total: 3 };
+    let twice = Document::idoc(None, json!({"EDI_DC40": [{"DOCNUM": "1"}, {"DOCNUM": "2"}]}), at);
+    assert_eq!(twice, Err(CoreError::ControlRecordRepeated { index: 2, total: 3 }));
+    let field = Document::idoc(None, json!({"EDI_DC40": {"DOCNUM": ["1", "2"], "MESTYP": "ORDERS"}}), at);
+    let err = field.unwrap_err();
+    assert_eq!(err, CoreError::ControlFieldRepeated { index: 2, total: 3, field: "DOCNUM".into() });
+    assert_eq!(err.to_string(), "IDoc 2 of 3: the control record EDI_DC40 has field DOCNUM more than once");
+    // Every field counts, not only the ones dedup reads.
+    let other = Document::idoc(None, json!({"EDI_DC40": {"DOCNUM": "1", "RCVPRN": ["A", "B"]}}), at);
+    assert!(matches!(other, Err(CoreError::ControlFieldRepeated { field, .. }) if field == "RCVPRN"));
 }
 
 #[test]
@@ -63,7 +78,7 @@ fn message_type_precedence() {
 fn message_type_falls_back_to_the_root_name() {
     let doc = idoc_with(json!({"MESTYP": "LOIPRO"}));
     assert_eq!(doc.message_type(None, &none_configured).unwrap(), "ORDERS05");
-    let bare = Document::idoc(None, json!({"EDI_DC40": {"MESTYP": "X"}})).unwrap();
+    let bare = Document::idoc(None, json!({"EDI_DC40": {"MESTYP": "X"}}), ALONE).unwrap();
     assert_eq!(bare.root_name(), None);
     assert_eq!(bare.message_type(None, &none_configured), Err(CoreError::UnknownMessageType));
     assert_eq!(bare.message_type(Some("T"), &none_configured).unwrap(), "T");

@@ -11,7 +11,8 @@ fn paths(srcs: &[&str]) -> Vec<KeyPath> {
 fn idoc(dc40: Value, body: Value) -> Document {
     let mut idoc = body;
     idoc["EDI_DC40"] = dc40;
-    Document::idoc(Some("ORDERS05".into()), idoc).unwrap()
+    Document::idoc(Some("ORDERS05".into()), idoc, crate::document::PacketPosition { index: 1, total: 1 })
+        .unwrap()
 }
 
 fn order(mestyp: &str, docnum: &str, sndprn: &str, belnr: &str) -> Document {

@@ -173,3 +173,43 @@ fn json_nesting_is_limited() {
     let objects = "{\"a\":".repeat(100_000);
     assert_eq!(from_json(&objects).unwrap_err(), CoreError::JsonTooDeep);
 }
+
+#[test]
+fn a_control_record_with_a_field_twice_is_refused_in_xml_and_json() {
+    let xml = "<ORDERS05><IDOC><EDI_DC40><DOCNUM>1</DOCNUM><DOCNUM>2</DOCNUM></EDI_DC40></IDOC></ORDERS05>";
+    let field = CoreError::ControlFieldRepeated { index: 1, total: 1, field: "DOCNUM".into() };
+    assert_eq!(xml_docs(xml).unwrap_err(), field);
+    assert_eq!(field.class(), crate::ErrorClass::Unusable);
+    let json = r#"{"ORDERS05":{"IDOC":{"EDI_DC40":{"DOCNUM":["1","2"]}}}}"#;
+    assert_eq!(from_json(json).unwrap_err(), field);
+    // A one-element array is one value, as everywhere in the JSON rendering.
+    let one = from_json(r#"{"ORDERS05":{"IDOC":{"EDI_DC40":{"DOCNUM":["1"]}}}}"#).unwrap();
+    assert_eq!(one.documents[0].docnum(), Some("1"));
+}
+
+#[test]
+fn an_idoc_with_two_control_records_is_refused_in_xml_and_json() {
+    let text = format!("<ORDERS05><IDOC>{DC40}</IDOC><IDOC>{DC40}{DC40}</IDOC></ORDERS05>");
+    let twice = CoreError::ControlRecordRepeated { index: 2, total: 2 };
+    assert_eq!(xml_docs(&text).unwrap_err(), twice);
+    assert_eq!(
+        twice.to_string(),
+        "IDoc 2 of 2 has a second EDI_DC40 control record; an IDoc has exactly one"
+    );
+    let json = r#"{"IDOC":{"EDI_DC40":[{"DOCNUM":"1"},{"DOCNUM":"2"}]}}"#;
+    assert_eq!(from_json(json).unwrap_err(), CoreError::ControlRecordRepeated { index: 1, total: 1 });
+}
+
+#[test]
+fn duplicate_json_member_names_are_refused_on_every_json_shape() {
+    let plain = from_json("{\"id\":\"a1\",\n \"id\":\"a2\",\"docnum\":\"1\"}").unwrap_err();
+    assert_eq!(
+        plain.to_string(),
+        "duplicate JSON member `id` (JSON pointer `/id`) at line 2 column 5; a name may appear once per object"
+    );
+    assert_eq!(plain.class(), crate::ErrorClass::Malformed);
+    let idoc = from_json(r#"{"ORDERS05":{"IDOC":{"EDI_DC40":{"DOCNUM":"1","DOCNUM":"2"}}}}"#).unwrap_err();
+    assert!(idoc.to_string().contains("`/ORDERS05/IDOC/EDI_DC40/DOCNUM`"), "{idoc}");
+    let key = from_json(r#"{"idempotencyKey":"a","idempotencyKey":"b"}"#).unwrap_err();
+    assert!(matches!(key, CoreError::DuplicateMember(_)), "{key}");
+}

@@ -4,17 +4,20 @@
 //! Precedence, lowest first: built-in defaults, the TOML file
 //! (`EDIHUB_CONFIG`, default `config/edihub.toml`), `DATABASE_URL`, then
 //! `EDIHUB_<KEY>` variables (nested keys with `__`, e.g.
-//! `EDIHUB_ADMIN__TOKEN_SHA256`).
+//! `EDIHUB_ADMIN__TOKEN_SHA256`). Unknown keys in the file are errors;
+//! unknown `EDIHUB_*` variables are ignored and reported (see `env`).
 
+mod env;
 pub(crate) mod validate;
 
 use std::path::Path;
 
 use edihub_store::KeyReusePolicy;
 use figment::Figment;
-use figment::providers::{Env, Format, Serialized, Toml};
+use figment::providers::{Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 
+pub use env::{DatabaseUrlSource, LoadNotes};
 pub use validate::{ConfigError, parse_window};
 
 /// The whole configuration file. Its `Debug` masks the database password.
@@ -66,6 +69,10 @@ pub struct Config {
     /// or a fixed map in tests). Never part of the file.
     #[serde(skip)]
     pub secrets: SecretSource,
+    /// What loading noticed (ignored variables, the database URL's source),
+    /// for the start-up log. Never part of the file.
+    #[serde(skip)]
+    pub load_notes: LoadNotes,
 }
 
 /// The source of integration secrets, looked up by variable name.
@@ -120,6 +127,7 @@ impl Default for Config {
             message_types: Vec::new(),
             integrations: Vec::new(),
             secrets: SecretSource::Environment,
+            load_notes: LoadNotes::default(),
         }
     }
 }
@@ -271,12 +279,11 @@ impl Config {
             }
             fig = fig.merge(Toml::file(path));
         }
-        let fig = fig.merge(Env::raw().only(&["DATABASE_URL"])).merge(
-            Env::prefixed("EDIHUB_")
-                .ignore(&["CONFIG", "LOG", "TEST_DATABASE_URL", "URL", "KEY"])
-                .split("__"),
-        );
-        Self::extract(fig, SecretSource::Environment)
+        let (fig, ignored_env) = env::merge_overrides(fig);
+        let database_url_source = env::database_url_source(&fig);
+        let mut config = Self::extract(fig, SecretSource::Environment)?;
+        config.load_notes = LoadNotes { ignored_env, database_url_source };
+        Ok(config)
     }
 
     /// Parses and validates a TOML document (no environment overrides;
