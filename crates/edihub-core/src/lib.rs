@@ -16,7 +16,10 @@
 //! 3. `xml` reads the text straight into the JSON rendering of `render`
 //!    (local names, no element tree in between), refusing DTDs, unknown
 //!    entities, truncation, several roots and deep nesting.
-//! 4. `idoc` unwraps SOAP, splits packets into IDocs, tells IDoc JSON from
+//! 4. `json` reads JSON text into the same `serde_json::Value`, refusing an
+//!    object with two members of one name (I-JSON) instead of keeping the
+//!    last; `idoc` unwraps SOAP, splits packets into IDocs, requires exactly
+//!    one control record with one value per field, tells IDoc JSON from
 //!    plain JSON and takes out a top-level `idempotencyKey`.
 //! 5. `render` defines the one JSON shape of every IDoc (segments as
 //!    objects, repeats as arrays, attributes as `@NAME`), built by `xml` and
@@ -43,6 +46,9 @@
 //!   100 000-level document cannot overflow a thread's stack.
 //! - **Nothing is expanded or fetched.** A DTD is refused outright; only the
 //!   five predefined XML entities and character references are resolved.
+//! - **Nothing ambiguous is guessed at.** Two members of one name, two
+//!    control records or a control-record field given twice are errors, as
+//!    any choice between them could change a business key.
 //! - **Nothing is silently altered.** Invalid bytes in the document's
 //!   encoding are refused with their offset instead of being replaced,
 //!   because a replaced character would change a business key.
