@@ -48,7 +48,7 @@ use crate::{
 
 mod settle;
 
-pub(crate) use settle::{KeyState, live_duplicate, repeat, unsettled_claims};
+pub(crate) use settle::{KeyState, duplicate_of, live_duplicate, repeat, unsettled_claims};
 
 /// Largest payload that is batched; bigger bodies take the transaction path,
 /// so one statement never carries several large bodies.

@@ -160,10 +160,12 @@ macro_rules! impl_sql_store {
         }
 
         impl $ty {
-            /// The ingest transaction, retried on deadlocks and busy errors.
+            /// The ingest transaction, retried on deadlocks and busy errors;
+            /// a large packet whose key (if any) is new is stored in chunks.
             async fn ingest_tx(&self, req: $crate::IngestRequest<'_>) -> $crate::Result<$crate::IngestOutcome> {
-                // Deadlocks (two packets claiming the same fingerprints in
-                // opposite order) and busy errors are cured by running again.
+                if req.messages.len() > $crate::packet::TX_CHUNK && !self.key_taken(&req).await? {
+                    return self.ingest_packet(&req).await;
+                }
                 let mut attempt = 0;
                 loop {
                     attempt += 1;
@@ -173,16 +175,70 @@ macro_rules! impl_sql_store {
                             tx.commit().await?;
                             return Ok(outcome);
                         }
-                        Err(e) if e.is_transient() && attempt < 8 => {
-                            tracing::warn!(error = %e, attempt, "retrying ingest transaction");
+                        Err(e) => {
                             drop(tx);
-                            // Transactions that deadlocked together would
-                            // collide again if all retried at once: wait a
-                            // random few milliseconds, longer each time.
-                            let jitter = (uuid::Uuid::new_v4().as_u128() % 20) as u64 + 1;
-                            tokio::time::sleep(std::time::Duration::from_millis(jitter * attempt)).await;
+                            if !$crate::ingest::pause_before_retry(&e, attempt).await {
+                                return Err(e);
+                            }
                         }
-                        Err(e) => return Err(e),
+                    }
+                }
+            }
+
+            /// Whether an earlier request claimed this request's key (then
+            /// the ordinary transaction replays or refuses it at once).
+            async fn key_taken(&self, req: &$crate::IngestRequest<'_>) -> $crate::Result<bool> {
+                let Some(key) = &req.key else { return Ok(false) };
+                let row: Option<(String, i32, String, Option<uuid::Uuid>)> = sqlx::query_as($crate::sql::LOAD_KEY)
+                    .bind(&req.scope.tenant_id)
+                    .bind(&req.scope.environment_id)
+                    .bind(key.kind.as_str())
+                    .bind(&key.key)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                Ok(row.is_some())
+            }
+
+            /// A large packet, one transaction per chunk (see [`crate::packet`]).
+            async fn ingest_packet(&self, req: &$crate::IngestRequest<'_>) -> $crate::Result<$crate::IngestOutcome> {
+                use $crate::packet::{Chunk, ChunkDone, TX_CHUNK};
+                let mut earlier = Vec::with_capacity(req.messages.len());
+                let mut holder = None;
+                let count = req.messages.len().div_ceil(TX_CHUNK);
+                for (i, messages) in req.messages.chunks(TX_CHUNK).enumerate() {
+                    let chunk = Chunk { messages, holder, earlier: &earlier, last: i + 1 == count };
+                    match self.packet_chunk_tx(req, chunk).await? {
+                        ChunkDone::Stored { outcomes, holder: stored_by } => {
+                            earlier.extend(outcomes);
+                            holder = stored_by;
+                        }
+                        ChunkDone::Final(outcome) => return Ok(outcome),
+                    }
+                }
+                Err($crate::StoreError::Invariant("a packet ended without its last chunk".into()))
+            }
+
+            /// One chunk's transaction, retried like the ingest transaction.
+            async fn packet_chunk_tx(
+                &self,
+                req: &$crate::IngestRequest<'_>,
+                chunk: $crate::packet::Chunk<'_>,
+            ) -> $crate::Result<$crate::packet::ChunkDone> {
+                let mut attempt = 0;
+                loop {
+                    attempt += 1;
+                    let mut tx = self.begin().await?;
+                    match packet_chunk_in(&mut *tx, req, chunk).await {
+                        Ok(done) => {
+                            tx.commit().await?;
+                            return Ok(done);
+                        }
+                        Err(e) => {
+                            drop(tx);
+                            if !$crate::ingest::pause_before_retry(&e, attempt).await {
+                                return Err(e);
+                            }
+                        }
                     }
                 }
             }
@@ -195,3 +251,18 @@ macro_rules! impl_sql_store {
 }
 
 pub(crate) use impl_sql_store;
+
+/// Whether a failed write transaction should run again: deadlocks (two
+/// packets claiming the same fingerprints in opposite order) and busy
+/// errors are cured by running again, up to eight attempts. Transactions
+/// that deadlocked together would collide again if all retried at once, so
+/// this first waits a random few milliseconds, longer each time.
+pub(crate) async fn pause_before_retry(e: &crate::StoreError, attempt: u64) -> bool {
+    if !e.is_transient() || attempt >= 8 {
+        return false;
+    }
+    tracing::warn!(error = %e, attempt, "retrying ingest transaction");
+    let jitter = (uuid::Uuid::new_v4().as_u128() % 20) as u64 + 1;
+    tokio::time::sleep(std::time::Duration::from_millis(jitter * attempt)).await;
+    true
+}

@@ -17,6 +17,7 @@ pub mod conformance;
 mod error;
 mod ingest;
 mod model;
+mod packet;
 mod postgres;
 mod sql;
 mod sqlite;

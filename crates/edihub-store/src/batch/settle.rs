@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::{GroupInsert, Queued, ScopedHolder, Verdict};
-use crate::{IngestOutcome, KeyReusePolicy, MessageSummary, NewAuditEvent, Scope, StoredResponse};
+use crate::{IngestOutcome, KeyReusePolicy, MessageSummary, NewAuditEvent, NewMessage, Scope, StoredResponse};
 
 /// A key's stored state, with the message it answered for.
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -101,23 +101,35 @@ pub(crate) fn unsettled_claims<'a>(items: &[&'a Queued], inserted: &[Uuid]) -> V
 
 /// The live holder of `q`'s fingerprint other than `q` itself, with the
 /// `message.duplicate_blocked` event to write; `None` when the transaction
-/// must decide (no fingerprint, an expired window, no holder, or the
-/// message's own row).
+/// must decide (see [`duplicate_of`]).
 pub(crate) fn live_duplicate(
     q: &Queued,
     holders: &[ScopedHolder],
 ) -> Option<(MessageSummary, NewAuditEvent)> {
-    let fp = q.message.fingerprint.as_deref()?;
+    duplicate_of(&q.scope, &q.message, q.now, holders)
+}
+
+/// The live holder among `holders` of `m`'s fingerprint in `scope`, other
+/// than `m` itself, with the `message.duplicate_blocked` event to write;
+/// `None` when the insert must decide (no fingerprint, an expired window, no
+/// holder, or the message's own row). The group insert and the ingest
+/// transaction's packet lookup both decide here.
+pub(crate) fn duplicate_of(
+    scope: &Scope,
+    m: &NewMessage,
+    now: DateTime<Utc>,
+    holders: &[ScopedHolder],
+) -> Option<(MessageSummary, NewAuditEvent)> {
+    let fp = m.fingerprint.as_deref()?;
     let h = holders.iter().find(|h| {
-        h.tenant_id == q.scope.tenant_id
-            && h.environment_id == q.scope.environment_id
+        h.tenant_id == scope.tenant_id
+            && h.environment_id == scope.environment_id
             && h.holder.summary.fingerprint.as_deref() == Some(fp)
     })?;
-    let live = h.holder.is_live(q.now);
-    if !live || h.holder.summary.id == q.message.id {
+    if !h.holder.is_live(now) || h.holder.summary.id == m.id {
         return None;
     }
-    let event = NewAuditEvent::fingerprint_duplicate(&q.scope, &q.message, fp, h.holder.summary.id);
+    let event = NewAuditEvent::fingerprint_duplicate(scope, m, fp, h.holder.summary.id);
     Some((h.holder.summary.clone(), event))
 }
 

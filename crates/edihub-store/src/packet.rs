@@ -1,0 +1,73 @@
+//! Large packets: many IDocs in one request, committed in chunks.
+//!
+//! SAP sends packets of thousands of IDocs (20 000 in 3.5 MB is a real
+//! size). Run as one transaction, such a packet holds SQLite's only write
+//! lock for seconds, so every other sender waits or times out, and its
+//! re-send, three statements per IDoc, outlasted the request timeout: SAP's
+//! genuine retry was rolled back and never answered. Two measures keep a
+//! packet from hurting anyone, its own retry included:
+//!
+//! - **Duplicates are settled set-wise.** Before inserting, the ingest
+//!   transaction looks up the holders of up to [`LOOKUP_CHUNK`]
+//!   fingerprints in one statement and writes their
+//!   `message.duplicate_blocked` events in one insert, so a re-sent packet
+//!   costs a fraction of its first send (see the transaction's
+//!   `known_duplicates`).
+//! - **Chunked commits.** A packet of more than [`TX_CHUNK`] IDocs is stored
+//!   [`TX_CHUNK`] IDocs per transaction, so the write lock is held for
+//!   milliseconds at a time and other writers get their turn between
+//!   chunks. A packet's IDocs are independent messages, so this is allowed
+//!   as long as the answer comes after the last chunk: an IDoc committed by
+//!   an earlier chunk is a duplicate when the request is retried, so a
+//!   retry after a crash or a timeout stores only what is missing.
+//!
+//! With a key (Idempotency-Key), the *last* chunk claims it and stores the
+//! response, in one transaction with its messages: a claimed key always has
+//! its response, and before the first chunk a key that is already claimed
+//! sends the request down the ordinary transaction, which replays (or
+//! refuses) it without touching the messages. Two requests with one key
+//! racing through their chunks settle on the key at the end: the loser's
+//! IDocs are duplicates of the winner's, and it answers with the winner's
+//! response. Only an IDoc with no fingerprint at all (no key values, no
+//! DOCNUM) can be stored twice when such a request is retried after a crash
+//! mid-way; the key cannot protect a chunk it does not yet hold.
+
+use uuid::Uuid;
+
+use crate::{IngestOutcome, MessageOutcome, NewMessage};
+
+/// Most IDocs stored per transaction. On SQLite an insert costs about
+/// 0.1 ms, so a chunk holds the write lock for a few tens of milliseconds.
+pub(crate) const TX_CHUNK: usize = 256;
+
+/// Most fingerprints in one holders lookup (one `UNION ALL` arm each:
+/// SQLite allows 500 terms in a compound `SELECT`).
+pub(crate) const LOOKUP_CHUNK: usize = 256;
+
+/// One chunk of a packet, as the chunk's transaction needs it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Chunk<'a> {
+    /// The chunk's messages.
+    pub messages: &'a [NewMessage],
+    /// The message that stores the request body, once an earlier chunk stored one.
+    pub holder: Option<Uuid>,
+    /// Outcomes of the earlier chunks (used by the last chunk's response).
+    pub earlier: &'a [MessageOutcome],
+    /// Whether this is the last chunk: it claims the key and stores the response.
+    pub last: bool,
+}
+
+/// What a chunk's transaction committed.
+#[derive(Debug)]
+pub(crate) enum ChunkDone {
+    /// An earlier chunk: its outcomes and the payload holder after it.
+    Stored {
+        /// The chunk's outcomes, in order.
+        outcomes: Vec<MessageOutcome>,
+        /// The message that stores the request body, if one is stored by now.
+        holder: Option<Uuid>,
+    },
+    /// The last chunk (or a key claimed by an earlier request): the
+    /// request's outcome.
+    Final(IngestOutcome),
+}
