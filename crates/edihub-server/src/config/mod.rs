@@ -76,6 +76,11 @@ pub enum SecretSource {
     Environment,
     /// A fixed map of variable name to secret (tests, embedding).
     Fixed(std::collections::HashMap<String, String>),
+    /// Secrets are not read: for commands that verify no signature
+    /// (`edihub fingerprint`). Validation checks everything but the secrets'
+    /// presence; every lookup finds nothing, so an integration built from
+    /// this source is refused, never left unsigned.
+    Unread,
 }
 
 impl SecretSource {
@@ -84,6 +89,7 @@ impl SecretSource {
         match self {
             SecretSource::Environment => std::env::var(name).ok(),
             SecretSource::Fixed(map) => map.get(name).cloned(),
+            SecretSource::Unread => None,
         }
     }
 }
@@ -94,6 +100,7 @@ impl std::fmt::Debug for SecretSource {
         match self {
             SecretSource::Environment => f.write_str("Environment"),
             SecretSource::Fixed(map) => f.debug_set().entries(map.keys()).finish(),
+            SecretSource::Unread => f.write_str("Unread"),
         }
     }
 }
@@ -264,6 +271,12 @@ pub struct SignatureConfig {
 impl Config {
     /// Loads `path` (when given and present) with environment overrides, then validates.
     pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
+        Self::load_with_secrets(path, SecretSource::Environment)
+    }
+
+    /// [`Config::load`] with secrets from `secrets` ([`SecretSource::Unread`]
+    /// for commands that need none).
+    pub fn load_with_secrets(path: Option<&Path>, secrets: SecretSource) -> Result<Config, ConfigError> {
         let mut fig = Figment::from(Serialized::defaults(Config::default()));
         if let Some(path) = path {
             if !path.exists() {
@@ -276,7 +289,7 @@ impl Config {
                 .ignore(&["CONFIG", "LOG", "TEST_DATABASE_URL", "URL", "KEY"])
                 .split("__"),
         );
-        Self::extract(fig, SecretSource::Environment)
+        Self::extract(fig, secrets)
     }
 
     /// Parses and validates a TOML document (no environment overrides;
