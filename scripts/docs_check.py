@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 EXPECT = re.compile(r"^\s*#\s*->\s*(.*?)\s*$")
-FENCE = re.compile(r"^```(\S*)\s*(.*)$")
+FENCE = re.compile(r"^\s*```(\S*)\s*(.*)$")
 STATUSES = re.compile(r"^((?:\d{3}\s*)+)(.*)$")
 
 PRELUDE = r"""
@@ -97,7 +97,7 @@ def parse(path: Path, rel: str, mutate: int | None) -> list[Step]:
                     current = Step(rel, no)
                 else:
                     current.code.append(line)
-            if any(c.strip() for c in current.code):
+            if any(c.strip() and not c.strip().startswith("#") for c in current.code):
                 steps.append(current)
             block = None
             continue
@@ -120,7 +120,7 @@ def script(steps: list[Step], work: Path) -> str:
     out = [PRELUDE]
     for i, step in enumerate(steps):
         out.append(f"printf '@@step {i}\\n' >> \"$__DC_LOG\"")
-        out.append("{")
+        out.append("{ :")  # `:` keeps a step of comments only valid bash
         out.extend(step.code)
         out.append(f"}} </dev/null >\"{work}/out.{i}\" 2>&1")
         out.append(f"echo $? >\"{work}/rc.{i}\"")
@@ -151,10 +151,10 @@ def status_of(req: str) -> str:
 
 
 def body_of(req: str) -> str:
-    text = Path(req + ".b").read_text(errors="replace")
-    if text.startswith("HTTP/"):
-        while text.startswith("HTTP/"):
-            text = text.split("\r\n\r\n", 1)[1] if "\r\n\r\n" in text else ""
+    # Bytes, not read_text(): its newline translation would hide the CRLFs.
+    text = Path(req + ".b").read_bytes().decode(errors="replace")
+    while text.startswith("HTTP/"):  # `curl -i`: one header block per response (100 Continue too)
+        text = text.split("\r\n\r\n", 1)[1] if "\r\n\r\n" in text else ""
     return text
 
 
