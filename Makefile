@@ -1,7 +1,7 @@
 # edihub — see README.md.
 CARGO ?= cargo
 
-.PHONY: run check-config test fmt lint build release clean
+.PHONY: run check-config test docs-check demo-secrets fmt lint build release clean
 
 ## Build and serve on the embedded SQLite database (data/edihub.db) with config/edihub.toml.
 # Development webhook secrets for the demo integrations (docs/webhooks.md).
@@ -16,9 +16,17 @@ run:
 check-config:
 	$(DEMO_SECRETS) $(CARGO) run --locked -p edihub -- --config config/edihub.toml check-config
 
-## The whole suite on SQLite and PostgreSQL (provisions PostgreSQL when needed).
+## The whole suite on SQLite and PostgreSQL (provisions PostgreSQL when needed), then docs-check.
 test:
 	./scripts/test.sh
+
+## Run the shell examples of README.md and docs/*.md against a fresh hub (README, "Docs that run").
+docs-check:
+	./scripts/docs-check.sh
+
+## Print the demo secrets (used by scripts/docs-check.sh).
+demo-secrets:
+	@echo $(DEMO_SECRETS)
 
 fmt:
 	$(CARGO) fmt --all

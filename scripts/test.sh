@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make test`: the whole suite against SQLite and PostgreSQL.
+# `make test`: the whole suite against SQLite and PostgreSQL, then the
+# documents' examples (scripts/docs-check.sh).
 #
 # PostgreSQL, in order of preference (PRODUCT.md, "Setup and running"):
 #   1. DATABASE_URL (or EDIHUB_TEST_DATABASE_URL) when it is a postgres:// URL;
@@ -102,3 +103,9 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt
 fi
 
 cargo test --workspace --locked "$@"
+
+# The documents' examples, against a fresh hub (README.md, "Docs that run").
+# Only for the whole suite: a filtered run (`make chaos`) skips them.
+if [ $# -eq 0 ]; then
+    ./scripts/docs-check.sh
+fi

@@ -29,6 +29,17 @@ pub enum BodyFormat {
     PlainJson,
 }
 
+impl std::fmt::Display for BodyFormat {
+    /// The name people use: `IDoc-XML`, `IDoc-JSON`, `plain JSON`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            BodyFormat::IdocXml => "IDoc-XML",
+            BodyFormat::IdocJson => "IDoc-JSON",
+            BodyFormat::PlainJson => "plain JSON",
+        })
+    }
+}
+
 /// A parsed request body.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParsedBody {
@@ -66,8 +77,25 @@ pub fn parse_body(body: &[u8], content_type: Option<&str>) -> Result<ParsedBody,
             let documents = idoc::from_xml(&text)?;
             Ok(ParsedBody { format: BodyFormat::IdocXml, documents, idempotency_key: None })
         }
-        Syntax::Json => idoc::from_json(encoding::decode_json(body)?),
+        Syntax::Json => idoc::from_json(encoding::decode_json(body)?).map_err(|e| xml_sent_as_json(e, body)),
     }
+}
+
+/// An XML body labelled JSON fails as invalid JSON: say what it looks like.
+fn xml_sent_as_json(e: CoreError, body: &[u8]) -> CoreError {
+    match e {
+        CoreError::InvalidJson(reason) if matches!(sniff(body), Ok(Syntax::Xml)) => CoreError::InvalidJson(
+            format!("{reason} (the body looks like XML: send it with Content-Type: application/xml)"),
+        ),
+        e => e,
+    }
+}
+
+/// Whether `body` starts like XML (`<`) or JSON (`{`, `[`), after any byte
+/// order mark and whitespace, in UTF-8 or UTF-16: what the hub would sniff
+/// as a message. `edihub send` uses it to skip other files of a directory.
+pub fn looks_like_message(body: &[u8]) -> bool {
+    sniff(body).is_ok()
 }
 
 /// The syntax a Content-Type names: `Some` for a specific type, `None` for a

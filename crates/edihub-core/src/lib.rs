@@ -104,7 +104,7 @@ mod path;
 mod render;
 mod xml;
 
-pub use body::{BodyFormat, ParsedBody, parse_body};
+pub use body::{BodyFormat, ParsedBody, looks_like_message, parse_body};
 pub use document::{ControlRecord, Document};
 pub use error::{CoreError, ErrorClass};
 pub use fingerprint::{Basis, Fingerprint, FingerprintSpec, KeyValue, fingerprint};

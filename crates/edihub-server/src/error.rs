@@ -44,7 +44,10 @@ impl From<CoreError> for ApiError {
     fn from(e: CoreError) -> Self {
         match e.class() {
             ErrorClass::Malformed => ApiError::BadRequest(e.to_string()),
-            ErrorClass::Unsupported => ApiError::UnsupportedMediaType(e.to_string()),
+            ErrorClass::Unsupported => ApiError::UnsupportedMediaType(format!(
+                "{e}; send the document itself as the body with Content-Type application/xml or \
+                 application/json (with curl: --data-binary @FILE -H 'Content-Type: application/xml')"
+            )),
             ErrorClass::Unusable => ApiError::Unprocessable(e.to_string()),
         }
     }

@@ -196,7 +196,8 @@ pub async fn bind(addr: &str) -> std::io::Result<TcpListener> {
         socket.set_reuseaddr(true)?;
         match socket.bind(a).and_then(|()| socket.listen(LISTEN_BACKLOG)) {
             Ok(listener) => return Ok(listener),
-            Err(e) => last = Some(e),
+            // "Address already in use" alone does not say which address.
+            Err(e) => last = Some(std::io::Error::new(e.kind(), format!("cannot listen on {a}: {e}"))),
         }
     }
     Err(last.unwrap_or_else(|| {

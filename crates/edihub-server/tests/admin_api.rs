@@ -157,6 +157,19 @@ async fn lookup_returns_exactly_the_matching_messages(backend: Backend) {
     assert_eq!(lookup(&app, &format!("{docnum}&environment=qa")).await, ids(&[&m4]));
     assert!(lookup(&app, &format!("{docnum}&tenant=globex")).await.is_empty());
     assert_eq!(lookup(&app, "docnum=0000000000004713").await, ids(&[&m3]));
+    // The fingerprint drops DOCNUM's leading zeros: a lookup takes either form.
+    assert_eq!(lookup(&app, "docnum=4711").await, ids(&[&m1, &m2, &m4]));
+    assert_eq!(lookup(&app, "docnum=4713&tenant=acme").await, ids(&[&m3]));
+    assert!(lookup(&app, "docnum=47").await.is_empty());
+    // One vocabulary: a found message names its scope as the query and
+    // `/admin/messages/{id}` do.
+    let found = app.get("/admin/messages?docnum=4711&environment=qa", Some(&admin())).await.json();
+    let listed = &found["messages"][0];
+    let shown = message(&app, m4["id"].as_str().unwrap()).await;
+    for (key, value) in [("tenant", "acme"), ("environment", "qa")] {
+        assert_eq!((&listed[key], &shown[key]), (&json!(value), &json!(value)), "{key}");
+    }
+    assert!(listed.get("tenant_id").is_none() && listed.get("environment_id").is_none(), "{listed}");
     assert_eq!(lookup(&app, &format!("fingerprint={fp}")).await, ids(&[&m1, &m4]));
     assert_eq!(lookup(&app, &format!("fingerprint={fp}&environment=prod")).await, ids(&[&m1]));
     assert_eq!(lookup(&app, "idempotency_key=lookup-k1").await, ids(&[&m1]));

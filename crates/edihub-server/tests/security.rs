@@ -207,7 +207,7 @@ async fn admin_filters_return_exactly_the_scope_they_name(backend: Backend) {
                 .iter()
                 .map(|m| {
                     let s = |k: &str| m[k].as_str().map_or_else(|| m[k].to_string(), str::to_string);
-                    (s("id"), s("tenant_id"), s("environment_id"))
+                    (s("id"), s("tenant"), s("environment"))
                 })
                 .collect();
             found

@@ -145,7 +145,7 @@ async fn generic_hmac_signed_with_openssl_is_accepted(backend: Backend) {
     // The configured prefix is required.
     let bare = openssl_hex(GUBEE_SECRET.as_bytes(), body.as_bytes());
     let res = app.post_webhook("gubee", body.as_str(), &[("x-gubee-signature", bare)]).await;
-    res.expect_problem(401, "the signature header is malformed");
+    res.expect_problem(401, "the x-gubee-signature header is malformed");
     // Base64 without a prefix (`gubee-content`).
     let body = item("SKU-1003");
     let res = app.post_webhook("gubee-content", body.as_str(), &partner_headers(&body)).await;
@@ -176,7 +176,7 @@ async fn bad_signatures_are_401_audited_and_store_nothing(backend: Backend) {
             std_headers("msg_bad_1", body, now)[..2].to_vec(),
             "webhook-signature header is missing",
         ),
-        ("gubee", body, vec![], "the signature header is missing"),
+        ("gubee", body, vec![], "the x-gubee-signature header is missing"),
     ];
     for (integration, payload, headers, reason) in &cases {
         let res = app.post_webhook(integration, *payload, headers).await;

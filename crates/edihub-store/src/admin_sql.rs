@@ -204,13 +204,19 @@ macro_rules! admin_methods {
                     (" AND environment_id = ", &f.environment),
                     (" AND key_fingerprint = ", &f.fingerprint),
                     (" AND idempotency_key = ", &f.idempotency_key),
-                    (" AND docnum = ", &f.docnum),
                     (" AND message_type = ", &f.message_type),
                 ];
                 for (clause, value) in filters {
                     if let Some(v) = value {
                         q.push(clause).push_bind(v.clone());
                     }
+                }
+                if let Some(docnum) = &f.docnum {
+                    let mut forms = q.push(" AND docnum IN (").separated(", ");
+                    for form in $crate::model::docnum_forms(docnum) {
+                        forms.push_bind(form);
+                    }
+                    q.push(")");
                 }
                 q.push(" ORDER BY received_at DESC, id DESC LIMIT ").push_bind(f.limit);
                 Ok(q.build_query_as().fetch_all(&self.pool).await?)

@@ -238,7 +238,8 @@ pub struct MessageQuery {
     pub fingerprint: Option<String>,
     /// Messages stored by a request with this Idempotency-Key.
     pub idempotency_key: Option<String>,
-    /// Messages with this document number.
+    /// Messages with this document number; a numeric one matches with or
+    /// without leading zeros ([`docnum_forms`]).
     pub docnum: Option<String>,
     /// Only this message type.
     pub message_type: Option<String>,
@@ -246,14 +247,37 @@ pub struct MessageQuery {
     pub limit: i64,
 }
 
+/// The stored forms a looked-up document number may have. SAP pads DOCNUM
+/// with zeros to 16 digits and the fingerprint drops them, so a person may
+/// have either: a numeric `4711` also finds `0000000000004711` and the
+/// reverse. Anything else is looked up as given.
+pub fn docnum_forms(docnum: &str) -> Vec<String> {
+    let mut forms = vec![docnum.to_string()];
+    if docnum.is_empty() || !docnum.bytes().all(|b| b.is_ascii_digit()) {
+        return forms;
+    }
+    let bare = match docnum.trim_start_matches('0') {
+        "" => "0",
+        rest => rest,
+    };
+    for form in [bare.to_string(), format!("{bare:0>16}")] {
+        if !forms.contains(&form) {
+            forms.push(form);
+        }
+    }
+    forms
+}
+
 /// A stored message without its payload.
 #[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
 pub struct MessageMeta {
     /// Message id.
     pub id: Uuid,
-    /// Tenant id.
+    /// Tenant id (`tenant` in JSON, as in every admin response and query).
+    #[serde(rename = "tenant")]
     pub tenant_id: String,
-    /// Environment id.
+    /// Environment id (`environment` in JSON).
+    #[serde(rename = "environment")]
     pub environment_id: String,
     /// Resolved message type.
     pub message_type: String,
@@ -310,5 +334,19 @@ impl Holder {
     /// ends at its expiry instant, exclusive).
     pub(crate) fn is_live(&self, now: DateTime<Utc>) -> bool {
         self.fingerprint_expires_at.is_none_or(|t| t > now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::docnum_forms;
+
+    #[test]
+    fn a_numeric_docnum_is_looked_up_with_and_without_leading_zeros() {
+        assert_eq!(docnum_forms("4711"), ["4711", "0000000000004711"]);
+        assert_eq!(docnum_forms("0000000000004711"), ["0000000000004711", "4711"]);
+        assert_eq!(docnum_forms("004711"), ["004711", "4711", "0000000000004711"]);
+        assert_eq!(docnum_forms("0"), ["0", "0000000000000000"]);
+        assert_eq!(docnum_forms("INV-0042"), ["INV-0042"]);
     }
 }

@@ -4,15 +4,16 @@
 //! configuration, wires signals to a shutdown token and hands over to the
 //! `edihub-server` library. Everything testable lives in the libraries.
 
+mod config_file;
 mod explain;
 mod send;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use edihub_server::config::redact_url;
-use edihub_server::{Config, StartError};
+use edihub_server::{Config, SecretSource, StartError};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -51,7 +52,9 @@ enum Command {
 fn init_logging(format: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("EDIHUB_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_target(false);
+    // Colours only for a person at a terminal, never in a file or a pipe.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_target(false).with_ansi(ansi);
     if format == "json" {
         builder.json().init();
     } else {
@@ -61,12 +64,22 @@ fn init_logging(format: &str) {
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     // A client of a hub: needs no configuration file.
     if let Command::Send(args) = cli.command {
         return send::run(args).await;
     }
-    let config = match Config::load(Some(&cli.config)) {
+    if let Err(e) = config_file::check_exists(&cli.config, matches.value_source("config")) {
+        eprintln!("edihub: {e}");
+        return ExitCode::from(2);
+    }
+    // Only commands that verify signatures need the webhook secrets.
+    let secrets = match cli.command {
+        Command::Fingerprint(_) => SecretSource::Unread,
+        _ => SecretSource::Environment,
+    };
+    let config = match Config::load_with_secrets(Some(&cli.config), secrets) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("edihub: invalid configuration: {e}");
@@ -90,7 +103,7 @@ async fn main() -> ExitCode {
             );
             Ok(())
         }
-        Command::Fingerprint(args) => return explain::run(&config, &args),
+        Command::Fingerprint(args) => return explain::run(&config, &cli.config, &args).await,
         Command::Migrate => migrate(config).await,
         Command::Serve => serve(config).await,
         Command::Send(_) => unreachable!("handled before loading the configuration"),

@@ -1,6 +1,7 @@
-//! `edihub send FILE|DIR`: posts files to a hub's receive endpoint, a few at a
-//! time, prints one line per file as its answer arrives and a summary at the
-//! end; exits 1 when any file failed (HTTP error, connection error, unreadable
+//! `edihub send FILE|DIR`: posts files (of a DIR, those that look like a
+//! message, see [`files`]) to a hub's receive endpoint, a few at a time,
+//! prints one line per file as its answer arrives and a summary at the end;
+//! exits 1 when any file failed (HTTP error, connection error, unreadable
 //! file), 2 when nothing could be sent (bad URL, missing path).
 //!
 //! The command needs no configuration file: it talks to a hub over HTTP(S)
@@ -44,6 +45,10 @@ pub struct Args {
     /// Requests in flight at once.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=256))]
     concurrency: u16,
+    /// Of a DIR, send the files whose name matches this glob (`*`, `?`; repeatable)
+    /// instead of those that look like XML or JSON.
+    #[arg(long, value_name = "GLOB")]
+    include: Vec<String>,
     /// Also send the files of subdirectories (names relative to DIR).
     #[arg(long, short = 'r')]
     recursive: bool,
@@ -100,7 +105,17 @@ fn prepare(args: Args) -> Result<(Sender, Vec<Item>), String> {
     if args.key.trim().is_empty() {
         return Err("--key (or EDIHUB_KEY) is empty".into());
     }
-    let items = files::collect(&args.path, args.recursive)?;
+    let found =
+        files::collect(&args.path, files::Choice { recursive: args.recursive, include: &args.include })?;
+    if !found.skipped.is_empty() {
+        let why = if args.include.is_empty() {
+            "that do not look like XML or JSON (choose with --include GLOB)"
+        } else {
+            "that match no --include"
+        };
+        eprintln!("edihub send: skipped {} file(s) {why}: {}", found.skipped.len(), found.skipped.join(", "));
+    }
+    let items = found.items;
     // reqwest is built with `rustls-no-provider`: choose ring for the process.
     // An error means a provider is already installed, which is just as good.
     let _ = rustls::crypto::ring::default_provider().install_default();

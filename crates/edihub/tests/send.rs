@@ -230,3 +230,29 @@ async fn wrong_key_and_unreachable_hub_fail_with_exit_code_1() {
     assert_eq!(hub.count("prod").await, 0);
     hub.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_directory_sends_only_what_looks_like_a_message_and_names_the_rest() {
+    let hub = Hub::start().await;
+    // The repository's own fixture directory holds a README and a script next to the IDocs.
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/idoc");
+    let (out, stdout) = send(&[fixtures.to_str().unwrap(), "--url", &hub.url, "--key", PROD_KEY]).await;
+    let stderr = String::from_utf8(out.stderr.clone()).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("skipped 2 file(s) that do not look like XML or JSON (choose with --include GLOB): README.md, make_fixtures.py"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("README.md") && !stdout.contains("make_fixtures.py"), "{stdout}");
+    assert!(tail(&stdout, 2)[0].starts_with("9 files: "), "{stdout}");
+
+    // --include chooses by name: only the README, which the hub refuses.
+    let (out, stdout) =
+        send(&[fixtures.to_str().unwrap(), "--url", &hub.url, "--key", PROD_KEY, "--include", "*.md"]).await;
+    let stderr = String::from_utf8(out.stderr.clone()).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.starts_with("failed    README.md  415 "), "{stdout}");
+    assert_eq!(tail(&stdout, 1), ["1 files: 0 accepted, 0 duplicate, 1 failed"]);
+    assert!(stderr.contains("skipped 10 file(s) that match no --include"), "{stderr}");
+    hub.stop().await;
+}

@@ -136,3 +136,27 @@ fn body_format_serialises_in_snake_case() {
     let v = serde_json::to_value([BodyFormat::IdocXml, BodyFormat::IdocJson, BodyFormat::PlainJson]);
     assert_eq!(v.unwrap(), serde_json::json!(["idoc_xml", "idoc_json", "plain_json"]));
 }
+
+#[test]
+fn xml_labelled_json_says_it_looks_like_xml() {
+    let err = parse_body(IDOC_XML.as_bytes(), Some("application/json")).unwrap_err();
+    assert!(matches!(err, CoreError::InvalidJson(_)), "{err:?}");
+    assert!(
+        err.to_string().ends_with("(the body looks like XML: send it with Content-Type: application/xml)"),
+        "{err}"
+    );
+    let err = parse_body(b"{\"id\":", Some("application/json")).unwrap_err();
+    assert!(!err.to_string().contains("XML"), "{err}");
+}
+
+#[test]
+fn what_looks_like_a_message() {
+    for body in
+        [&b"<a/>"[..], b"\xEF\xBB\xBF \n{\"a\":1}", b"  [1]", b"\xFF\xFE<\0a\0/\0>\0", b"<\0a\0/\0>\0"]
+    {
+        assert!(looks_like_message(body), "{body:?}");
+    }
+    for body in [&b""[..], b"   ", b"# README", b"#!/bin/sh", b"hello"] {
+        assert!(!looks_like_message(body), "{body:?}");
+    }
+}

@@ -83,6 +83,11 @@ pub enum SecretSource {
     Environment,
     /// A fixed map of variable name to secret (tests, embedding).
     Fixed(std::collections::HashMap<String, String>),
+    /// Secrets are not read: for commands that verify no signature
+    /// (`edihub fingerprint`). Validation checks everything but the secrets'
+    /// presence; every lookup finds nothing, so an integration built from
+    /// this source is refused, never left unsigned.
+    Unread,
 }
 
 impl SecretSource {
@@ -91,6 +96,7 @@ impl SecretSource {
         match self {
             SecretSource::Environment => std::env::var(name).ok(),
             SecretSource::Fixed(map) => map.get(name).cloned(),
+            SecretSource::Unread => None,
         }
     }
 }
@@ -101,6 +107,7 @@ impl std::fmt::Debug for SecretSource {
         match self {
             SecretSource::Environment => f.write_str("Environment"),
             SecretSource::Fixed(map) => f.debug_set().entries(map.keys()).finish(),
+            SecretSource::Unread => f.write_str("Unread"),
         }
     }
 }
@@ -272,6 +279,12 @@ pub struct SignatureConfig {
 impl Config {
     /// Loads `path` (when given and present) with environment overrides, then validates.
     pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
+        Self::load_with_secrets(path, SecretSource::Environment)
+    }
+
+    /// [`Config::load`] with secrets from `secrets` ([`SecretSource::Unread`]
+    /// for commands that need none).
+    pub fn load_with_secrets(path: Option<&Path>, secrets: SecretSource) -> Result<Config, ConfigError> {
         let mut fig = Figment::from(Serialized::defaults(Config::default()));
         if let Some(path) = path {
             if !path.exists() {
@@ -281,7 +294,7 @@ impl Config {
         }
         let (fig, ignored_env) = env::merge_overrides(fig);
         let database_url_source = env::database_url_source(&fig);
-        let mut config = Self::extract(fig, SecretSource::Environment)?;
+        let mut config = Self::extract(fig, secrets)?;
         config.load_notes = LoadNotes { ignored_env, database_url_source };
         Ok(config)
     }

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 
 use edihub_core::KeyPath;
 
-use super::Config;
+use super::{Config, SecretSource};
 
 /// Default dedup window: one week.
 pub const DEFAULT_WINDOW_SECONDS: i64 = 168 * 3600;
@@ -145,10 +145,23 @@ impl Config {
                 }
                 Some(true) => {}
             }
-            crate::webhook::parse(def, &at, &self.secrets)
+            crate::webhook::parse(def, &at, &self.secrets_to_validate(def))
                 .map_err(|(key, reason)| ConfigError::new(key, reason))?;
         }
         Ok(())
+    }
+
+    /// The secrets to validate `def` with: the configured source, or, when
+    /// secrets are not read, a placeholder usable by every scheme (so the
+    /// rest of the signature config is still checked).
+    fn secrets_to_validate(&self, def: &super::IntegrationConfig) -> std::borrow::Cow<'_, SecretSource> {
+        let var = def.signature.as_ref().and_then(|s| s.secret_env.clone());
+        match (&self.secrets, var) {
+            (SecretSource::Unread, Some(var)) => std::borrow::Cow::Owned(SecretSource::Fixed(
+                [(var, "whsec_cGxhY2Vob2xkZXI=".to_string())].into(),
+            )),
+            _ => std::borrow::Cow::Borrowed(&self.secrets),
+        }
     }
 
     fn validate_tenants(&self) -> Result<(), ConfigError> {

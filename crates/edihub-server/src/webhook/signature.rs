@@ -89,6 +89,12 @@ pub enum SignatureError {
     /// A header could not be parsed.
     #[error("the {0} header is malformed")]
     Malformed(&'static str),
+    /// The generic scheme's configured header is absent.
+    #[error("the {0} header is missing")]
+    HeaderMissing(String),
+    /// The generic scheme's configured header could not be parsed.
+    #[error("the {0} header is malformed")]
+    HeaderMalformed(String),
     /// The timestamp is outside the tolerance.
     #[error("the signature timestamp is more than {TOLERANCE_SECS} s away from now")]
     Stale,
@@ -192,19 +198,19 @@ impl Verifier {
                 if matched { Ok(()) } else { Err(SignatureError::Mismatch) }
             }
             Verifier::Hmac { secret, header: name, encoding, prefix } => {
+                let malformed = || SignatureError::HeaderMalformed(name.clone());
                 let value = headers
                     .get(name.as_str())
-                    .ok_or(SignatureError::Missing("signature"))?
+                    .ok_or_else(|| SignatureError::HeaderMissing(name.clone()))?
                     .to_str()
-                    .map_err(|_| SignatureError::Malformed("signature"))?
+                    .map_err(|_| malformed())?
                     .trim();
-                let digest =
-                    value.strip_prefix(prefix.as_str()).ok_or(SignatureError::Malformed("signature"))?;
+                let digest = value.strip_prefix(prefix.as_str()).ok_or_else(malformed)?;
                 let sig = match encoding {
                     Encoding::Hex => sha256_len(hex::decode(digest).ok()),
                     Encoding::Base64 => sha256_len(STANDARD.decode(digest).ok()),
                 }
-                .ok_or(SignatureError::Malformed("signature"))?;
+                .ok_or_else(malformed)?;
                 mac(secret, &[body]).verify_slice(&sig).map_err(|_| SignatureError::Mismatch)
             }
         }
