@@ -7,9 +7,10 @@
 //!   Content-Security-Policy with `frame-ancestors 'none'`, unless the
 //!   route set a stricter policy of its own);
 //! - a write (PUT, POST, PATCH, DELETE) from a browser page of another
-//!   origin is refused with 403 (a browser sends its cached Basic
-//!   credentials along with a cross-site request), and a write must be
-//!   `application/json` (415), which an HTML form cannot send.
+//!   origin is refused with 403, before the credentials are looked at (a
+//!   browser sends its cached Basic credentials along with a cross-site
+//!   request). The body of a write must also be `application/json`, which
+//!   an HTML form cannot send: see [`crate::extract::JsonBody`].
 
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, Method, header};
@@ -51,18 +52,7 @@ fn check_write(method: &Method, headers: &HeaderMap) -> Result<(), ApiError> {
             ));
         }
     }
-    let media_type = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .map(str::trim);
-    match media_type {
-        Some(t) if t.eq_ignore_ascii_case("application/json") => Ok(()),
-        other => Err(ApiError::UnsupportedMediaType(format!(
-            "admin changes must be sent as Content-Type: application/json (got {})",
-            other.map_or_else(|| "none".to_string(), |t| format!("`{t}`"))
-        ))),
-    }
+    Ok(())
 }
 
 /// Whether `origin` (`scheme://host[:port]`) names the host the request was

@@ -17,7 +17,7 @@ use crate::api_doc::Problem;
 use crate::auth::Admin;
 use crate::config::{Config, IntegrationConfig, MessageTypeConfig};
 use crate::error::ApiError;
-use crate::extract::ApiPath;
+use crate::extract::{ApiPath, JsonBody};
 use crate::ingest::now;
 use crate::state::AppState;
 use utoipa_axum::router::OpenApiRouter;
@@ -95,7 +95,7 @@ async fn put_type(
     _admin: Admin,
     ApiPath(id): ApiPath<String>,
     Query(q): Query<TenantQuery>,
-    body: axum::body::Bytes,
+    JsonBody(body): JsonBody,
 ) -> Result<Json<Value>, ApiError> {
     let b: TypeBody = body_json(&body)?;
     let candidate = MessageTypeConfig {
@@ -138,7 +138,7 @@ async fn put_integration(
     State(state): State<AppState>,
     _admin: Admin,
     ApiPath(id): ApiPath<String>,
-    body: axum::body::Bytes,
+    JsonBody(body): JsonBody,
 ) -> Result<Json<Value>, ApiError> {
     let mut def: Value = body_json(&body)?;
     if let Some(obj) = def.as_object_mut() {
