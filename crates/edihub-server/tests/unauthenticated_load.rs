@@ -43,12 +43,15 @@ async fn answer_without_body(server: &LiveServer, path: &str, headers: &[(&str, 
     answer.unwrap_or_else(|| panic!("{path} {headers:?}: no answer without the body"))
 }
 
+/// Path, headers, expected status, a part of the expected detail.
+type Case = (&'static str, Vec<(&'static str, String)>, u16, &'static str);
+
 async fn headers_alone_are_refused_without_reading_the_body(backend: Backend) {
     let app = webhook_app_with(backend, TIMEOUT).await;
     let server = LiveServer::start(app.state.clone()).await;
     let now = now_secs();
     let zero_sig = format!("sha256={}", "0".repeat(64));
-    let cases: Vec<(&str, Vec<(&str, String)>, u16, &str)> = vec![
+    let cases: Vec<Case> = vec![
         ("/api/webhook/nope", vec![("x-gubee-signature", zero_sig.clone())], 404, "no integration `nope`"),
         ("/api/webhook/gubee", vec![], 401, "the signature header is missing"),
         ("/api/webhook/gubee", vec![("x-gubee-signature", "sha256=zz".into())], 401, "header is malformed"),
