@@ -20,6 +20,9 @@ pub enum ApiError {
     /// 401: missing or wrong credentials.
     #[error("{0}")]
     Unauthorized(String),
+    /// 403: refused whoever asks (e.g. an admin change from another origin).
+    #[error("{0}")]
+    Forbidden(String),
     /// 404: no such resource.
     #[error("{0}")]
     NotFound(String),
@@ -65,6 +68,7 @@ impl ApiError {
         match self {
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,

@@ -28,7 +28,7 @@ pub fn now() -> DateTime<Utc> {
     DateTime::from_timestamp_micros(t.timestamp_micros()).unwrap_or(t)
 }
 
-/// Bodies up to this size are not counted against `max_inflight_body_bytes`:
+/// Bodies up to this size are not counted against a [`BodyBudget`]:
 /// their total is already bounded by the connection limit, and a burst of
 /// small messages must never queue behind one large IDoc.
 const UNCOUNTED_BODY: usize = 64 * 1024;
@@ -37,40 +37,48 @@ const UNCOUNTED_BODY: usize = 64 * 1024;
 /// worker threads and every small request they serve.
 const PARSE_OFF_THREAD: usize = 1024 * 1024;
 
-/// A request's share of `max_inflight_body_bytes`, held until the response is
-/// built and released on drop.
+/// A request's share of a [`BodyBudget`], held until the response is built
+/// and released on drop.
 #[derive(Debug)]
 #[must_use = "the share is released when the permit is dropped"]
 pub struct BodyPermit {
     _held: Option<OwnedSemaphorePermit>,
 }
 
-/// The budget of body bytes being processed at once, in KiB permits.
-pub fn body_budget(config: &crate::config::Config) -> Arc<Semaphore> {
-    Arc::new(Semaphore::new(config.max_inflight_body_bytes.div_ceil(1024)))
+/// A budget of body bytes being processed at once, in KiB permits:
+/// `max_inflight_body_bytes` for authenticated senders, and
+/// `max_inflight_webhook_body_bytes` for webhook bodies, whose sender is
+/// unknown until the signature over the whole body is checked. Separate
+/// budgets, so unauthenticated bodies can never take memory senders wait for.
+#[derive(Debug)]
+pub struct BodyBudget {
+    permits: Arc<Semaphore>,
+    total_kib: usize,
 }
 
-/// Waits until a body of `len` bytes fits in the budget. A body larger than
-/// the whole budget takes all of it, i.e. it is processed alone.
-async fn admit(state: &AppState, len: usize) -> BodyPermit {
-    if len <= UNCOUNTED_BODY {
-        return BodyPermit { _held: None };
+impl BodyBudget {
+    /// A budget of `bytes`.
+    pub fn new(bytes: usize) -> Self {
+        let total_kib = bytes.div_ceil(1024).max(1);
+        Self { permits: Arc::new(Semaphore::new(total_kib)), total_kib }
     }
-    let total = state.config.max_inflight_body_bytes.div_ceil(1024);
-    let kib = u32::try_from(len.div_ceil(1024).min(total)).unwrap_or(u32::MAX);
-    // The semaphore is never closed, so acquiring only fails if it were.
-    BodyPermit { _held: Arc::clone(&state.body_budget).acquire_many_owned(kib).await.ok() }
+
+    /// Waits until a body of `len` bytes fits. A body larger than the whole
+    /// budget takes all of it, i.e. it is processed alone.
+    async fn admit(&self, len: usize) -> BodyPermit {
+        if len <= UNCOUNTED_BODY {
+            return BodyPermit { _held: None };
+        }
+        let kib = u32::try_from(len.div_ceil(1024).min(self.total_kib)).unwrap_or(u32::MAX);
+        // The semaphore is never closed, so acquiring only fails if it were.
+        BodyPermit { _held: Arc::clone(&self.permits).acquire_many_owned(kib).await.ok() }
+    }
 }
 
-/// Reads the whole body, refusing more than `max_body_bytes` with 413 before
-/// buffering it. Large bodies wait for room in `max_inflight_body_bytes`
-/// first (see [`BodyPermit`]), so many large uploads at once queue instead of
-/// exhausting memory.
-pub async fn read_body(
-    state: &AppState,
-    headers: &HeaderMap,
-    body: Body,
-) -> Result<(Bytes, BodyPermit), ApiError> {
+/// Refuses, from the headers alone, a body that could not be read: a
+/// compressed one (415) or one whose Content-Length is over `max_body_bytes`
+/// (413). Returns the declared length.
+pub fn check_body_headers(state: &AppState, headers: &HeaderMap) -> Result<Option<u64>, ApiError> {
     let limit = state.config.max_body_bytes;
     // A compressed body would be read as garbage: say so (RFC 9110, 15.5.16).
     if let Some(coding) = headers.get(header::CONTENT_ENCODING) {
@@ -86,16 +94,31 @@ pub async fn read_body(
     if declared.is_some_and(|n| n > limit as u64) {
         return Err(ApiError::TooLarge(limit));
     }
+    Ok(declared)
+}
+
+/// Reads the whole body, refusing more than `max_body_bytes` with 413 before
+/// buffering it. Large bodies wait for room in `budget` first (see
+/// [`BodyBudget`]), so many large uploads at once queue instead of
+/// exhausting memory.
+pub async fn read_body(
+    state: &AppState,
+    budget: &BodyBudget,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<(Bytes, BodyPermit), ApiError> {
+    let limit = state.config.max_body_bytes;
+    let declared = check_body_headers(state, headers)?;
     // With a Content-Length the wait comes before buffering; a chunked body
     // is counted once read, before it is parsed.
     let early = match declared {
-        Some(n) => Some(admit(state, usize::try_from(n).unwrap_or(limit)).await),
+        Some(n) => Some(budget.admit(usize::try_from(n).unwrap_or(limit)).await),
         None => None,
     };
     let bytes = collect(body, limit, declared).await?;
     let permit = match early {
         Some(permit) => permit,
-        None => admit(state, bytes.len()).await,
+        None => budget.admit(bytes.len()).await,
     };
     Ok((bytes, permit))
 }

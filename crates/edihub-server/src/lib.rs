@@ -3,11 +3,13 @@
 //! own, so tests can drive the real application on a port-0 listener or
 //! in-process.
 
+pub mod admin_http;
 pub mod api_doc;
 pub mod auth;
 pub mod catalog;
 pub mod config;
 pub mod error;
+pub mod extract;
 pub mod ingest;
 pub mod metrics;
 pub mod retention;
@@ -68,6 +70,7 @@ pub fn router(state: AppState) -> Router {
         // `layer` (not `route_layer`) so 404/405 answers get a request id,
         // a log line and a count too; axum applies it per endpoint, so the
         // matched route is still known.
+        .layer(axum::middleware::from_fn(admin_http::guard))
         .layer(axum::middleware::from_fn_with_state(state.clone(), telemetry::observe))
         .with_state(state)
 }
@@ -117,8 +120,10 @@ pub async fn serve(
 ) -> Result<(), StartError> {
     tasks.spawn(refresh_catalog(state.clone(), shutdown.clone()));
     tasks.spawn(retention::run(state.clone(), shutdown.clone()));
+    tasks.spawn(webhook::rejections::run(state.clone(), shutdown.clone()));
     let limits = serve::ServeLimits {
         max_connections: state.config.max_connections,
+        max_connections_per_address: state.config.max_connections_per_address,
         header_read_timeout: Duration::from_secs(state.config.header_read_timeout_secs.max(1)),
         shutdown_grace: Duration::from_secs(state.config.shutdown_grace_secs),
     };

@@ -60,6 +60,7 @@ pub struct Metrics {
     accepted: Family,
     duplicates: Family,
     retention_rows: Family,
+    signatures_rejected: Family,
 }
 
 impl Metrics {
@@ -87,6 +88,14 @@ impl Metrics {
         self.duplicates.add(labels, 1);
     }
 
+    /// A webhook signature of `integration` was refused; `reason` is one of
+    /// `missing`, `malformed`, `stale`, `mismatch` (both label sets are
+    /// bounded: integrations come from the configuration).
+    pub fn signature_rejected(&self, integration: &str, reason: &str) {
+        let labels = vec![("integration", integration.to_string()), ("reason", reason.to_string())];
+        self.signatures_rejected.add(labels, 1);
+    }
+
     /// Rows a retention step changed.
     pub fn retention(&self, step: &str, rows: u64) {
         self.retention_rows.add(vec![("step", step.to_string())], rows);
@@ -108,6 +117,11 @@ impl Metrics {
                 "edihub_retention_rows_total",
                 "Rows released or purged by retention, by step.",
                 &self.retention_rows,
+            ),
+            (
+                "edihub_webhook_signatures_rejected_total",
+                "Refused webhook signatures, by integration and reason.",
+                &self.signatures_rejected,
             ),
         ];
         for (name, help, family) in counters {

@@ -5,6 +5,10 @@
 //! thousands of idle sockets, would hold resources forever. This loop:
 //! - caps open connections at `max_connections` (a semaphore; further
 //!   connections wait in the kernel's accept queue, and the cap is logged);
+//! - caps them per client address at `max_connections_per_address`: one
+//!   client cannot fill the global cap and make everyone wait behind it
+//!   (see [`per_address`]; refusals are counted and logged once a second);
+//! - gives every request its client's address (`ConnectInfo<SocketAddr>`);
 //! - closes a connection whose request headers are not complete within
 //!   `header_read_timeout_secs` (slow-header clients);
 //! - bounds each request's total time with the `request_timeout_secs`
@@ -13,11 +17,15 @@
 //!   in-flight requests finish, and closes idle keep-alive connections, for at
 //!   most `shutdown_grace_secs`.
 
+mod per_address;
+
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use axum::Router;
+use axum::extract::ConnectInfo;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
@@ -25,12 +33,17 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
+use tower::ServiceExt;
+
+pub use per_address::PerAddress;
 
 /// Limits of the server loop.
 #[derive(Debug, Clone)]
 pub struct ServeLimits {
     /// Most connections open at once.
     pub max_connections: usize,
+    /// Most connections open at once from one client address.
+    pub max_connections_per_address: usize,
     /// Time a client has to send complete request headers.
     pub header_read_timeout: Duration,
     /// Time in-flight requests get to finish after shutdown starts.
@@ -50,7 +63,9 @@ pub async fn run(
     // second: an attacker must not control log volume, yet the log accounts
     // for every one of them.
     let cut_off = Arc::new(AtomicU64::new(0));
-    let reporter = tokio::spawn(report_cut_offs(cut_off.clone()));
+    let refused = Arc::new(AtomicU64::new(0));
+    let reporter = tokio::spawn(report_counts(cut_off.clone(), refused.clone()));
+    let per_address = PerAddress::new(limits.max_connections_per_address);
     let accept_errors = RateLimitedLog::default();
     let graceful = GracefulShutdown::new();
     let mut warned_full = false;
@@ -82,8 +97,19 @@ pub async fn run(
                 }
             },
         };
+        let Some(slot) = per_address.try_open(peer.ip()) else {
+            // Best effort, never waiting: the client is told why, then closed.
+            let _ = stream.try_write(per_address::REFUSAL);
+            refused.fetch_add(1, Ordering::Relaxed);
+            continue;
+        };
         let _ = stream.set_nodelay(true);
-        let service = TowerToHyperService::new(app.clone());
+        let service = TowerToHyperService::new(app.clone().map_request(
+            move |mut req: hyper::Request<hyper::body::Incoming>| {
+                req.extensions_mut().insert(ConnectInfo::<SocketAddr>(peer));
+                req
+            },
+        ));
         let conn = http1::Builder::new()
             .timer(TokioTimer::new())
             .header_read_timeout(limits.header_read_timeout)
@@ -99,13 +125,14 @@ pub async fn run(
                 Err(e) => tracing::debug!(%peer, error = %e, "connection ended with an error"),
                 Ok(()) => {}
             }
+            drop(slot);
             drop(permit);
         });
     }
     drop(listener);
     tracing::info!("stopped accepting; draining in-flight requests");
     reporter.abort();
-    flush_cut_offs(&cut_off);
+    flush_counts(&cut_off, &refused);
     if tokio::time::timeout(limits.shutdown_grace, graceful.shutdown()).await.is_err() {
         tracing::warn!(
             grace_secs = limits.shutdown_grace.as_secs(),
@@ -116,19 +143,24 @@ pub async fn run(
 }
 
 const CUT_OFF: &str = "closed connections that did not send their headers in time";
+const REFUSED: &str = "refused connections over max_connections_per_address";
 
-fn flush_cut_offs(count: &AtomicU64) {
-    let n = count.swap(0, Ordering::Relaxed);
+fn flush_counts(cut_off: &AtomicU64, refused: &AtomicU64) {
+    let n = cut_off.swap(0, Ordering::Relaxed);
     if n > 0 {
         tracing::info!(closed = n, header_read_timeout = true, "{CUT_OFF}");
     }
+    let n = refused.swap(0, Ordering::Relaxed);
+    if n > 0 {
+        tracing::warn!(refused = n, "{REFUSED}");
+    }
 }
 
-async fn report_cut_offs(count: Arc<AtomicU64>) {
+async fn report_counts(cut_off: Arc<AtomicU64>, refused: Arc<AtomicU64>) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
         tick.tick().await;
-        flush_cut_offs(&count);
+        flush_counts(&cut_off, &refused);
     }
 }
 

@@ -8,8 +8,10 @@ use edihub_store::Store;
 use crate::auth::Credentials;
 use crate::catalog::Catalog;
 use crate::config::Config;
+use crate::ingest::BodyBudget;
 use crate::metrics::Metrics;
 use crate::webhook::Registry;
+use crate::webhook::rejections::Rejections;
 
 /// Cheap to clone; everything a handler needs.
 #[derive(Debug, Clone)]
@@ -30,8 +32,12 @@ pub struct Inner {
     pub integrations: Registry,
     /// Prometheus counters.
     pub metrics: Metrics,
-    /// KiB of large request bodies being processed (`max_inflight_body_bytes`).
-    pub body_budget: Arc<tokio::sync::Semaphore>,
+    /// Large bodies of authenticated senders being processed (`max_inflight_body_bytes`).
+    pub body_budget: BodyBudget,
+    /// Large webhook bodies being read and verified (`max_inflight_webhook_body_bytes`).
+    pub webhook_body_budget: BodyBudget,
+    /// Refused webhook signatures not yet written to the audit log.
+    pub rejections: Rejections,
 }
 
 impl AppState {
@@ -44,7 +50,9 @@ impl AppState {
             catalog: Catalog::default(),
             integrations: Registry::default(),
             metrics: Metrics::default(),
-            body_budget: crate::ingest::body_budget(&config),
+            body_budget: BodyBudget::new(config.max_inflight_body_bytes),
+            webhook_body_budget: BodyBudget::new(config.max_inflight_webhook_body_bytes),
+            rejections: Rejections::default(),
             config,
         }))
     }

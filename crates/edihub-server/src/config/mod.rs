@@ -36,6 +36,11 @@ pub struct Config {
     /// for its turn (within `request_timeout_secs`), and a body larger than
     /// the whole budget is processed alone. Smaller bodies never wait.
     pub max_inflight_body_bytes: usize,
+    /// Total bytes of webhook bodies over 64 KiB read at once. A webhook's
+    /// signature can only be checked once its body is in, so until then the
+    /// sender is unknown: these bodies get a budget of their own and never a
+    /// share of `max_inflight_body_bytes`, which authenticated senders need.
+    pub max_inflight_webhook_body_bytes: usize,
     /// Most database connections per edihub process.
     pub database_max_connections: u32,
     /// Seconds a request waits for a database connection before answering 503.
@@ -51,10 +56,19 @@ pub struct Config {
     pub request_timeout_secs: u64,
     /// Most open client connections; more wait in the accept queue.
     pub max_connections: usize,
+    /// Most open connections from one client address; more are answered
+    /// 503 and closed at once. Behind a reverse proxy every client shares
+    /// the proxy's address: raise it to `max_connections` there.
+    pub max_connections_per_address: usize,
     /// Seconds a client has to send complete request headers.
     pub header_read_timeout_secs: u64,
     /// Seconds in-flight requests get to finish after SIGTERM.
     pub shutdown_grace_secs: u64,
+    /// Seconds over which refused webhook signatures are gathered into one
+    /// `webhook.signature_rejected` audit event per integration, reason and
+    /// client address (with a count), so a flood of bad requests writes a
+    /// bounded number of rows.
+    pub signature_rejection_audit_secs: u64,
     /// Background release and purge of old data.
     pub retention: RetentionConfig,
     /// The admin credential.
@@ -119,6 +133,7 @@ impl Default for Config {
             database_url: "sqlite://data/edihub.db".into(),
             max_body_bytes: 32 * 1024 * 1024,
             max_inflight_body_bytes: 24 * 1024 * 1024,
+            max_inflight_webhook_body_bytes: 4 * 1024 * 1024,
             database_max_connections: 16,
             database_acquire_timeout_secs: 5,
             auto_migrate: true,
@@ -126,8 +141,10 @@ impl Default for Config {
             log_format: "text".into(),
             request_timeout_secs: 30,
             max_connections: 4096,
+            max_connections_per_address: 256,
             header_read_timeout_secs: 10,
             shutdown_grace_secs: 30,
+            signature_rejection_audit_secs: 60,
             retention: RetentionConfig::default(),
             admin: AdminConfig::default(),
             tenants: Vec::new(),
@@ -346,6 +363,7 @@ impl std::fmt::Debug for Config {
             .field("database_max_connections", &self.database_max_connections)
             .field("request_timeout_secs", &self.request_timeout_secs)
             .field("max_connections", &self.max_connections)
+            .field("max_connections_per_address", &self.max_connections_per_address)
             .field("tenants", &self.tenants)
             .field("message_types", &self.message_types)
             .field("integrations", &self.integrations)

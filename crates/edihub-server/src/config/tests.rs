@@ -48,6 +48,9 @@ fn defaults_apply() {
     let c = Config::from_toml(&base()).unwrap();
     assert_eq!((c.listen.as_str(), c.max_body_bytes), ("127.0.0.1:8080", 32 * 1024 * 1024));
     assert_eq!(c.retention.messages_days, 90);
+    assert_eq!(c.max_connections_per_address, 256);
+    assert_eq!(c.max_inflight_webhook_body_bytes, 4 * 1024 * 1024);
+    assert_eq!(c.signature_rejection_audit_secs, 60);
 }
 
 #[test]
@@ -59,6 +62,9 @@ fn refusals_name_the_key() {
         (format!("log_format = \"xml\"\n{b}"), "log_format"),
         (format!("max_body_bytes = \"big\"\n{b}"), "max_body_bytes"),
         (format!("max_inflight_body_bytes = 0\n{b}"), "max_inflight_body_bytes"),
+        (format!("max_inflight_webhook_body_bytes = 0\n{b}"), "max_inflight_webhook_body_bytes"),
+        (format!("max_connections_per_address = 0\n{b}"), "max_connections_per_address"),
+        (format!("signature_rejection_audit_secs = 0\n{b}"), "signature_rejection_audit_secs"),
         (b.replace(SHA, "abc"), "admin.token_sha256"),
         (b.replace(&"1".repeat(64), "zz"), "tenants[0].environments[0].api_keys_sha256[0]"),
         (format!("{b}[[tenants]]\nid = \"acme\"\nenvironments = []\n"), "tenants[1].id"),

@@ -98,8 +98,15 @@ impl Config {
         if self.max_inflight_body_bytes == 0 {
             return Err(ConfigError::new("max_inflight_body_bytes", "must be greater than 0"));
         }
-        if self.max_connections == 0 {
-            return Err(ConfigError::new("max_connections", "must be greater than 0"));
+        for (key, value) in [
+            ("max_inflight_webhook_body_bytes", self.max_inflight_webhook_body_bytes as u64),
+            ("max_connections", self.max_connections as u64),
+            ("max_connections_per_address", self.max_connections_per_address as u64),
+            ("signature_rejection_audit_secs", self.signature_rejection_audit_secs),
+        ] {
+            if value == 0 {
+                return Err(ConfigError::new(key, "must be greater than 0"));
+            }
         }
         if self.database_max_connections == 0 {
             return Err(ConfigError::new("database_max_connections", "must be greater than 0"));

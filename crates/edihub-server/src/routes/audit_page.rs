@@ -55,7 +55,7 @@ fn input(out: &mut String, name: &str, label: &str, value: Option<&str>) {
 
 fn detail_text(details: &Value) -> String {
     let mut parts = Vec::new();
-    for key in ["docnum", "mestyp", "packet_index", "integration", "reason"] {
+    for key in ["docnum", "mestyp", "packet_index", "integration", "reason", "source", "count"] {
         if let Some(v) = details.get(key).filter(|v| !v.is_null()) {
             parts.push(format!("{key}={}", v.as_str().map_or_else(|| v.to_string(), str::to_string)));
         }

@@ -8,7 +8,7 @@
 //! this process; other replicas pick it up within `catalog_refresh_secs`.
 
 use axum::Json;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Query, State};
 use edihub_store::{IntegrationRow, MessageTypeRow, SOURCE_ADMIN};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -17,6 +17,7 @@ use crate::api_doc::Problem;
 use crate::auth::Admin;
 use crate::config::{Config, IntegrationConfig, MessageTypeConfig};
 use crate::error::ApiError;
+use crate::extract::{ApiPath, JsonBody};
 use crate::ingest::now;
 use crate::state::AppState;
 use utoipa_axum::router::OpenApiRouter;
@@ -88,13 +89,13 @@ fn validate_with(state: &AppState, edit: impl FnOnce(&mut Config)) -> Result<Con
 #[utoipa::path(put, path = "/admin/message-types/{id}", tag = "admin",
     params(("id" = String, Path), ("tenant" = Option<String>, Query, description = "Absent: the global default")),
     request_body(content = TypeBody, content_type = "application/json"),
-    responses((status = 200, description = "Old and new value", body = Object), (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 422, description = "Well-formed but unusable", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
+    responses((status = 200, description = "Old and new value", body = Object), (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 403, description = "Sent from a page of another origin", body = Problem, content_type = "application/problem+json"), (status = 415, description = "Not application/json", body = Problem, content_type = "application/problem+json"), (status = 422, description = "Well-formed but unusable", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
 async fn put_type(
     State(state): State<AppState>,
     _admin: Admin,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     Query(q): Query<TenantQuery>,
-    body: axum::body::Bytes,
+    JsonBody(body): JsonBody,
 ) -> Result<Json<Value>, ApiError> {
     let b: TypeBody = body_json(&body)?;
     let candidate = MessageTypeConfig {
@@ -132,12 +133,12 @@ async fn list_integrations(State(state): State<AppState>, _admin: Admin) -> Resu
 #[utoipa::path(put, path = "/admin/integrations/{id}", tag = "admin", params(("id" = String, Path)),
     request_body(content = IntegrationConfig, content_type = "application/json",
         description = "The `id` comes from the path"),
-    responses((status = 200, description = "Old and new value", body = Object), (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 422, description = "Well-formed but unusable", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
+    responses((status = 200, description = "Old and new value", body = Object), (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 403, description = "Sent from a page of another origin", body = Problem, content_type = "application/problem+json"), (status = 415, description = "Not application/json", body = Problem, content_type = "application/problem+json"), (status = 422, description = "Well-formed but unusable", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
 async fn put_integration(
     State(state): State<AppState>,
     _admin: Admin,
-    Path(id): Path<String>,
-    body: axum::body::Bytes,
+    ApiPath(id): ApiPath<String>,
+    JsonBody(body): JsonBody,
 ) -> Result<Json<Value>, ApiError> {
     let mut def: Value = body_json(&body)?;
     if let Some(obj) = def.as_object_mut() {

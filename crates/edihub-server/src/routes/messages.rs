@@ -8,7 +8,7 @@
 //! Content-Type, for replay.
 
 use axum::Json;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Query, State};
 use axum::http::{HeaderValue, Uri, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
@@ -20,6 +20,7 @@ use uuid::Uuid;
 use crate::api_doc::Problem;
 use crate::auth::Admin;
 use crate::error::ApiError;
+use crate::extract::ApiPath;
 use crate::state::AppState;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -72,7 +73,7 @@ fn message_json(m: &MessageRow) -> Value {
 async fn show(
     State(state): State<AppState>,
     _admin: Admin,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<Json<Value>, ApiError> {
     Ok(Json(message_json(&load(&state, &id).await?)))
 }
@@ -84,7 +85,7 @@ async fn show(
 async fn payload(
     State(state): State<AppState>,
     _admin: Admin,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<Response, ApiError> {
     let m = load(&state, &id).await?;
     let content_type = m

@@ -73,7 +73,7 @@ async fn receive(
         None => query.message_type.as_deref().map(validate_type).transpose()?,
     };
     let content_type = header_text(&headers, "content-type")?.map(str::to_string);
-    let (bytes, _permit) = read_body(&state, &headers, body).await?;
+    let (bytes, _permit) = read_body(&state, &state.body_budget, &headers, body).await?;
 
     let parsed = parse(&bytes, content_type.as_deref()).await?;
     let body_key = parsed.idempotency_key.as_deref().map(validate_key).transpose()?;

@@ -1,35 +1,41 @@
 //! `POST /api/webhook/{integrationId}`: partner webhooks.
 //!
-//! Order of checks: the integration exists (404), the body fits (413), the
-//! signature holds (401, audited as `webhook.signature_rejected`, nothing
-//! stored), the body is JSON (400/422). Then the same ingest transaction as
+//! Order of checks: the integration exists (404), the declared body fits
+//! (413), the signature headers are present, well-formed and fresh (401):
+//! all before a byte of the body is read. Only then is the body read, within
+//! `max_inflight_webhook_body_bytes` (never the authenticated senders'
+//! budget), and its signature checked (401). Refusals are counted and
+//! audited in aggregate as `webhook.signature_rejected` (see
+//! [`crate::webhook::rejections`]); nothing is stored. Then the body must be
+//! JSON (400/422), and the same ingest transaction as
 //! SAP messages: the provider's event id is claimed like an Idempotency-Key
 //! (scoped to the integration, so two providers' ids never collide), and the
 //! fingerprint rules of the message type apply to the payload.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
+use axum::Extension;
 use axum::body::Body;
-use axum::extract::{Path, State};
+use axum::extract::{ConnectInfo, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
-use edihub_store::{DetectedBy, IngestRequest, KeyClaim, KeyReusePolicy, NewAuditEvent};
-use serde_json::{Value, json};
+use edihub_store::{DetectedBy, IngestRequest, KeyClaim, KeyReusePolicy};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::api_doc::{MessageResult, Problem};
 use crate::error::ApiError;
+use crate::extract::ApiPath;
 use crate::ingest::{
-    MessageSource, build_messages, header_text, now, outcome_response, parse, read_body, record_outcome,
-    render_outcomes, validate_key,
+    MessageSource, build_messages, check_body_headers, header_text, now, outcome_response, parse, read_body,
+    record_outcome, render_outcomes, validate_key,
 };
 use crate::state::AppState;
+use crate::webhook::signature::SignatureError;
 use crate::webhook::{EventIdSource, Integration, TypeSource};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-
-/// The audit action of a refused signature.
-pub const SIGNATURE_REJECTED: &str = "webhook.signature_rejected";
 
 /// The routes of this resource.
 pub fn router() -> OpenApiRouter<AppState> {
@@ -44,18 +50,16 @@ fn scalar_text(v: &Value) -> Option<String> {
     }
 }
 
-async fn reject_signature(state: &AppState, integ: &Integration, reason: String) -> ApiError {
-    let event = NewAuditEvent {
-        action: SIGNATURE_REJECTED.into(),
-        tenant_id: Some(integ.scope.tenant_id.clone()),
-        environment_id: Some(integ.scope.environment_id.clone()),
-        details: json!({ "integration": integ.id, "reason": reason }),
-        ..Default::default()
-    };
-    // The refusal stands even if the audit write fails; the log keeps it.
-    if let Err(e) = state.store.insert_audit(&event).await {
-        tracing::warn!(error = %e, integration = %integ.id, "could not audit a rejected signature");
-    }
+/// Counts a refusal (metric at once, audit in aggregate) and builds the 401.
+fn reject_signature(
+    state: &AppState,
+    integ: &Integration,
+    peer: Option<SocketAddr>,
+    error: &SignatureError,
+) -> ApiError {
+    let reason = error.to_string();
+    state.metrics.signature_rejected(&integ.id, error.kind());
+    state.rejections.record(integ, &reason, peer.map(|p| p.ip()), now());
     ApiError::Unauthorized(format!("webhook signature rejected: {reason}"))
 }
 
@@ -75,7 +79,8 @@ async fn reject_signature(state: &AppState, integ: &Integration, reason: String)
 )]
 async fn receive(
     State(state): State<AppState>,
-    Path(integration_id): Path<String>,
+    ApiPath(integration_id): ApiPath<String>,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
@@ -83,9 +88,18 @@ async fn receive(
         .integrations
         .get(&integration_id)
         .ok_or_else(|| ApiError::NotFound(format!("no integration `{integration_id}`")))?;
-    let (bytes, _permit) = read_body(&state, &headers, body).await?;
-    if let Err(e) = integ.verifier.verify(&headers, &bytes, chrono::Utc::now().timestamp()) {
-        return Err(reject_signature(&state, &integ, e.to_string()).await);
+    let peer = peer.map(|Extension(ConnectInfo(addr))| addr);
+    check_body_headers(&state, &headers)?;
+    let presented = integ
+        .verifier
+        .check_headers(&headers, chrono::Utc::now().timestamp())
+        .map_err(|e| reject_signature(&state, &integ, peer, &e))?;
+    let (bytes, _permit) = read_body(&state, &state.webhook_body_budget, &headers, body).await?;
+    if let Some(presented) = &presented {
+        integ
+            .verifier
+            .check_body(presented, &bytes)
+            .map_err(|e| reject_signature(&state, &integ, peer, &e))?;
     }
     let content_type = header_text(&headers, "content-type")?.map(str::to_string);
     // Webhooks are JSON whatever the provider labels them.

@@ -6,6 +6,7 @@
 //! Secrets never enter the database: an integration names the environment
 //! variable holding its secret, and the secret is read when the registry loads.
 
+pub mod rejections;
 pub mod signature;
 
 use std::collections::HashMap;

@@ -6,6 +6,11 @@
 //! with `Mac::verify_slice`, which compares in constant time; timestamps must
 //! lie within ±5 minutes of now (both ways: a far-future timestamp is as
 //! suspicious as a stale one).
+//!
+//! Verification has two steps so that a request is refused before its body
+//! is read whenever its headers alone rule it out:
+//! [`Verifier::check_headers`] (presence, syntax, timestamp), then
+//! [`Verifier::check_body`] (the MAC over the body).
 
 use axum::http::HeaderMap;
 use base64::Engine;
@@ -103,6 +108,18 @@ pub enum SignatureError {
     Mismatch,
 }
 
+impl SignatureError {
+    /// A short, fixed name of the kind of refusal (a metric label).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            SignatureError::Missing(_) | SignatureError::HeaderMissing(_) => "missing",
+            SignatureError::Malformed(_) | SignatureError::HeaderMalformed(_) => "malformed",
+            SignatureError::Stale => "stale",
+            SignatureError::Mismatch => "mismatch",
+        }
+    }
+}
+
 fn header<'a>(headers: &'a HeaderMap, name: &'static str) -> Result<&'a str, SignatureError> {
     headers
         .get(name)
@@ -144,60 +161,63 @@ pub fn standard_webhooks_key(secret: &str) -> Option<Vec<u8>> {
     lenient.decode(secret.strip_prefix("whsec_").unwrap_or(secret)).ok().filter(|k| !k.is_empty())
 }
 
+/// What a request's headers present: everything the MAC needs except the
+/// body. Checked before the body is read, so a request whose headers cannot
+/// carry a valid signature is refused without reading (or budgeting) it.
+#[derive(Debug, Clone)]
+pub struct Presented {
+    /// Bytes signed before the body (Standard Webhooks `{id}.{ts}.`, Stripe `{ts}.`).
+    signed_prefix: Vec<u8>,
+    /// The decoded signatures offered (several during a key rotation).
+    candidates: Vec<Vec<u8>>,
+}
+
 impl Verifier {
     /// Checks `body` against the request's headers at unix time `now`.
     pub fn verify(&self, headers: &HeaderMap, body: &[u8], now: i64) -> Result<(), SignatureError> {
-        match self {
-            Verifier::None => Ok(()),
-            Verifier::StandardWebhooks { key } => {
+        match self.check_headers(headers, now)? {
+            None => Ok(()),
+            Some(presented) => self.check_body(&presented, body),
+        }
+    }
+
+    /// Checks what needs no body: the signature headers are present and
+    /// well-formed, a signed timestamp is fresh, and at least one signature
+    /// of a known version is offered. `None` for an unsigned endpoint.
+    pub fn check_headers(&self, headers: &HeaderMap, now: i64) -> Result<Option<Presented>, SignatureError> {
+        let presented = match self {
+            Verifier::None => return Ok(None),
+            Verifier::StandardWebhooks { .. } => {
                 let id = header(headers, "webhook-id")?;
                 let ts = header(headers, "webhook-timestamp")?;
                 let sigs = header(headers, "webhook-signature")?;
                 check_time(ts, now, "webhook-timestamp")?;
-                let m = mac(key, &[id.as_bytes(), b".", ts.as_bytes(), b".", body]);
                 // Several space-separated `v1,<base64>` entries during key rotation.
-                let matched = sigs
+                let candidates = sigs
                     .split(' ')
                     .filter_map(|s| s.strip_prefix("v1,"))
-                    .any(|s| STANDARD.decode(s).is_ok_and(|sig| m.clone().verify_slice(&sig).is_ok()));
-                if matched { Ok(()) } else { Err(SignatureError::Mismatch) }
+                    .filter_map(|s| STANDARD.decode(s).ok());
+                Presented {
+                    signed_prefix: format!("{id}.{ts}.").into_bytes(),
+                    candidates: candidates.collect(),
+                }
             }
-            Verifier::GitHub { secret } => {
+            Verifier::GitHub { .. } => {
                 let sig = header(headers, "x-hub-signature-256")?;
                 let hex_sig =
                     sig.strip_prefix("sha256=").ok_or(SignatureError::Malformed("x-hub-signature-256"))?;
                 let sig = sha256_len(hex::decode(hex_sig).ok())
                     .ok_or(SignatureError::Malformed("x-hub-signature-256"))?;
-                mac(secret, &[body]).verify_slice(&sig).map_err(|_| SignatureError::Mismatch)
+                Presented { signed_prefix: Vec::new(), candidates: vec![sig] }
             }
-            Verifier::Shopify { secret } => {
+            Verifier::Shopify { .. } => {
                 let sig = header(headers, "x-shopify-hmac-sha256")?;
                 let sig = sha256_len(STANDARD.decode(sig).ok())
                     .ok_or(SignatureError::Malformed("x-shopify-hmac-sha256"))?;
-                mac(secret, &[body]).verify_slice(&sig).map_err(|_| SignatureError::Mismatch)
+                Presented { signed_prefix: Vec::new(), candidates: vec![sig] }
             }
-            Verifier::Stripe { secret } => {
-                let value = header(headers, "stripe-signature")?;
-                let mut ts = None;
-                let mut v1 = Vec::new();
-                for item in value.split(',') {
-                    match item.trim().split_once('=') {
-                        Some(("t", t)) => ts = Some(t),
-                        Some(("v1", s)) => v1.push(s),
-                        _ => {}
-                    }
-                }
-                let ts = ts.ok_or(SignatureError::Malformed("stripe-signature"))?;
-                if v1.is_empty() {
-                    return Err(SignatureError::Malformed("stripe-signature"));
-                }
-                check_time(ts, now, "stripe-signature")?;
-                let m = mac(secret, &[ts.as_bytes(), b".", body]);
-                let matched =
-                    v1.iter().any(|s| hex::decode(s).is_ok_and(|sig| m.clone().verify_slice(&sig).is_ok()));
-                if matched { Ok(()) } else { Err(SignatureError::Mismatch) }
-            }
-            Verifier::Hmac { secret, header: name, encoding, prefix } => {
+            Verifier::Stripe { .. } => stripe_headers(headers, now)?,
+            Verifier::Hmac { header: name, encoding, prefix, .. } => {
                 let malformed = || SignatureError::HeaderMalformed(name.clone());
                 let value = headers
                     .get(name.as_str())
@@ -211,10 +231,51 @@ impl Verifier {
                     Encoding::Base64 => sha256_len(STANDARD.decode(digest).ok()),
                 }
                 .ok_or_else(malformed)?;
-                mac(secret, &[body]).verify_slice(&sig).map_err(|_| SignatureError::Mismatch)
+                Presented { signed_prefix: Vec::new(), candidates: vec![sig] }
             }
+        };
+        // No signature of a known version can ever match, whatever the body.
+        if presented.candidates.is_empty() {
+            return Err(SignatureError::Mismatch);
+        }
+        Ok(Some(presented))
+    }
+
+    /// Checks `body` against signatures accepted by [`Verifier::check_headers`].
+    pub fn check_body(&self, presented: &Presented, body: &[u8]) -> Result<(), SignatureError> {
+        let key = match self {
+            Verifier::None => return Ok(()),
+            Verifier::StandardWebhooks { key } => key,
+            Verifier::GitHub { secret }
+            | Verifier::Shopify { secret }
+            | Verifier::Stripe { secret }
+            | Verifier::Hmac { secret, .. } => secret,
+        };
+        let m = mac(key, &[&presented.signed_prefix, body]);
+        let matched = presented.candidates.iter().any(|sig| m.clone().verify_slice(sig).is_ok());
+        if matched { Ok(()) } else { Err(SignatureError::Mismatch) }
+    }
+}
+
+/// `Stripe-Signature: t=<unix>,v1=<hex>[,v1=<hex>…]`.
+fn stripe_headers(headers: &HeaderMap, now: i64) -> Result<Presented, SignatureError> {
+    let value = header(headers, "stripe-signature")?;
+    let mut ts = None;
+    let mut v1 = Vec::new();
+    for item in value.split(',') {
+        match item.trim().split_once('=') {
+            Some(("t", t)) => ts = Some(t),
+            Some(("v1", s)) => v1.push(s),
+            _ => {}
         }
     }
+    let ts = ts.ok_or(SignatureError::Malformed("stripe-signature"))?;
+    if v1.is_empty() {
+        return Err(SignatureError::Malformed("stripe-signature"));
+    }
+    check_time(ts, now, "stripe-signature")?;
+    let candidates = v1.iter().filter_map(|s| hex::decode(s).ok()).collect();
+    Ok(Presented { signed_prefix: format!("{ts}.").into_bytes(), candidates })
 }
 
 #[cfg(test)]

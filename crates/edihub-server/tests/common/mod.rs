@@ -11,6 +11,7 @@
 
 mod http;
 pub mod live;
+pub mod raw;
 pub mod webhook;
 
 use std::path::PathBuf;

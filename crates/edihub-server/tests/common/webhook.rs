@@ -128,10 +128,15 @@ fn secrets() -> SecretSource {
 
 /// An application with the webhook integrations above.
 pub async fn webhook_app(backend: Backend) -> TestApp {
+    webhook_app_with(backend, "").await
+}
+
+/// [`webhook_app`] with top-level keys `extra` (e.g. `request_timeout_secs = 5`).
+pub async fn webhook_app_with(backend: Backend, extra: &str) -> TestApp {
     let db = TestDb::new(backend).await;
-    let config =
-        edihub_server::Config::from_toml_with_secrets(&config_toml(&db.url, WEBHOOK_TOML), secrets())
-            .unwrap_or_else(|e| panic!("webhook test config refused: {e}"));
+    let toml = config_toml(&db.url, &format!("{extra}\n{WEBHOOK_TOML}"));
+    let config = edihub_server::Config::from_toml_with_secrets(&toml, secrets())
+        .unwrap_or_else(|e| panic!("webhook test config refused: {e}"));
     let store = db.store().await;
     let state = edihub_server::prepare_with(store, config).await.expect("prepare");
     let router = edihub_server::router(state.clone());

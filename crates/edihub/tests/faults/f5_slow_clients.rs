@@ -5,7 +5,10 @@
 //!
 //! The hubs here run with short limits (request and header timeouts of 2 s)
 //! so the cut-offs happen within CI's time; production defaults are 30 s and
-//! 10 s (README, "Server limits").
+//! 10 s (README, "Server limits"). Every client here is on 127.0.0.1, so the
+//! per-address cap is lifted: these tests are about the limits that hold
+//! whoever connects (the per-address cap has its own test in edihub-server,
+//! `tests/connections_per_address.rs`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -19,6 +22,9 @@ const REQUEST_TIMEOUT_SECS: u64 = 2;
 
 const HEADER_TIMEOUT_SECS: u64 = 2;
 
+/// A per-address cap no test here reaches.
+const UNCAPPED: usize = 1_000_000;
+
 async fn hub_with_timeouts(
     dir: &TempDir,
     db: &TestDb,
@@ -29,6 +35,7 @@ async fn hub_with_timeouts(
     config.request_timeout_secs = REQUEST_TIMEOUT_SECS;
     config.header_read_timeout_secs = Some(HEADER_TIMEOUT_SECS);
     config.max_client_connections = max_connections;
+    config.max_connections_per_address = Some(UNCAPPED);
     Hub::start_limited(&dir.0, "hub", config, nofile).await
 }
 
@@ -235,6 +242,7 @@ async fn f5_descriptor_exhaustion_recovers() {
     let mut config = HubConfig::new(&db.url);
     config.request_timeout_secs = REQUEST_TIMEOUT_SECS;
     config.header_read_timeout_secs = Some(HEADER_SECS);
+    config.max_connections_per_address = Some(UNCAPPED);
     let hub = Hub::start_limited(&dir.0, "hub", config, Some(256)).await;
     // 300 stays inside the kernel's accept queue (no SYN drops, no waiting on our side).
     let url = hub.url.clone();

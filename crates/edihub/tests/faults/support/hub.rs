@@ -64,6 +64,8 @@ pub struct HubConfig {
     pub max_connections: u32,
     /// `max_connections` (client connections); `None` = edihub's default.
     pub max_client_connections: Option<usize>,
+    /// `max_connections_per_address`; `None` = edihub's default.
+    pub max_connections_per_address: Option<usize>,
     /// `header_read_timeout_secs`; `None` = edihub's default.
     pub header_read_timeout_secs: Option<u64>,
     /// `shutdown_grace_secs`; `None` = edihub's default.
@@ -83,6 +85,7 @@ impl HubConfig {
             acquire_timeout_secs: 2,
             max_connections: 16,
             max_client_connections: None,
+            max_connections_per_address: None,
             header_read_timeout_secs: None,
             shutdown_grace_secs: None,
             extra_toml: String::new(),
@@ -94,6 +97,9 @@ impl HubConfig {
         let mut optional = String::new();
         if let Some(n) = self.max_client_connections {
             optional.push_str(&format!("max_connections = {n}\n"));
+        }
+        if let Some(n) = self.max_connections_per_address {
+            optional.push_str(&format!("max_connections_per_address = {n}\n"));
         }
         if let Some(n) = self.header_read_timeout_secs {
             optional.push_str(&format!("header_read_timeout_secs = {n}\n"));
