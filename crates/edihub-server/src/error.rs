@@ -29,6 +29,16 @@ pub enum ApiError {
     /// 413: body over `max_body_bytes`.
     #[error("the body is larger than the limit of {0} bytes")]
     TooLarge(usize),
+    /// 413: a packet with more IDocs than `max_idocs_per_packet`.
+    #[error(
+        "the packet holds {idocs} IDocs, more than max_idocs_per_packet ({limit}); send it as smaller packets"
+    )]
+    PacketTooLarge {
+        /// IDocs in the packet.
+        idocs: usize,
+        /// The configured maximum.
+        limit: usize,
+    },
     /// 415: a content type edihub does not read.
     #[error("{0}")]
     UnsupportedMediaType(String),
@@ -70,7 +80,7 @@ impl ApiError {
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
-            ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::TooLarge(_) | ApiError::PacketTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,

@@ -12,7 +12,24 @@ backend_tests!(
     packet_key_replays_whole_answer,
     same_idoc_twice_in_one_packet,
     json_packet_dedups_against_xml,
+    large_packet_in_chunks_then_resent,
+    packet_over_the_limit_is_413_and_stores_nothing,
 );
+
+/// A packet of `n` minimal ORDERS05 IDocs, order numbers `{tag}-0…`.
+fn minimal_packet(tag: &str, n: usize) -> String {
+    let idocs: String = (0..n)
+        .map(|i| {
+            format!(
+                "<IDOC BEGIN=\"1\"><EDI_DC40 SEGMENT=\"1\"><IDOCTYP>ORDERS05</IDOCTYP><MESTYP>ORDERS</MESTYP>\
+                 <DOCNUM>{}</DOCNUM><SNDPRN>Q01CLNT100</SNDPRN></EDI_DC40>\
+                 <E1EDK01 SEGMENT=\"1\"><BELNR>{tag}-{i}</BELNR></E1EDK01></IDOC>",
+                7_000_000 + i
+            )
+        })
+        .collect();
+    format!("<ORDERS05>{idocs}</ORDERS05>")
+}
 
 async fn packet_of_three_then_repeat(backend: Backend) {
     let app = TestApp::new(backend).await;
@@ -112,4 +129,60 @@ async fn json_packet_dedups_against_xml(backend: Backend) {
     assert_outcome(&body["messages"][1], "duplicate");
     assert_eq!(body["messages"][1]["id"], order["id"]);
     assert_eq!(app.count_prod().await, 2);
+}
+
+/// A packet larger than one commit chunk (256 IDocs) while small senders
+/// keep sending: every IDoc stored once in order, the small messages
+/// stored too, and the re-send answered 200 with every IDoc a duplicate of
+/// the first send, audited once each.
+async fn large_packet_in_chunks_then_resent(backend: Backend) {
+    let app = TestApp::new(backend).await;
+    let n = 600;
+    let packet = minimal_packet("LP", n);
+    let small = |i: usize| {
+        let xml = String::from_utf8(fixture("orders05.xml")).unwrap();
+        xml.replace("4500012345", &format!("SMALL-{i}"))
+    };
+    let (first, smalls) = tokio::join!(app.post_xml(ACME_PROD, packet.clone()), async {
+        let mut statuses = Vec::new();
+        for i in 0..5 {
+            statuses.push(app.post_xml(ACME_PROD, small(i)).await.status);
+        }
+        statuses
+    });
+    first.expect(202);
+    assert!(smalls.iter().all(|s| *s == 202), "small senders are served: {smalls:?}");
+    let body = first.json();
+    let messages = body["messages"].as_array().expect("messages array");
+    assert_eq!(messages.len(), n);
+    let ids: Vec<String> = messages.iter().map(|m| assert_outcome(m, "accepted")).collect();
+    assert_eq!(messages[n - 1]["docnum"], (7_000_000 + n - 1).to_string(), "packet order");
+    assert_eq!(app.count_prod().await, (n + 5) as i64);
+
+    let again = app.post_xml(ACME_PROD, packet).await;
+    again.expect(200);
+    let body = again.json();
+    for (m, id) in body["messages"].as_array().expect("messages array").iter().zip(&ids) {
+        assert_outcome(m, "duplicate");
+        assert_eq!(&m["id"], id);
+    }
+    assert_eq!(app.count_prod().await, (n + 5) as i64);
+    let filter = edihub_store::AuditFilter {
+        action: Some(edihub_store::DUPLICATE_BLOCKED.into()),
+        limit: 10_000,
+        ..Default::default()
+    };
+    assert_eq!(app.state.store.list_audit(&filter).await.unwrap().len(), n, "one event per blocked IDoc");
+}
+
+/// More IDocs than `max_idocs_per_packet`: 413 naming the limit, nothing
+/// of the packet stored; a packet at the limit is accepted.
+async fn packet_over_the_limit_is_413_and_stores_nothing(backend: Backend) {
+    let app = TestApp::with_config(backend, "max_idocs_per_packet = 10").await;
+    let res = app.post_xml(ACME_PROD, minimal_packet("OL", 11)).await;
+    res.expect_problem(413, "the packet holds 11 IDocs, more than max_idocs_per_packet (10)");
+    assert_eq!(app.count_prod().await, 0, "nothing stored");
+    assert!(app.audit_events("").await.is_empty());
+    app.post_xml(ACME_PROD, minimal_packet("OL", 10)).await.expect(202);
+    assert_eq!(app.count_prod().await, 10);
 }

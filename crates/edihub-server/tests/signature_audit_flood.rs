@@ -84,7 +84,7 @@ async fn bad_signatures_are_audited_in_aggregate(backend: Backend) {
     let expected = BTreeMap::from([
         (key("gubee", &mismatch, a), 150),
         (key("gubee", &mismatch, b), 60),
-        (key("gubee", "the signature header is missing", b), 60),
+        (key("gubee", "the x-gubee-signature header is missing", b), 60),
         (key("shop", "the x-shopify-hmac-sha256 header is malformed", a), 30),
     ]);
     assert_eq!(rejection_counts(&app).await, expected);

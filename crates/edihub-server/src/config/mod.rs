@@ -30,6 +30,10 @@ pub struct Config {
     pub database_url: String,
     /// Largest accepted request body in bytes; larger bodies get 413.
     pub max_body_bytes: usize,
+    /// Most IDocs in one packet; a larger packet gets 413 and nothing of it
+    /// is stored. Packets are stored in chunks, so this bounds a request's
+    /// time and memory, not the database's lock.
+    pub max_idocs_per_packet: usize,
     /// Total bytes of request bodies over 64 KiB that are processed at once.
     /// Parsing an IDoc takes a few times its size in memory, so this bounds
     /// memory under many large uploads: a request that would exceed it waits
@@ -132,6 +136,7 @@ impl Default for Config {
             listen: "127.0.0.1:8080".into(),
             database_url: "sqlite://data/edihub.db".into(),
             max_body_bytes: 32 * 1024 * 1024,
+            max_idocs_per_packet: 50_000,
             max_inflight_body_bytes: 24 * 1024 * 1024,
             max_inflight_webhook_body_bytes: 4 * 1024 * 1024,
             database_max_connections: 16,
@@ -359,6 +364,7 @@ impl std::fmt::Debug for Config {
             .field("listen", &self.listen)
             .field("database_url", &redact_url(&self.database_url))
             .field("max_body_bytes", &self.max_body_bytes)
+            .field("max_idocs_per_packet", &self.max_idocs_per_packet)
             .field("max_inflight_body_bytes", &self.max_inflight_body_bytes)
             .field("database_max_connections", &self.database_max_connections)
             .field("request_timeout_secs", &self.request_timeout_secs)

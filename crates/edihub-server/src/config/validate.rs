@@ -95,6 +95,9 @@ impl Config {
         if self.max_body_bytes == 0 {
             return Err(ConfigError::new("max_body_bytes", "must be greater than 0"));
         }
+        if self.max_idocs_per_packet == 0 {
+            return Err(ConfigError::new("max_idocs_per_packet", "must be greater than 0"));
+        }
         if self.max_inflight_body_bytes == 0 {
             return Err(ConfigError::new("max_inflight_body_bytes", "must be greater than 0"));
         }

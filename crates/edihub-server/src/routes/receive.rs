@@ -76,6 +76,10 @@ async fn receive(
     let (bytes, _permit) = read_body(&state, &state.body_budget, &headers, body).await?;
 
     let parsed = parse(&bytes, content_type.as_deref()).await?;
+    let limit = state.config.max_idocs_per_packet;
+    if parsed.documents.len() > limit {
+        return Err(ApiError::PacketTooLarge { idocs: parsed.documents.len(), limit });
+    }
     let body_key = parsed.idempotency_key.as_deref().map(validate_key).transpose()?;
     // The header wins over the body member.
     let idempotency_key = header_key.or(body_key);

@@ -9,12 +9,14 @@ mod admin;
 mod audit;
 mod batch;
 mod ingest;
+mod packet;
 mod races;
 
 pub use admin::*;
 pub use audit::*;
 pub use batch::*;
 pub use ingest::*;
+pub use packet::*;
 pub use races::*;
 
 use std::sync::Arc;
