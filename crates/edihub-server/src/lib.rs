@@ -10,6 +10,7 @@ pub mod config;
 pub mod error;
 pub mod ingest;
 pub mod metrics;
+pub mod producers;
 pub mod retention;
 pub mod routes;
 pub mod serve;

@@ -119,6 +119,15 @@ macro_rules! impl_sql_store {
                 self.db_retention_step(step, cutoff, now, batch).await
             }
 
+            async fn purge_keys(
+                &self,
+                which: $crate::KeyPurge<'_>,
+                cutoff: chrono::DateTime<chrono::Utc>,
+                batch: i64,
+            ) -> $crate::Result<u64> {
+                self.db_purge_keys(which, cutoff, batch).await
+            }
+
             async fn ingest(
                 &self,
                 mut req: $crate::IngestRequest<'_>,

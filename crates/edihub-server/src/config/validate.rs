@@ -107,6 +107,15 @@ impl Config {
         if !matches!(self.log_format.as_str(), "text" | "json") {
             return Err(ConfigError::new("log_format", "must be `text` or `json`"));
         }
+        let prefix = &self.webhook_secret_prefix;
+        if !(prefix.is_empty()
+            || (prefix.ends_with('_') && prefix.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')))
+        {
+            return Err(ConfigError::new(
+                "webhook_secret_prefix",
+                "must be empty or end with '_' (A–Z, a–z, 0–9, '_'), e.g. EDIHUB_SECRET_",
+            ));
+        }
         check_sha256("admin.token_sha256", &self.admin.token_sha256)?;
         self.validate_tenants()?;
         self.validate_types()?;
@@ -145,8 +154,7 @@ impl Config {
                 }
                 Some(true) => {}
             }
-            crate::webhook::parse(def, &at, &self.secrets)
-                .map_err(|(key, reason)| ConfigError::new(key, reason))?;
+            crate::webhook::parse(def, &at, self).map_err(|(key, reason)| ConfigError::new(key, reason))?;
         }
         Ok(())
     }
@@ -171,6 +179,10 @@ impl Config {
                         format!("{at}.id"),
                         format!("environment `{}` is defined twice", env.id),
                     ));
+                }
+                for (k, t) in env.message_types.iter().flatten().enumerate() {
+                    crate::producers::check_type(t)
+                        .map_err(|reason| ConfigError::new(format!("{at}.message_types[{k}]"), reason))?;
                 }
                 for (k, hash) in env.api_keys_sha256.iter().enumerate() {
                     let key = format!("{at}.api_keys_sha256[{k}]");
