@@ -22,6 +22,7 @@ backend_tests!(
     repeated_receive_headers_are_refused,
     repeated_webhook_headers_are_refused,
     admin_secret_env_is_restricted,
+    environment_list_limits_its_api_keys,
 );
 
 /// The genuine Shopify webhook of order `id`.
@@ -178,4 +179,28 @@ async fn admin_secret_env_is_restricted(backend: Backend) {
     let probes: Vec<_> = rows.iter().filter(|r| r["id"] == "probe").collect();
     assert_eq!(probes.len(), 1, "only the accepted definition was stored");
     assert_eq!(probes[0]["definition"]["signature"]["secret_env"], "GITHUB_SECRET");
+}
+
+/// Sender key of `initech/prod`, whose `message_types` names only ORDERS05.
+const INITECH: &str = "initech-prod-key";
+
+async fn environment_list_limits_its_api_keys(backend: Backend) {
+    let extra = format!(
+        "[[tenants]]\nid = \"initech\"\n  [[tenants.environments]]\n  id = \"prod\"\n  \
+         api_keys_sha256 = [\"{}\"]\n  message_types = [\"ORDERS05\"]\n",
+        sha256_hex(INITECH)
+    );
+    let app = TestApp::with_config(backend, &extra).await;
+    let json_body = r#"{"docnum":"1","order":{"id":"O-1"}}"#;
+    for t in ["free.event", "shop.order"] {
+        let res = app.post_json(INITECH, json_body, &[("x-message-type", t)]).await;
+        res.expect_problem(403, "message_types list does not name it");
+    }
+    // The IDoc's own type is a type it sends too: listed, so accepted.
+    app.post_xml(INITECH, fixture("orders05.xml")).await.expect(202);
+    let res = app.post_xml_with(INITECH, fixture("orders05.xml"), &[("x-message-type", "NOKEYS")]).await;
+    res.expect_problem(403, "`NOKEYS`");
+    assert_eq!(app.count("initech", "prod").await, 1);
+    // Environments without a list are unaffected.
+    accepted(&app.post_json(ACME_PROD, json_body, &[("x-message-type", "free.event")]).await);
 }
