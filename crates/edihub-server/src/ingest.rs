@@ -300,9 +300,14 @@ pub fn build_messages(
     let is_configured = |t: &str| state.catalog.is_configured(tenant, t);
     let mut messages = Vec::with_capacity(documents.len());
     let packet = documents.len() > 1;
+    // A packet's IDocs mostly share one type: ask once per type in a row.
+    let mut permitted: Option<String> = None;
     for (index, doc) in documents.iter().enumerate() {
         let message_type = doc.message_type(source.explicit_type, &is_configured)?;
-        state.integrations.may_produce(scope, &source.producer, &message_type)?;
+        if permitted.as_deref() != Some(message_type.as_str()) {
+            state.integrations.may_produce(scope, &source.producer, &message_type)?;
+            permitted = Some(message_type.clone());
+        }
         check_docnum(doc.docnum(), index, packet)?;
         let rule = state.catalog.rule(tenant, &message_type);
         let spec = FingerprintSpec {

@@ -57,12 +57,12 @@ pub struct Integration {
 }
 
 impl Integration {
-    /// The message types this integration claims in its environment: its
-    /// fixed type, or the types of its list.
-    pub fn claimed_types(&self) -> Vec<&str> {
+    /// Whether this integration claims message type `t` in its environment:
+    /// its fixed type, or a type of its list.
+    pub fn claims(&self, t: &str) -> bool {
         match &self.message_type {
-            TypeSource::Fixed(t) => vec![t.as_str()],
-            TypeSource::Path(_) => self.allowed_types.iter().flatten().map(String::as_str).collect(),
+            TypeSource::Fixed(fixed) => fixed == t,
+            TypeSource::Path(_) => self.allowed_types.iter().flatten().any(|a| a == t),
         }
     }
 }
@@ -204,17 +204,6 @@ pub struct Registry {
     by_id: RwLock<HashMap<String, Arc<Integration>>>,
 }
 
-/// The integrations of `by_id` that claim type `t` in `scope`, sorted.
-fn claimants<'a>(by_id: &'a HashMap<String, Arc<Integration>>, scope: &Scope, t: &str) -> Vec<&'a str> {
-    let mut ids: Vec<&str> = by_id
-        .values()
-        .filter(|i| i.scope == *scope && i.claimed_types().contains(&t))
-        .map(|i| i.id.as_str())
-        .collect();
-    ids.sort_unstable();
-    ids
-}
-
 impl Registry {
     /// Replaces the integrations with the database's rows; an unusable row
     /// is logged and left out (its endpoint answers 404 until fixed).
@@ -245,9 +234,15 @@ impl Registry {
     }
 
     /// An integration other than `except` that claims type `t` in `scope`.
+    /// The first by id, so the answer does not depend on map order.
     pub fn claimant(&self, scope: &Scope, t: &str, except: Option<&str>) -> Option<String> {
         let by_id = self.by_id.read().unwrap_or_else(|p| p.into_inner());
-        claimants(&by_id, scope, t).into_iter().find(|id| Some(*id) != except).map(str::to_string)
+        by_id
+            .values()
+            .filter(|i| i.scope == *scope && Some(i.id.as_str()) != except && i.claims(t))
+            .map(|i| i.id.as_str())
+            .min()
+            .map(str::to_string)
     }
 
     /// Every integration, for retention's per-integration periods.
