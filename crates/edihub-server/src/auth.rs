@@ -29,6 +29,8 @@ pub struct SenderIdentity {
     pub scope: Scope,
     /// The environment's policy for a reused Idempotency-Key.
     pub on_key_reuse: KeyReusePolicy,
+    /// The only message types the environment's keys may send, if listed.
+    pub message_types: Option<Vec<String>>,
 }
 
 /// All credentials, by digest.
@@ -54,6 +56,7 @@ impl Credentials {
                 let identity = Arc::new(SenderIdentity {
                     scope: Scope::new(&tenant.id, &env.id),
                     on_key_reuse: env.on_key_reuse,
+                    message_types: env.message_types.clone(),
                 });
                 for key in &env.api_keys_sha256 {
                     senders.insert(digest_from_hex(key), identity.clone());
@@ -79,6 +82,10 @@ fn presented_secret(parts: &Parts) -> Result<String, ApiError> {
     let missing = || {
         ApiError::Unauthorized("credentials are missing: send Authorization: Bearer <key> or Basic".into())
     };
+    // Two credentials would make the sender depend on which one counts.
+    if parts.headers.get_all(AUTHORIZATION).iter().nth(1).is_some() {
+        return Err(ApiError::BadRequest("the authorization header is repeated; send it once".into()));
+    }
     let value = parts.headers.get(AUTHORIZATION).ok_or_else(missing)?;
     let value =
         value.to_str().map_err(|_| ApiError::Unauthorized("the Authorization header is not ASCII".into()))?;

@@ -20,7 +20,8 @@ pub enum ApiError {
     /// 401: missing or wrong credentials.
     #[error("{0}")]
     Unauthorized(String),
-    /// 403: refused whoever asks (e.g. an admin change from another origin).
+    /// 403: not allowed, whoever asks: an admin change from another origin,
+    /// or a sender sending a message type another integration claims.
     #[error("{0}")]
     Forbidden(String),
     /// 404: no such resource.

@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::error::ApiError;
+use crate::producers::Producer;
 use crate::state::AppState;
 
 /// Longest accepted Idempotency-Key.
@@ -173,14 +174,29 @@ pub fn validate_key(key: &str) -> Result<String, ApiError> {
     }
 }
 
-/// An explicit message type must be 1–100 printable ASCII characters.
-pub fn validate_type(t: &str) -> Result<&str, ApiError> {
-    let t = t.trim();
-    if !t.is_empty() && t.len() <= 100 && t.bytes().all(|b| (0x21..0x7f).contains(&b)) {
-        Ok(t)
-    } else {
-        Err(ApiError::BadRequest("the message type must be 1–100 printable ASCII characters".into()))
+/// An explicit message type (header, query) must pass [`crate::producers::check_type`].
+pub fn validate_type<'a>(t: &'a str, source: &str) -> Result<&'a str, ApiError> {
+    crate::producers::check_type(t).map_err(|reason| ApiError::BadRequest(format!("{source}: {reason}")))
+}
+
+/// Longest document number kept (a SAP DOCNUM has 16 digits; a plain JSON
+/// `docnum` is any business number): it is stored, indexed and copied into
+/// every duplicate's audit event, so it must stay small.
+pub const MAX_DOCNUM_LEN: usize = 100;
+
+/// A document number must be at most [`MAX_DOCNUM_LEN`] characters without
+/// control characters; a longer one is refused, never cut (two numbers
+/// sharing a prefix would collide).
+fn check_docnum(docnum: Option<&str>, index: usize, packet: bool) -> Result<(), ApiError> {
+    let Some(d) = docnum else { return Ok(()) };
+    if d.chars().count() <= MAX_DOCNUM_LEN && !d.chars().any(char::is_control) {
+        return Ok(());
     }
+    let at = if packet { format!(" of IDoc {index} in the packet") } else { String::new() };
+    Err(ApiError::Unprocessable(format!(
+        "the docnum{at} must be at most {MAX_DOCNUM_LEN} characters without control characters (got {} bytes)",
+        d.len()
+    )))
 }
 
 fn timestamp(t: &DateTime<Utc>) -> String {
@@ -257,8 +273,19 @@ pub fn outcome_response(outcome: IngestOutcome) -> Result<Response, ApiError> {
     }
 }
 
-/// A header as text; 400 when it is not visible ASCII.
+/// 400 when any of `names` occurs more than once: which copy counts would
+/// change what the request means (who sent it, its key, its type), so a
+/// repeated header is refused like an ambiguous body.
+pub fn refuse_repeated(headers: &HeaderMap, names: &[&str]) -> Result<(), ApiError> {
+    match names.iter().find(|n| headers.get_all(**n).iter().nth(1).is_some()) {
+        Some(name) => Err(ApiError::BadRequest(format!("the {name} header is repeated; send it once"))),
+        None => Ok(()),
+    }
+}
+
+/// A header as text; 400 when it is not visible ASCII or is repeated.
 pub fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, ApiError> {
+    refuse_repeated(headers, &[name])?;
     match headers.get(name) {
         None => Ok(None),
         Some(v) => v
@@ -273,6 +300,8 @@ pub fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Result<Option<&'a 
 pub struct MessageSource<'a> {
     /// Message type named by the request (header, query or integration).
     pub explicit_type: Option<&'a str>,
+    /// Who sends it, which decides the types it may produce.
+    pub producer: Producer<'a>,
     /// The request's Idempotency-Key.
     pub idempotency_key: Option<String>,
     /// The webhook provider's event id.
@@ -293,8 +322,16 @@ pub fn build_messages(
     let tenant = scope.tenant_id.as_str();
     let is_configured = |t: &str| state.catalog.is_configured(tenant, t);
     let mut messages = Vec::with_capacity(documents.len());
+    let packet = documents.len() > 1;
+    // A packet's IDocs mostly share one type: ask once per type in a row.
+    let mut permitted: Option<String> = None;
     for (index, doc) in documents.iter().enumerate() {
         let message_type = doc.message_type(source.explicit_type, &is_configured)?;
+        if permitted.as_deref() != Some(message_type.as_str()) {
+            state.integrations.may_produce(scope, &source.producer, &message_type)?;
+            permitted = Some(message_type.clone());
+        }
+        check_docnum(doc.docnum(), index, packet)?;
         let rule = state.catalog.rule(tenant, &message_type);
         let spec = FingerprintSpec {
             message_type: &message_type,

@@ -12,6 +12,7 @@ pub mod error;
 pub mod extract;
 pub mod ingest;
 pub mod metrics;
+pub mod producers;
 pub mod retention;
 pub mod routes;
 pub mod serve;

@@ -1,5 +1,6 @@
 //! Background retention: releases fingerprints whose window has passed and
-//! purges old messages, keys and audit events, in batches.
+//! purges old messages, keys and audit events, in batches. Event ids of an
+//! integration with `event_id_days` follow that period instead of `keys_days`.
 //!
 //! Each step deletes at most `batch_size` rows per statement and yields
 //! between batches, so live traffic interleaves and no statement holds a
@@ -9,7 +10,7 @@
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use edihub_store::{RetentionStep, StoreError};
+use edihub_store::{KeyPurge, RetentionStep, StoreError};
 use tokio_util::sync::CancellationToken;
 
 use crate::state::AppState;
@@ -50,6 +51,45 @@ async fn drain(
     }
 }
 
+/// Deletes request keys: every key after `keys_days`, except the event ids
+/// of integrations with their own `event_id_days`, which go after that.
+async fn purge_keys(
+    state: &AppState,
+    now: DateTime<Utc>,
+    shutdown: &CancellationToken,
+) -> Result<u64, StoreError> {
+    let own: Vec<(String, u32)> =
+        state.integrations.all().iter().filter_map(|i| Some((i.id.clone(), i.event_id_days?))).collect();
+    let except: Vec<String> = own.iter().map(|(id, _)| id.clone()).collect();
+    let mut total = 0;
+    let mut purges = vec![(KeyPurge::AllExcept(&except), state.config.retention.keys_days)];
+    purges.extend(own.iter().map(|(id, days)| (KeyPurge::EventIdsOf(id), *days)));
+    for (which, days) in purges {
+        if let Some(cutoff) = days_before(now, days) {
+            total += drain_keys(state, which, cutoff, shutdown).await?;
+        }
+    }
+    Ok(total)
+}
+
+async fn drain_keys(
+    state: &AppState,
+    which: KeyPurge<'_>,
+    cutoff: DateTime<Utc>,
+    shutdown: &CancellationToken,
+) -> Result<u64, StoreError> {
+    let batch = i64::from(state.config.retention.batch_size.max(1));
+    let mut total = 0;
+    loop {
+        let n = state.store.purge_keys(which, cutoff, batch).await?;
+        total += n;
+        if n < batch as u64 || shutdown.is_cancelled() {
+            return Ok(total);
+        }
+        tokio::task::yield_now().await;
+    }
+}
+
 /// One retention run at `now`.
 pub async fn run_once(
     state: &AppState,
@@ -64,9 +104,7 @@ pub async fn run_once(
     if let Some(cutoff) = days_before(now, policy.messages_days) {
         report.messages = drain(state, RetentionStep::PurgeMessages, cutoff, now, shutdown).await?;
     }
-    if let Some(cutoff) = days_before(now, policy.keys_days) {
-        report.keys = drain(state, RetentionStep::PurgeKeys, cutoff, now, shutdown).await?;
-    }
+    report.keys = purge_keys(state, now, shutdown).await?;
     if let Some(cutoff) = days_before(now, policy.audit_days) {
         report.audit = drain(state, RetentionStep::PurgeAudit, cutoff, now, shutdown).await?;
     }

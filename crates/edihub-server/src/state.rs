@@ -62,7 +62,7 @@ impl AppState {
     /// Reloads message types and integrations from the database.
     pub async fn reload(&self) -> Result<(), edihub_store::StoreError> {
         self.catalog.reload(self.store.as_ref()).await?;
-        self.integrations.reload(self.store.as_ref(), &self.config.secrets).await?;
+        self.integrations.reload(self.store.as_ref(), &self.config).await?;
         Ok(())
     }
 }

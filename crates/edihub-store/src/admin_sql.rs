@@ -241,6 +241,36 @@ macro_rules! admin_methods {
                 };
                 Ok(q.execute(&self.pool).await?.rows_affected())
             }
+
+            pub(crate) async fn db_purge_keys(
+                &self,
+                which: $crate::KeyPurge<'_>,
+                cutoff: chrono::DateTime<chrono::Utc>,
+                batch: i64,
+            ) -> $crate::Result<u64> {
+                let mut q = sqlx::QueryBuilder::<$db>::new($crate::sql::PURGE_KEYS_HEAD);
+                q.push_bind(cutoff);
+                let (negate, integrations) = match which {
+                    $crate::KeyPurge::AllExcept(ids) => (true, ids),
+                    $crate::KeyPurge::EventIdsOf(id) => (false, std::slice::from_ref(id)),
+                };
+                if !integrations.is_empty() {
+                    q.push(if negate { " AND NOT " } else { " AND " });
+                    q.push("(kind = 'provider_event_id' AND (");
+                    // Event ids are stored as `<integration>:<id>`.
+                    for (i, id) in integrations.iter().enumerate() {
+                        let prefix = format!("{id}:");
+                        let len = i32::try_from(prefix.chars().count()).unwrap_or(i32::MAX);
+                        q.push(if i == 0 { "substr(key, 1, " } else { " OR substr(key, 1, " });
+                        q.push_bind(len).push(") = ").push_bind(prefix);
+                    }
+                    q.push("))");
+                } else if !negate {
+                    return Ok(0);
+                }
+                q.push(" LIMIT ").push_bind(batch).push(")");
+                Ok(q.build().execute(&self.pool).await?.rows_affected())
+            }
         }
     };
 }

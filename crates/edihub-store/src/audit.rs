@@ -17,6 +17,28 @@ pub const INTEGRATION_UPDATED: &str = "integration.updated";
 /// The action written when a key returns with another payload.
 pub const KEY_MISMATCH: &str = "idempotency_key.mismatch";
 
+/// Largest detail value an audit event keeps whole, in bytes of JSON. Key
+/// values and document numbers come from senders: without a bound, one large
+/// field copied into every duplicate's event would make audit pages as large
+/// as the payloads themselves.
+pub const MAX_DETAIL_BYTES: usize = 2048;
+/// Characters of a cut value's JSON kept in its marker.
+const CUT_PREFIX_CHARS: usize = 200;
+
+/// The marker that replaces a detail value over [`MAX_DETAIL_BYTES`]: its
+/// size in bytes and its beginning.
+fn cut(value: &serde_json::Value) -> Option<serde_json::Value> {
+    let text = value.to_string();
+    if text.len() <= MAX_DETAIL_BYTES {
+        return None;
+    }
+    Some(serde_json::json!({
+        "truncated": true,
+        "bytes": text.len(),
+        "prefix": text.chars().take(CUT_PREFIX_CHARS).collect::<String>(),
+    }))
+}
+
 /// One audit event as stored.
 #[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
 pub struct AuditEvent {
@@ -68,6 +90,26 @@ pub struct NewAuditEvent {
 }
 
 impl NewAuditEvent {
+    /// `details` as written: every member (or the whole value, when it is
+    /// not an object) over [`MAX_DETAIL_BYTES`] replaced by a marker, so an
+    /// event stays small whatever a sender put into its message.
+    pub(crate) fn stored_details(&self) -> std::borrow::Cow<'_, serde_json::Value> {
+        use std::borrow::Cow;
+        let serde_json::Value::Object(members) = &self.details else {
+            return cut(&self.details).map_or(Cow::Borrowed(&self.details), Cow::Owned);
+        };
+        let cuts: Vec<(&String, serde_json::Value)> =
+            members.iter().filter_map(|(k, v)| cut(v).map(|c| (k, c))).collect();
+        if cuts.is_empty() {
+            return Cow::Borrowed(&self.details);
+        }
+        let mut bounded = members.clone();
+        for (k, marker) in cuts {
+            bounded.insert(k.clone(), marker);
+        }
+        Cow::Owned(serde_json::Value::Object(bounded))
+    }
+
     /// The `message.duplicate_blocked` event of a message whose fingerprint
     /// `fp` is held by `holder`: written by the ingest transaction and by the
     /// group insert alike, so both paths audit a duplicate identically.

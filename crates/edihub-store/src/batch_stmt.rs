@@ -89,7 +89,7 @@ macro_rules! group_statements {
                     .push_bind(&e.idempotency_key)
                     .push_bind(&e.detected_by)
                     .push_bind(e.message_id)
-                    .push_bind(sqlx::types::Json(&e.details));
+                    .push_bind(sqlx::types::Json(e.stored_details()));
             });
             q.build().execute(&mut *conn).await?;
             Ok(())

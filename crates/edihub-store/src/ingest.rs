@@ -87,7 +87,10 @@ macro_rules! impl_sql_store {
                 self.db_insert_audit(event).await
             }
 
-            async fn list_audit(&self, filter: &$crate::AuditFilter) -> $crate::Result<Vec<$crate::AuditEvent>> {
+            async fn list_audit(
+                &self,
+                filter: &$crate::AuditFilter,
+            ) -> $crate::Result<Vec<$crate::AuditEvent>> {
                 self.db_list_audit(filter).await
             }
 
@@ -105,7 +108,10 @@ macro_rules! impl_sql_store {
                 self.db_put_integration(row).await
             }
 
-            async fn find_messages(&self, f: &$crate::MessageQuery) -> $crate::Result<Vec<$crate::MessageMeta>> {
+            async fn find_messages(
+                &self,
+                f: &$crate::MessageQuery,
+            ) -> $crate::Result<Vec<$crate::MessageMeta>> {
                 self.db_find_messages(f).await
             }
 
@@ -117,6 +123,15 @@ macro_rules! impl_sql_store {
                 batch: i64,
             ) -> $crate::Result<u64> {
                 self.db_retention_step(step, cutoff, now, batch).await
+            }
+
+            async fn purge_keys(
+                &self,
+                which: $crate::KeyPurge<'_>,
+                cutoff: chrono::DateTime<chrono::Utc>,
+                batch: i64,
+            ) -> $crate::Result<u64> {
+                self.db_purge_keys(which, cutoff, batch).await
             }
 
             async fn ingest(
@@ -162,7 +177,10 @@ macro_rules! impl_sql_store {
         impl $ty {
             /// The ingest transaction, retried on deadlocks and busy errors;
             /// a large packet whose key (if any) is new is stored in chunks.
-            async fn ingest_tx(&self, req: $crate::IngestRequest<'_>) -> $crate::Result<$crate::IngestOutcome> {
+            async fn ingest_tx(
+                &self,
+                req: $crate::IngestRequest<'_>,
+            ) -> $crate::Result<$crate::IngestOutcome> {
                 if req.messages.len() > $crate::packet::TX_CHUNK && !self.key_taken(&req).await? {
                     return self.ingest_packet(&req).await;
                 }
@@ -189,18 +207,22 @@ macro_rules! impl_sql_store {
             /// the ordinary transaction replays or refuses it at once).
             async fn key_taken(&self, req: &$crate::IngestRequest<'_>) -> $crate::Result<bool> {
                 let Some(key) = &req.key else { return Ok(false) };
-                let row: Option<(String, i32, String, Option<uuid::Uuid>)> = sqlx::query_as($crate::sql::LOAD_KEY)
-                    .bind(&req.scope.tenant_id)
-                    .bind(&req.scope.environment_id)
-                    .bind(key.kind.as_str())
-                    .bind(&key.key)
-                    .fetch_optional(&self.pool)
-                    .await?;
+                let row: Option<(String, i32, String, Option<uuid::Uuid>)> =
+                    sqlx::query_as($crate::sql::LOAD_KEY)
+                        .bind(&req.scope.tenant_id)
+                        .bind(&req.scope.environment_id)
+                        .bind(key.kind.as_str())
+                        .bind(&key.key)
+                        .fetch_optional(&self.pool)
+                        .await?;
                 Ok(row.is_some())
             }
 
             /// A large packet, one transaction per chunk (see [`crate::packet`]).
-            async fn ingest_packet(&self, req: &$crate::IngestRequest<'_>) -> $crate::Result<$crate::IngestOutcome> {
+            async fn ingest_packet(
+                &self,
+                req: &$crate::IngestRequest<'_>,
+            ) -> $crate::Result<$crate::IngestOutcome> {
                 use $crate::packet::{Chunk, ChunkDone, TX_CHUNK};
                 let mut earlier = Vec::with_capacity(req.messages.len());
                 let mut holder = None;

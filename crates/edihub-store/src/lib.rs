@@ -106,6 +106,24 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         now: chrono::DateTime<chrono::Utc>,
         batch: i64,
     ) -> Result<u64>;
+    /// Deletes one batch of the request keys `which` names that were
+    /// created before `cutoff`; returns how many (fewer than `batch`: done).
+    async fn purge_keys(
+        &self,
+        which: KeyPurge<'_>,
+        cutoff: chrono::DateTime<chrono::Utc>,
+        batch: i64,
+    ) -> Result<u64>;
+}
+
+/// Which request keys [`Store::purge_keys`] deletes.
+#[derive(Debug, Clone, Copy)]
+pub enum KeyPurge<'a> {
+    /// Every Idempotency-Key and event id, except the event ids of these
+    /// integrations (they keep theirs for a period of their own).
+    AllExcept(&'a [String]),
+    /// The event ids of this integration only.
+    EventIdsOf(&'a String),
 }
 
 /// Opens the store a database URL names: `sqlite://…` or `postgres://…`.

@@ -198,6 +198,12 @@ pub(crate) const PURGE_KEYS: &str = "DELETE FROM idempotency_keys \
     WHERE (tenant_id, environment_id, kind, key) IN \
     (SELECT tenant_id, environment_id, kind, key FROM idempotency_keys WHERE created_at < $1 LIMIT $2)";
 
+/// The head of a purge of some request keys older than the cutoff (its
+/// selection, `LIMIT` and closing parenthesis follow).
+pub(crate) const PURGE_KEYS_HEAD: &str = "DELETE FROM idempotency_keys \
+    WHERE (tenant_id, environment_id, kind, key) IN \
+    (SELECT tenant_id, environment_id, kind, key FROM idempotency_keys WHERE created_at < ";
+
 /// Deletes a batch of audit events older than the cutoff.
 pub(crate) const PURGE_AUDIT: &str = "DELETE FROM audit_events WHERE id IN \
     (SELECT id FROM audit_events WHERE occurred_at < $1 LIMIT $2)";

@@ -25,7 +25,7 @@ macro_rules! ingest_tx_fns {
                 .bind(&e.idempotency_key)
                 .bind(&e.detected_by)
                 .bind(e.message_id)
-                .bind(sqlx::types::Json(&e.details))
+                .bind(sqlx::types::Json(e.stored_details()))
                 .execute(&mut *conn)
                 .await?;
             Ok(())

@@ -55,4 +55,5 @@ suite!(
     admin_changes_are_audited_and_kept,
     lookups_find_messages,
     retention_releases_and_purges,
+    key_purge_keeps_an_integrations_event_ids,
 );

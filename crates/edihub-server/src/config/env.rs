@@ -23,6 +23,15 @@ use super::Config;
 /// `EDIHUB_*` variables the binary reads itself; they are not configuration keys.
 const OWN_VARIABLES: &[&str] = &["CONFIG", "LOG", "TEST_DATABASE_URL", "URL", "KEY"];
 
+/// `EDIHUB_SECRET_*` variables hold webhook secrets (the default
+/// `webhook_secret_prefix`): never settings, and never worth a warning.
+const SECRET_PREFIX: &str = "SECRET_";
+
+/// Whether `EDIHUB_<key>` is read by the binary or holds a secret.
+fn is_own(key: &str) -> bool {
+    OWN_VARIABLES.contains(&key) || key.to_ascii_uppercase().starts_with(SECRET_PREFIX)
+}
+
 /// Where the effective `database_url` came from, weakest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum DatabaseUrlSource {
@@ -65,12 +74,10 @@ pub(super) fn merge_overrides(fig: Figment) -> (Figment, Vec<String>) {
     let is_key = move |name: &str| known.contains(&name.to_ascii_lowercase());
     let ignored = std::env::vars_os()
         .filter_map(|(name, _)| name.into_string().ok())
-        .filter(|name| {
-            name.strip_prefix("EDIHUB_").is_some_and(|key| !OWN_VARIABLES.contains(&key) && !is_key(key))
-        })
+        .filter(|name| name.strip_prefix("EDIHUB_").is_some_and(|key| !is_own(key) && !is_key(key)))
         .collect::<BTreeSet<_>>();
     let env =
-        Env::prefixed("EDIHUB_").ignore(OWN_VARIABLES).filter(move |key| is_key(key.as_str())).split("__");
+        Env::prefixed("EDIHUB_").filter(move |key| !is_own(key.as_str()) && is_key(key.as_str())).split("__");
     let fig = fig.merge(Env::raw().only(&["DATABASE_URL"])).merge(env);
     (fig, ignored.into_iter().collect())
 }

@@ -20,6 +20,9 @@ use serde::{Deserialize, Serialize};
 pub use env::{DatabaseUrlSource, LoadNotes};
 pub use validate::{ConfigError, parse_window};
 
+/// Default of `webhook_secret_prefix`.
+pub const DEFAULT_SECRET_PREFIX: &str = "EDIHUB_SECRET_";
+
 /// The whole configuration file. Its `Debug` masks the database password.
 #[derive(Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -83,6 +86,9 @@ pub struct Config {
     pub message_types: Vec<MessageTypeConfig>,
     /// Partner webhook integrations.
     pub integrations: Vec<IntegrationConfig>,
+    /// Prefix a `secret_env` variable must start with unless the config
+    /// file's own integrations name it (see [`SecretNames`]).
+    pub webhook_secret_prefix: String,
     /// Where integration secrets are read from (the process environment,
     /// or a fixed map in tests). Never part of the file.
     #[serde(skip)]
@@ -91,6 +97,10 @@ pub struct Config {
     /// for the start-up log. Never part of the file.
     #[serde(skip)]
     pub load_notes: LoadNotes,
+    /// The `secret_env` names the loaded file's integrations use, fixed when
+    /// the file is read so an admin edit cannot add to them.
+    #[serde(skip)]
+    pub file_secret_names: std::collections::BTreeSet<String>,
 }
 
 /// The source of integration secrets, looked up by variable name.
@@ -155,8 +165,10 @@ impl Default for Config {
             tenants: Vec::new(),
             message_types: Vec::new(),
             integrations: Vec::new(),
+            webhook_secret_prefix: DEFAULT_SECRET_PREFIX.into(),
             secrets: SecretSource::Environment,
             load_notes: LoadNotes::default(),
+            file_secret_names: std::collections::BTreeSet::new(),
         }
     }
 }
@@ -215,6 +227,10 @@ pub struct EnvironmentConfig {
     /// `reject` (422, the default) or `replay` (the first response).
     #[serde(default)]
     pub on_key_reuse: KeyReusePolicy,
+    /// The only message types this environment's API keys may send
+    /// (absent: any type no integration of the environment claims).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_types: Option<Vec<String>>,
 }
 
 /// Dedup rules of one message type.
@@ -258,12 +274,21 @@ pub struct IntegrationConfig {
     /// JSONPath to the message type inside the payload.
     #[serde(default)]
     pub message_type_path: Option<String>,
+    /// With `message_type_path`: the only types the payload may name
+    /// (absent: any type no other integration of the environment claims).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_types: Option<Vec<String>>,
     /// Where the provider's event id is: `{ header = "…" }` or `{ path = "$.id" }`.
     #[serde(default)]
     pub event_id: Option<EventIdConfig>,
     /// How requests are signed.
     #[serde(default)]
     pub signature: Option<SignatureConfig>,
+    /// Days this integration's event ids are kept (0: forever; absent:
+    /// `retention.keys_days`). Providers that sign without a timestamp can
+    /// replay an event once its id is purged, so keep ids longer for them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_id_days: Option<u32>,
 }
 
 /// Location of a provider event id.
@@ -336,6 +361,8 @@ impl Config {
     fn extract(fig: Figment, secrets: SecretSource) -> Result<Config, ConfigError> {
         let mut config: Config = fig.extract().map_err(ConfigError::from_figment)?;
         config.secrets = secrets;
+        config.file_secret_names =
+            config.integrations.iter().filter_map(|i| i.signature.as_ref()?.secret_env.clone()).collect();
         config.validate()?;
         Ok(config)
     }

@@ -161,3 +161,67 @@ fn debug_masks_the_database_password() {
     let debug = format!("{config:?}");
     assert!(!debug.contains("s3cret") && debug.contains("u:***@h"), "{debug}");
 }
+
+fn integration(extra: &str) -> String {
+    format!(
+        "{}[[integrations]]\nid = \"i\"\ntenant = \"acme\"\nenvironment = \"prod\"\nmessage_type = \"t\"\n{extra}\n",
+        base()
+    )
+}
+
+/// Every name the refusals below use, set: only the name rule refuses them.
+fn all_set(names: &[&str]) -> SecretSource {
+    SecretSource::Fixed(names.iter().map(|n| (n.to_string(), "whsec_eA==".to_string())).collect())
+}
+
+#[test]
+fn secret_env_never_names_a_process_variable() {
+    let names = ["PATH", "HOME", "DATABASE_URL", "EDIHUB_ADMIN__TOKEN_SHA256", "PGPASSWORD", "my-var"];
+    for var in names {
+        let text = integration(&format!("signature = {{ scheme = \"github\", secret_env = \"{var}\" }}"));
+        let err = Config::from_toml_with_secrets(&text, all_set(&names)).expect_err(var);
+        assert_eq!(err.key, "integrations[0].signature.secret_env", "{var}: {err}");
+    }
+    // A name under the prefix, or any other name the file uses, is fine.
+    for var in ["EDIHUB_SECRET_SHOP", "PARTNER_SECRET"] {
+        let text = integration(&format!("signature = {{ scheme = \"github\", secret_env = \"{var}\" }}"));
+        Config::from_toml_with_secrets(&text, all_set(&[var])).unwrap_or_else(|e| panic!("{var}: {e}"));
+    }
+    let text = format!("webhook_secret_prefix = \"PG\"\n{}", base());
+    assert_eq!(key_of(&text), "webhook_secret_prefix");
+}
+
+#[test]
+fn integration_headers_and_types_are_checked() {
+    let cases = [
+        ("event_id = { header = \"Authorization\" }", "integrations[0].event_id.header"),
+        ("event_id = { header = \"bad header\" }", "integrations[0].event_id.header"),
+        (
+            "signature = { scheme = \"hmac\", secret_env = \"S\", header = \"Cookie\" }",
+            "integrations[0].signature.header",
+        ),
+        ("event_id_days = 400", "integrations[0].event_id_days"),
+    ];
+    for (extra, key) in cases {
+        let text = integration(extra);
+        let err = Config::from_toml_with_secrets(&text, all_set(&["S"])).expect_err(extra);
+        assert_eq!(err.key, key, "{extra}: {err}");
+    }
+    let text = integration("").replace("message_type = \"t\"", "message_type = \"<t>\"");
+    assert_eq!(key_of(&text), "integrations[0].message_type");
+    let text = base().replace("  id = \"prod\"\n", "  id = \"prod\"\n  message_types = [\"a b\"]\n");
+    assert_eq!(key_of(&text), "tenants[0].environments[0].message_types[0]");
+}
+
+#[test]
+#[allow(clippy::result_large_err)] // figment's Jail API fixes the closure's error type
+fn secret_variables_are_not_settings() {
+    figment::Jail::expect_with(|jail| {
+        jail.create_file("edihub.toml", &base())?;
+        jail.set_env("EDIHUB_SECRET_SHOP", "dev-shop-secret");
+        jail.set_env("EDIHUB_WEBHOOK_SECRET_PREFIX", "PARTNER_");
+        let c = Config::load(Some(std::path::Path::new("edihub.toml"))).expect("loads");
+        assert_eq!(c.webhook_secret_prefix, "PARTNER_");
+        Ok(())
+    });
+}

@@ -117,6 +117,15 @@ impl Config {
         if !matches!(self.log_format.as_str(), "text" | "json") {
             return Err(ConfigError::new("log_format", "must be `text` or `json`"));
         }
+        let prefix = &self.webhook_secret_prefix;
+        if !(prefix.is_empty()
+            || (prefix.ends_with('_') && prefix.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')))
+        {
+            return Err(ConfigError::new(
+                "webhook_secret_prefix",
+                "must be empty or end with '_' (A–Z, a–z, 0–9, '_'), e.g. EDIHUB_SECRET_",
+            ));
+        }
         check_sha256("admin.token_sha256", &self.admin.token_sha256)?;
         self.validate_tenants()?;
         self.validate_types()?;
@@ -155,22 +164,26 @@ impl Config {
                 }
                 Some(true) => {}
             }
-            crate::webhook::parse(def, &at, &self.secrets_to_validate(def))
+            crate::webhook::parse(def, &at, &self.config_to_validate(def))
                 .map_err(|(key, reason)| ConfigError::new(key, reason))?;
         }
         Ok(())
     }
 
-    /// The secrets to validate `def` with: the configured source, or, when
-    /// secrets are not read, a placeholder usable by every scheme (so the
-    /// rest of the signature config is still checked).
-    fn secrets_to_validate(&self, def: &super::IntegrationConfig) -> std::borrow::Cow<'_, SecretSource> {
+    /// The configuration to validate `def` with: this one, or, when secrets
+    /// are not read, a copy whose secret source holds a placeholder for
+    /// `def`'s variable (usable by every scheme), so the rest of the
+    /// signature config is still checked. The placeholder never leaves
+    /// validation: nothing is built from it.
+    fn config_to_validate(&self, def: &super::IntegrationConfig) -> std::borrow::Cow<'_, super::Config> {
         let var = def.signature.as_ref().and_then(|s| s.secret_env.clone());
         match (&self.secrets, var) {
-            (SecretSource::Unread, Some(var)) => std::borrow::Cow::Owned(SecretSource::Fixed(
-                [(var, "whsec_cGxhY2Vob2xkZXI=".to_string())].into(),
-            )),
-            _ => std::borrow::Cow::Borrowed(&self.secrets),
+            (SecretSource::Unread, Some(var)) => {
+                let mut copy = self.clone();
+                copy.secrets = SecretSource::Fixed([(var, "whsec_cGxhY2Vob2xkZXI=".to_string())].into());
+                std::borrow::Cow::Owned(copy)
+            }
+            _ => std::borrow::Cow::Borrowed(self),
         }
     }
 
@@ -194,6 +207,10 @@ impl Config {
                         format!("{at}.id"),
                         format!("environment `{}` is defined twice", env.id),
                     ));
+                }
+                for (k, t) in env.message_types.iter().flatten().enumerate() {
+                    crate::producers::check_type(t)
+                        .map_err(|reason| ConfigError::new(format!("{at}.message_types[{k}]"), reason))?;
                 }
                 for (k, hash) in env.api_keys_sha256.iter().enumerate() {
                     let key = format!("{at}.api_keys_sha256[{k}]");

@@ -22,8 +22,9 @@ use crate::auth::Sender;
 use crate::error::ApiError;
 use crate::ingest::{
     MessageSource, build_messages, header_text, now, outcome_response, parse, read_body, record_outcome,
-    render_outcomes, validate_key, validate_type,
+    refuse_repeated, render_outcomes, validate_key, validate_type,
 };
+use crate::producers::Producer;
 use crate::state::AppState;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -52,6 +53,7 @@ struct ReceiveQuery {
         (status = 202, description = "New message stored (a packet: any IDoc new)", body = MessageResult),
         (status = 200, description = "Duplicate or Idempotency-Key replay; nothing new stored", body = MessageResult),
         (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "The environment may not send this message type", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body over max_body_bytes", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Unsupported content type", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Well-formed but unusable", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")
@@ -67,10 +69,11 @@ async fn receive(
 ) -> Result<Response, ApiError> {
     let query = Query::<ReceiveQuery>::try_from_uri(&uri)
         .map_err(|e| ApiError::BadRequest(format!("invalid query string: {e}")))?;
+    refuse_repeated(&headers, &["idempotency-key", "x-message-type", "content-type", "content-encoding"])?;
     let header_key = header_text(&headers, "idempotency-key")?.map(validate_key).transpose()?;
     let explicit_type = match header_text(&headers, "x-message-type")? {
-        Some(t) => Some(validate_type(t)?),
-        None => query.message_type.as_deref().map(validate_type).transpose()?,
+        Some(t) => Some(validate_type(t, "X-Message-Type")?),
+        None => query.message_type.as_deref().map(|t| validate_type(t, "message_type")).transpose()?,
     };
     let content_type = header_text(&headers, "content-type")?.map(str::to_string);
     let (bytes, _permit) = read_body(&state, &state.body_budget, &headers, body).await?;
@@ -86,6 +89,7 @@ async fn receive(
     let payload = bytes.clone();
     let source = MessageSource {
         explicit_type,
+        producer: Producer::Sender { allowed: sender.message_types.as_deref() },
         idempotency_key: idempotency_key.clone(),
         provider_event_id: None,
         content_type,

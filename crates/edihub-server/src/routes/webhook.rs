@@ -1,13 +1,15 @@
 //! `POST /api/webhook/{integrationId}`: partner webhooks.
 //!
-//! Order of checks: the integration exists (404), the declared body fits
-//! (413), the signature headers are present, well-formed and fresh (401):
-//! all before a byte of the body is read. Only then is the body read, within
-//! `max_inflight_webhook_body_bytes` (never the authenticated senders'
-//! budget), and its signature checked (401). Refusals are counted and
-//! audited in aggregate as `webhook.signature_rejected` (see
-//! [`crate::webhook::rejections`]); nothing is stored. Then the body must be
-//! JSON (400/422), and the same ingest transaction as
+//! Order of checks: the integration exists (404), no header it reads is
+//! repeated (400), the declared body fits (413), the signature headers are
+//! present, well-formed and fresh (401): all before a byte of the body is
+//! read. Only then is the body read, within `max_inflight_webhook_body_bytes`
+//! (never the authenticated senders' budget), and its signature checked
+//! (401). Refusals are counted and audited in aggregate as
+//! `webhook.signature_rejected` (see [`crate::webhook::rejections`]);
+//! nothing is stored. Then the body must be JSON (400/422), its type and
+//! event id well-formed (422), and the integration allowed to send that type
+//! (403, see [`crate::producers`]). Then the same ingest transaction as
 //! SAP messages: the provider's event id is claimed like an Idempotency-Key
 //! (scoped to the integration, so two providers' ids never collide), and the
 //! fingerprint rules of the message type apply to the payload.
@@ -20,6 +22,7 @@ use axum::body::Body;
 use axum::extract::{ConnectInfo, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
+use edihub_core::{Document, KeyPath};
 use edihub_store::{DetectedBy, IngestRequest, KeyClaim, KeyReusePolicy};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -28,9 +31,10 @@ use crate::api_doc::{MessageResult, Problem};
 use crate::error::ApiError;
 use crate::extract::ApiPath;
 use crate::ingest::{
-    MessageSource, build_messages, check_body_headers, header_text, now, outcome_response, parse, read_body,
-    record_outcome, render_outcomes, validate_key,
+    MAX_KEY_LEN, MessageSource, build_messages, check_body_headers, header_text, now, outcome_response,
+    parse, read_body, record_outcome, refuse_repeated, render_outcomes, validate_key,
 };
+use crate::producers::{Producer, check_type};
 use crate::state::AppState;
 use crate::webhook::signature::SignatureError;
 use crate::webhook::{EventIdSource, Integration, TypeSource};
@@ -42,12 +46,37 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(receive))
 }
 
-fn scalar_text(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
+/// The message type at the integration's path: a string that passes
+/// [`check_type`], like a type named in a header.
+fn payload_type(doc: &Document, p: &KeyPath) -> Result<String, ApiError> {
+    let at = p.as_str();
+    match doc.values(p).first() {
+        Some(Value::String(t)) => check_type(t)
+            .map(str::to_string)
+            .map_err(|reason| ApiError::Unprocessable(format!("the message type at {at}: {reason}"))),
+        Some(_) => Err(ApiError::Unprocessable(format!("the message type at {at} must be a string"))),
+        None => Err(ApiError::Unprocessable(format!("no message type at {at} in the payload"))),
     }
+}
+
+/// The event id at the integration's path, under the rule of header ids:
+/// 1–200 printable ASCII characters. A number must be an integer and stands
+/// for its decimal text, so `"id":12345` and `"id":"12345"` are one event.
+/// No value (or `null`) means no event id: the fingerprint alone decides.
+fn payload_event_id(doc: &Document, p: &KeyPath) -> Result<Option<String>, ApiError> {
+    let text = match doc.values(p).into_iter().next() {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::String(s)) => s.trim().to_string(),
+        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => n.to_string(),
+        Some(_) => String::new(),
+    };
+    validate_key(&text).map(Some).map_err(|_| {
+        ApiError::Unprocessable(format!(
+            "the event id at {} must be an integer or 1–{MAX_KEY_LEN} printable ASCII characters (got {} bytes)",
+            p.as_str(),
+            text.len()
+        ))
+    })
 }
 
 /// Counts a refusal (metric at once, audit in aggregate) and builds the 401.
@@ -72,6 +101,7 @@ fn reject_signature(
         (status = 200, description = "Duplicate or provider event replay", body = MessageResult),
         (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Bad, missing or stale signature", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "The payload names a message type this integration may not send", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "Not found", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body over max_body_bytes", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Well-formed but unusable", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")
@@ -88,6 +118,15 @@ async fn receive(
         .integrations
         .get(&integration_id)
         .ok_or_else(|| ApiError::NotFound(format!("no integration `{integration_id}`")))?;
+    // Headers whose repetition would change who signed the request or which
+    // event it is: refused before the body is read.
+    let mut once = vec!["content-type", "content-encoding"];
+    once.extend(integ.verifier.header_names());
+    if let Some(EventIdSource::Header(h)) = &integ.event_id {
+        once.push(h.as_str());
+    }
+    refuse_repeated(&headers, &once)?;
+    integ.verifier.check_unambiguous(&headers).map_err(|e| ApiError::BadRequest(e.to_string()))?;
     let peer = peer.map(|Extension(ConnectInfo(addr))| addr);
     check_body_headers(&state, &headers)?;
     let presented = integ
@@ -110,9 +149,7 @@ async fn receive(
         .ok_or_else(|| ApiError::Unprocessable("the webhook has no document".into()))?;
     let message_type = match &integ.message_type {
         TypeSource::Fixed(t) => t.clone(),
-        TypeSource::Path(p) => doc.values(p).first().and_then(scalar_text).ok_or_else(|| {
-            ApiError::Unprocessable(format!("no message type at {} in the payload", p.as_str()))
-        })?,
+        TypeSource::Path(p) => payload_type(doc, p)?,
     };
     let event_id = match &integ.event_id {
         None => None,
@@ -122,10 +159,11 @@ async fn receive(
             })?),
             None => return Err(ApiError::BadRequest(format!("the event id header {h} is missing"))),
         },
-        Some(EventIdSource::Path(p)) => doc.values(p).first().and_then(scalar_text),
+        Some(EventIdSource::Path(p)) => payload_event_id(doc, p)?,
     };
     let source = MessageSource {
         explicit_type: Some(&message_type),
+        producer: Producer::Integration(&integ),
         idempotency_key: None,
         provider_event_id: event_id.clone(),
         content_type,

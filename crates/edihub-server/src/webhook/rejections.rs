@@ -160,6 +160,8 @@ mod tests {
             message_type: TypeSource::Fixed("t".into()),
             event_id: None,
             verifier: Verifier::None,
+            allowed_types: None,
+            event_id_days: None,
         }
     }
 

@@ -172,7 +172,42 @@ pub struct Presented {
     candidates: Vec<Vec<u8>>,
 }
 
+/// A signature header that says two things at once.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the {header} header carries `{item}` more than once; send it once")]
+pub struct Ambiguous {
+    /// The header.
+    pub header: &'static str,
+    /// The repeated item, e.g. `t=`.
+    pub item: &'static str,
+}
+
 impl Verifier {
+    /// The headers this scheme reads (lower case); each must occur once.
+    pub fn header_names(&self) -> Vec<&str> {
+        match self {
+            Verifier::None => vec![],
+            Verifier::StandardWebhooks { .. } => vec!["webhook-id", "webhook-timestamp", "webhook-signature"],
+            Verifier::GitHub { .. } => vec!["x-hub-signature-256"],
+            Verifier::Shopify { .. } => vec!["x-shopify-hmac-sha256"],
+            Verifier::Stripe { .. } => vec!["stripe-signature"],
+            Verifier::Hmac { header, .. } => vec![header.as_str()],
+        }
+    }
+
+    /// Refuses a signature header whose meaning depends on which of its
+    /// parts counts: two timestamps in `Stripe-Signature` (several `v1=`
+    /// stay allowed, they are how Stripe rotates secrets).
+    pub fn check_unambiguous(&self, headers: &HeaderMap) -> Result<(), Ambiguous> {
+        if let Verifier::Stripe { .. } = self
+            && let Some(value) = headers.get("stripe-signature").and_then(|v| v.to_str().ok())
+            && value.split(',').filter(|item| item.trim().starts_with("t=")).nth(1).is_some()
+        {
+            return Err(Ambiguous { header: "stripe-signature", item: "t=" });
+        }
+        Ok(())
+    }
+
     /// Checks `body` against the request's headers at unix time `now`.
     pub fn verify(&self, headers: &HeaderMap, body: &[u8], now: i64) -> Result<(), SignatureError> {
         match self.check_headers(headers, now)? {
@@ -264,6 +299,8 @@ fn stripe_headers(headers: &HeaderMap, now: i64) -> Result<Presented, SignatureE
     let mut v1 = Vec::new();
     for item in value.split(',') {
         match item.trim().split_once('=') {
+            // A second timestamp is never "the last one wins".
+            Some(("t", _)) if ts.is_some() => return Err(SignatureError::Malformed("stripe-signature")),
             Some(("t", t)) => ts = Some(t),
             Some(("v1", s)) => v1.push(s),
             _ => {}

@@ -12,7 +12,9 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::{GroupInsert, Queued, ScopedHolder, Verdict};
-use crate::{IngestOutcome, KeyReusePolicy, MessageSummary, NewAuditEvent, NewMessage, Scope, StoredResponse};
+use crate::{
+    IngestOutcome, KeyReusePolicy, MessageSummary, NewAuditEvent, NewMessage, Scope, StoredResponse,
+};
 
 /// A key's stored state, with the message it answered for.
 #[derive(Debug, Clone, sqlx::FromRow)]

@@ -4,8 +4,8 @@ use chrono::Duration;
 
 use super::*;
 use crate::{
-    AuditFilter, INTEGRATION_UPDATED, IntegrationRow, MESSAGE_TYPE_UPDATED, MessageQuery, MessageTypeRow,
-    RetentionStep, SOURCE_ADMIN,
+    AuditFilter, INTEGRATION_UPDATED, IntegrationRow, KeyPurge, MESSAGE_TYPE_UPDATED, MessageQuery,
+    MessageTypeRow, RetentionStep, SOURCE_ADMIN,
 };
 
 /// An admin change is stored, reported with the old row, audited with old
@@ -140,4 +140,35 @@ pub async fn retention_releases_and_purges(store: StoreRef) {
     store.insert_audit(&crate::NewAuditEvent { action: "x".into(), ..Default::default() }).await.unwrap();
     assert_eq!(drain(&store, RetentionStep::PurgeAudit, now() - Duration::days(1), now()).await, 0);
     assert!(drain(&store, RetentionStep::PurgeAudit, now() + Duration::seconds(1), now()).await >= 1);
+}
+
+/// `purge_keys`: `AllExcept` deletes every old key but the event ids of the
+/// named integrations (an id that merely starts like one is not spared);
+/// `EventIdsOf` deletes only that integration's old event ids.
+pub async fn key_purge_keeps_an_integrations_event_ids(store: StoreRef) {
+    let scope = fresh_scope();
+    let old = now() - Duration::days(10);
+    let event = |k: &str| KeyClaim { kind: DetectedBy::ProviderEventId, ..key(k, "s") };
+    for claim in [key("idem-1", "s"), event("shop:e-1"), event("shop2:e-1"), event("gh:e-1")] {
+        processed(ingest_at(&store, &scope, Some(claim), vec![message(None)], old).await);
+    }
+    processed(ingest_at(&store, &scope, Some(event("shop:e-new")), vec![message(None)], now()).await);
+    let cutoff = now() - Duration::days(5);
+    let kept = ["shop".to_string()];
+    assert_eq!(store.purge_keys(KeyPurge::AllExcept(&kept), cutoff, 100).await.unwrap(), 3);
+    let shop = "shop".to_string();
+    assert_eq!(
+        store.purge_keys(KeyPurge::EventIdsOf(&shop), now() - Duration::days(20), 100).await.unwrap(),
+        0
+    );
+    assert_eq!(
+        store.purge_keys(KeyPurge::EventIdsOf(&shop), cutoff, 100).await.unwrap(),
+        1,
+        "only the old one"
+    );
+    // The newer id still replays; the purged ones are free again.
+    let replay = ingest_at(&store, &scope, Some(event("shop:e-new")), vec![message(None)], now()).await;
+    assert!(matches!(replay, IngestOutcome::Replayed { .. }), "kept: {replay:?}");
+    let again = ingest_at(&store, &scope, Some(event("shop:e-1")), vec![message(None)], now()).await;
+    assert!(matches!(again, IngestOutcome::Processed { .. }), "purged: {again:?}");
 }

@@ -45,7 +45,9 @@ pub async fn large_packet_chunks_and_resend(store: StoreRef) {
     first[IDOCS - 1].fingerprint = Some("lp-0".into());
     let out = processed(ingest_at(&store, &scope, None, first, now()).await);
     assert_eq!(out.len(), IDOCS);
-    assert!(matches!(&out[300], MessageOutcome::Duplicate { existing, .. } if existing.id == earlier[0].id()));
+    assert!(
+        matches!(&out[300], MessageOutcome::Duplicate { existing, .. } if existing.id == earlier[0].id())
+    );
     assert_eq!(outcome_id(&out[IDOCS - 1]), outcome_id(&out[0]), "the in-packet repeat");
     let accepted = out.iter().filter(|o| matches!(o, MessageOutcome::Accepted(_))).count();
     assert_eq!(accepted, IDOCS - 2);
