@@ -53,7 +53,7 @@ async fn headers_alone_are_refused_without_reading_the_body(backend: Backend) {
     let zero_sig = format!("sha256={}", "0".repeat(64));
     let cases: Vec<Case> = vec![
         ("/api/webhook/nope", vec![("x-gubee-signature", zero_sig.clone())], 404, "no integration `nope`"),
-        ("/api/webhook/gubee", vec![], 401, "the signature header is missing"),
+        ("/api/webhook/gubee", vec![], 401, "the x-gubee-signature header is missing"),
         ("/api/webhook/gubee", vec![("x-gubee-signature", "sha256=zz".into())], 401, "header is malformed"),
         ("/api/webhook/shop", vec![("x-shopify-hmac-sha256", "%%%".into())], 401, "header is malformed"),
         (
