@@ -25,6 +25,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True  # no __pycache__ in the work tree
 import gen  # noqa: E402
+import packet  # noqa: E402
 
 E = os.environ
 WORK = E["BENCH_WORK"]
@@ -36,7 +37,7 @@ DURATION = int(E.get("BENCH_DURATION", "20"))
 WARMUP = int(E.get("BENCH_WARMUP", "3"))
 CONNS = int(E.get("BENCH_CONNECTIONS", "32"))
 THREADS = int(E.get("BENCH_THREADS", "2"))
-SCENARIOS = [s.strip().upper() for s in E.get("BENCH_SCENARIOS", "S1,S2,S3,S4,S5,S6").split(",") if s.strip()]
+SCENARIOS = [s.strip().upper() for s in E.get("BENCH_SCENARIOS", "S1,S2,S3,S4,S5,S6,P").split(",") if s.strip()]
 S6_ROWS = int(E.get("BENCH_S6_ROWS", "5000000"))
 OUT = E.get("BENCH_OUT", os.path.join(ROOT, "BENCHMARKS.md"))
 PROFILE = E.get("BENCH_PROFILE", "0") == "1"
@@ -46,6 +47,9 @@ DB = "edihub_bench"
 PG_URL = f"postgres://postgres@127.0.0.1:{PG_PORT}/{DB}"
 PORT_PG, PORT_SQLITE = 18480, 18481
 LUA = os.path.join(HERE, "load.lua")
+# Scenario P (scripts/bench/packet.py): the sender key, and the small sender's IDoc.
+AUTH = "Bearer " + gen.API_KEY
+SMALL = open(os.path.join(ROOT, "fixtures", "idoc", "orders05.xml"), "rb").read()
 TICK = os.sysconf("SC_CLK_TCK")
 WH_RAW_KEY = "edihub-bench-standard-webhooks-key"
 RUN_TAG = "r" + format(int(time.time()) % 10**8, "x")
@@ -611,6 +615,10 @@ def render(res):
             L.append(f"| {c['id']} | {c['bytes']:,} | {c['us']:.1f} | {c['mb_s']:.1f} |")
         L.append("")
 
+    if res.get("packet"):
+        L.extend(packet.render(res["packet"]))
+        L.append("")
+
     # Targets
     L.append("### Targets")
     L.append("")
@@ -689,6 +697,7 @@ def targets(res):
     if s1 and S.get("S6"):
         r = S["S6"]["rps"] / s1["rps"]
         add("S6 ≥ 0.8 × S1", r >= 0.8, f"{r:.2f}")
+    t.extend(packet.targets(res.get("packet") or {}))
     crit = {c["id"]: c for c in res.get("criterion") or []}
     xml = [c for k, c in crit.items() if "xml" in k]
     if xml:
@@ -742,7 +751,7 @@ def main():
     recv = "/api/edi-hub/receive-message"
     pg = sqlite = None
     try:
-        if any(s in SCENARIOS for s in ("S1", "S2", "S4", "S5", "S6")):
+        if any(s in SCENARIOS for s in ("S1", "S2", "S4", "S5", "S6", "P")):
             pg = Server("pg", os.path.join(WORK, "edihub-pg.toml"), PORT_PG)
         if "S1" in SCENARIOS:
             S["S1"] = scenario("S1", pg, recv, "unique", orders, 1 * 10**14, body_bytes=orders_bytes)
@@ -755,13 +764,18 @@ def main():
         if "S5" in SCENARIOS:
             S["S5"] = scenario("S5", pg, recv, "unique", invoic, 5 * 10**14, conns=4, threads=2,
                                body_bytes=invoic_bytes)
+        if "P" in SCENARIOS and pg:
+            res.setdefault("packet", {})["PostgreSQL"] = packet.run("PostgreSQL", PORT_PG, AUTH, SMALL, RUN_TAG, log)
         if PROFILE and pg:
             res["profile"] = profile(pg, orders)
-        if "S3" in SCENARIOS:
+        if "S3" in SCENARIOS or "P" in SCENARIOS:
             if pg:
                 pg.stop()
             sqlite = Server("sqlite", os.path.join(WORK, "edihub-sqlite.toml"), PORT_SQLITE)
-            S["S3"] = scenario("S3", sqlite, recv, "unique", orders, 3 * 10**14, body_bytes=orders_bytes)
+            if "S3" in SCENARIOS:
+                S["S3"] = scenario("S3", sqlite, recv, "unique", orders, 3 * 10**14, body_bytes=orders_bytes)
+            if "P" in SCENARIOS:
+                res.setdefault("packet", {})["SQLite"] = packet.run("SQLite", PORT_SQLITE, AUTH, SMALL, RUN_TAG, log)
             sqlite.stop()
             sqlite = None
         if "S6" in SCENARIOS:

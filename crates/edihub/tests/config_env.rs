@@ -3,22 +3,18 @@
 //! `EDIHUB_HOME` must not stop the service), and the start-up output says
 //! which database is used and where its URL came from, password masked.
 
+mod demo;
+
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-const DEMO_SECRETS: [(&str, &str); 5] = [
-    ("SHOP_SECRET", "dev-shop-secret"),
-    ("GITHUB_SECRET", "dev-github-secret"),
-    ("STD_WEBHOOK_SECRET", "whsec_ZGV2LXN0ZC13ZWJob29rLXNlY3JldA=="),
-    ("STRIPE_SECRET", "whsec_dev_stripe_secret"),
-    ("GUBEE_SECRET", "dev-gubee-secret"),
-];
+use demo::{DEMO_SECRETS, repo};
 
 fn demo_config() -> String {
-    format!("{}/../../config/edihub.toml", env!("CARGO_MANIFEST_DIR"))
+    repo("config/edihub.toml")
 }
 
 /// `edihub --config <demo> <args>` with only the demo secrets and `env` in

@@ -2,23 +2,15 @@
 //! as the real binary against the demo configuration: with the rules of the
 //! hub's database when it exists (and saying so), without webhook secrets.
 
+mod demo;
+
 use std::path::PathBuf;
 use std::process::Command;
 
 use edihub_server::{Config, SecretSource};
 use edihub_store::{Json, MessageTypeRow};
 
-const DEMO_SECRETS: [(&str, &str); 5] = [
-    ("SHOP_SECRET", "dev-shop-secret"),
-    ("GITHUB_SECRET", "dev-github-secret"),
-    ("STD_WEBHOOK_SECRET", "whsec_ZGV2LXN0ZC13ZWJob29rLXNlY3JldA=="),
-    ("STRIPE_SECRET", "whsec_dev_stripe_secret"),
-    ("GUBEE_SECRET", "dev-gubee-secret"),
-];
-
-fn repo(path: &str) -> String {
-    format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"))
-}
+use demo::{DEMO_SECRETS, repo};
 
 /// A database the tests never create: the file's rules apply.
 const NO_DATABASE: &str = "sqlite:///nonexistent-edihub-dir/edihub.db";

@@ -8,16 +8,19 @@
 //! unknown `EDIHUB_*` variables are ignored and reported (see `env`).
 
 mod env;
+mod secrets;
+mod sections;
 pub(crate) mod validate;
 
 use std::path::Path;
 
-use edihub_store::KeyReusePolicy;
 use figment::Figment;
 use figment::providers::{Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 
 pub use env::{DatabaseUrlSource, LoadNotes};
+pub use secrets::SecretSource;
+pub use sections::*;
 pub use validate::{ConfigError, parse_window};
 
 /// Default of `webhook_secret_prefix`.
@@ -103,43 +106,6 @@ pub struct Config {
     pub file_secret_names: std::collections::BTreeSet<String>,
 }
 
-/// The source of integration secrets, looked up by variable name.
-#[derive(Clone, Default)]
-pub enum SecretSource {
-    /// The process environment (production).
-    #[default]
-    Environment,
-    /// A fixed map of variable name to secret (tests, embedding).
-    Fixed(std::collections::HashMap<String, String>),
-    /// Secrets are not read: for commands that verify no signature
-    /// (`edihub fingerprint`). Validation checks everything but the secrets'
-    /// presence; every lookup finds nothing, so an integration built from
-    /// this source is refused, never left unsigned.
-    Unread,
-}
-
-impl SecretSource {
-    /// The secret held by variable `name`.
-    pub fn get(&self, name: &str) -> Option<String> {
-        match self {
-            SecretSource::Environment => std::env::var(name).ok(),
-            SecretSource::Fixed(map) => map.get(name).cloned(),
-            SecretSource::Unread => None,
-        }
-    }
-}
-
-impl std::fmt::Debug for SecretSource {
-    // Names only: secret values never reach a log line.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            SecretSource::Environment => f.write_str("Environment"),
-            SecretSource::Fixed(map) => f.debug_set().entries(map.keys()).finish(),
-            SecretSource::Unread => f.write_str("Unread"),
-        }
-    }
-}
-
 impl Default for Config {
     fn default() -> Self {
         Self {
@@ -171,156 +137,6 @@ impl Default for Config {
             file_secret_names: std::collections::BTreeSet::new(),
         }
     }
-}
-
-/// Retention policies; a `*_days` of 0 keeps those rows forever.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct RetentionConfig {
-    /// Seconds between retention runs.
-    pub interval_secs: u64,
-    /// Most rows one statement releases or deletes.
-    pub batch_size: u32,
-    /// Messages older than this are deleted (never while their fingerprint still blocks).
-    pub messages_days: u32,
-    /// Idempotency-Keys and provider event ids older than this are deleted;
-    /// a later retry is then caught by the fingerprint alone.
-    pub keys_days: u32,
-    /// Audit events older than this are deleted.
-    pub audit_days: u32,
-}
-
-impl Default for RetentionConfig {
-    fn default() -> Self {
-        Self { interval_secs: 60, batch_size: 1000, messages_days: 90, keys_days: 30, audit_days: 365 }
-    }
-}
-
-/// The admin credential, stored only as a hash.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AdminConfig {
-    /// SHA-256 hex of the admin token (Bearer token or Basic password).
-    pub token_sha256: String,
-}
-
-/// A tenant: one customer or business unit.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TenantConfig {
-    /// Tenant id, e.g. `acme`.
-    pub id: String,
-    /// Its environments (`prod`, `qa`, …); data never crosses them.
-    pub environments: Vec<EnvironmentConfig>,
-}
-
-/// One environment of a tenant.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EnvironmentConfig {
-    /// Environment id, e.g. `prod`.
-    pub id: String,
-    /// SHA-256 hex digests of the API keys that may send into this environment.
-    #[serde(default)]
-    pub api_keys_sha256: Vec<String>,
-    /// What a repeated Idempotency-Key with another payload gets:
-    /// `reject` (422, the default) or `replay` (the first response).
-    #[serde(default)]
-    pub on_key_reuse: KeyReusePolicy,
-    /// The only message types this environment's API keys may send
-    /// (absent: any type no integration of the environment claims).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message_types: Option<Vec<String>>,
-}
-
-/// Dedup rules of one message type.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MessageTypeConfig {
-    /// Message type id (`ORDERS05`, `shop.order`).
-    pub id: String,
-    /// Only for this tenant; absent = global default.
-    #[serde(default)]
-    pub tenant: Option<String>,
-    /// Paths whose values form the fingerprint (IDoc paths or JSONPath);
-    /// `["$"]` fingerprints the whole canonical payload.
-    #[serde(default)]
-    pub duplicate_key_fields: Vec<String>,
-    /// Paths removed before a whole-payload fingerprint (volatile fields).
-    #[serde(default)]
-    pub exclude_fields: Vec<String>,
-    /// Dedup window in hours (default 168).
-    #[serde(default)]
-    pub duplicate_window_hours: Option<u64>,
-    /// Dedup window with a unit (`2s`, `15m`, `12h`, `7d`); overrides hours.
-    #[serde(default)]
-    pub duplicate_window: Option<String>,
-}
-
-/// A partner webhook endpoint, `POST /api/webhook/{id}`.
-#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct IntegrationConfig {
-    /// Integration id (the URL segment; taken from the path in the admin API).
-    #[serde(default)]
-    pub id: String,
-    /// Tenant the webhooks belong to.
-    pub tenant: String,
-    /// Environment within the tenant.
-    pub environment: String,
-    /// Fixed message type.
-    #[serde(default)]
-    pub message_type: Option<String>,
-    /// JSONPath to the message type inside the payload.
-    #[serde(default)]
-    pub message_type_path: Option<String>,
-    /// With `message_type_path`: the only types the payload may name
-    /// (absent: any type no other integration of the environment claims).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message_types: Option<Vec<String>>,
-    /// Where the provider's event id is: `{ header = "…" }` or `{ path = "$.id" }`.
-    #[serde(default)]
-    pub event_id: Option<EventIdConfig>,
-    /// How requests are signed.
-    #[serde(default)]
-    pub signature: Option<SignatureConfig>,
-    /// Days this integration's event ids are kept (0: forever; absent:
-    /// `retention.keys_days`). Providers that sign without a timestamp can
-    /// replay an event once its id is purged, so keep ids longer for them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub event_id_days: Option<u32>,
-}
-
-/// Location of a provider event id.
-#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct EventIdConfig {
-    /// Header carrying the id.
-    #[serde(default)]
-    pub header: Option<String>,
-    /// JSONPath to the id in the body.
-    #[serde(default)]
-    pub path: Option<String>,
-}
-
-/// Signature verification of an integration.
-#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SignatureConfig {
-    /// `standard-webhooks`, `github`, `shopify`, `stripe`, `hmac` or `none`.
-    pub scheme: String,
-    /// Environment variable holding the secret (never the secret itself).
-    #[serde(default)]
-    pub secret_env: Option<String>,
-    /// Header name, for the generic `hmac` scheme.
-    #[serde(default)]
-    pub header: Option<String>,
-    /// `hex` or `base64`, for the generic `hmac` scheme.
-    #[serde(default)]
-    pub encoding: Option<String>,
-    /// Prefix before the digest (e.g. `sha256=`), for the generic `hmac` scheme.
-    #[serde(default)]
-    pub prefix: Option<String>,
 }
 
 impl Config {
