@@ -16,6 +16,8 @@ backend_tests!(
     message_page_explains_the_docnum_fallback,
     message_pages_escape_hostile_values,
     message_search_filters_and_pages,
+    overview_counts_and_charts,
+    catalog_lists_show_the_rules,
 );
 
 /// `GET path` as a browser with the admin credential.
@@ -188,5 +190,73 @@ async fn message_search_filters_and_pages(backend: Backend) {
     app.get("/admin/messages?sender=x&cursor=junk", Some(&bearer(ADMIN_TOKEN)))
         .await
         .expect_problem(400, "cursor");
+    assert_eq!(snapshot(&app).await, before, "looking changes nothing");
+}
+
+async fn overview_counts_and_charts(backend: Backend) {
+    let app = TestApp::new(backend).await;
+    let empty = page(&app, "/admin").await.text();
+    assert!(empty.contains("<title>edihub overview</title>") && empty.contains("id=\"day-empty\""));
+    let original = accepted(&app.post_xml(ACME_PROD, fixture("orders05.xml")).await);
+    duplicate_of(
+        &app.post_xml(ACME_PROD, fixture("orders05-reissued.xml")).await,
+        original["id"].as_str().unwrap(),
+    );
+    let keyed = [("x-message-type", "shop.order"), ("idempotency-key", "k-1")];
+    let body = serde_json::json!({ "docnum": "1", "order": { "id": HOSTILE[0] } }).to_string();
+    accepted(&app.post_json(ACME_QA, body.clone(), &keyed).await);
+    app.post_json(ACME_QA, body, &keyed).await.expect(200);
+    let before = snapshot(&app).await;
+
+    let html = page(&app, "/admin").await.text();
+    assert_escaped(&html);
+    let day =
+        &html[html.find("id=\"day\"").expect("24 h table")..html.find("id=\"week\"").expect("7 d table")];
+    assert!(day.contains(
+        "<td>acme / prod</td><td class=\"type\"><a href=\"/admin/messages?tenant=acme&amp;environment=prod&amp;message_type=ORDERS05\">ORDERS05</a></td>\
+         <td class=\"num received\">2</td><td class=\"num accepted\">1</td><td class=\"num\">0</td><td class=\"num\">1</td>\
+         <td class=\"num\">0</td><td class=\"num rate\">50.0 %</td>"
+    ), "{day}");
+    assert!(day.contains("<td>acme / qa</td>") && day.contains(">shop.order</a>"), "{day}");
+    assert!(day.contains("<td class=\"num\">1</td><td class=\"num\">0</td><td class=\"num\">0</td><td class=\"num rate\">50.0 %</td>"));
+    // The chart: 24 hourly pairs of bars, the last hour holding both messages.
+    assert!(html.contains("<svg id=\"chart\""));
+    assert_eq!(html.matches("<rect class=\"accepted\"").count(), 24);
+    assert!(html.contains(" UTC: 2 accepted</title>") && html.contains(" UTC: 2 duplicates</title>"));
+    assert!(!html.contains("<script"), "no JavaScript");
+    assert_eq!(snapshot(&app).await, before, "looking changes nothing");
+    app.get("/admin", None).await.expect(401);
+}
+
+async fn catalog_lists_show_the_rules(backend: Backend) {
+    let app = TestApp::new(backend).await;
+    let hostile = serde_json::json!({ "duplicate_key_fields": ["$.a"], "duplicate_window_hours": 2 });
+    let put = Request::builder()
+        .method("PUT")
+        .uri("/admin/message-types/%3Cscript%3Ealert(1)%3C%2Fscript%3E?tenant=acme")
+        .header("authorization", bearer(ADMIN_TOKEN))
+        .header("content-type", "application/json")
+        .body(Body::from(hostile.to_string()))
+        .unwrap();
+    app.send(put).await.expect(200);
+    let before = snapshot(&app).await;
+    let types = page(&app, "/admin/message-types").await.text();
+    assert_escaped(&types);
+    assert!(types.contains(
+        "<tr class=\"type\"><td>ORDERS05</td><td>(global)</td><td><ul class=\"kv\"><li><code>E1EDK01.BELNR</code></li>\
+         <li><code>E1EDK02[QUALF=001].BELNR</code></li></ul></td><td><span class=\"muted\">–</span></td><td>168 h</td><td>config</td>"
+    ));
+    assert!(types.contains("<td>WIN2S</td><td>(global)</td>") && types.contains("<td>2 s</td>"));
+    assert!(
+        types.contains("<td>&lt;script&gt;alert(1)&lt;/script&gt;</td><td>acme</td>"),
+        "an admin-named type, escaped"
+    );
+    let integrations = page(&app, "/admin/integrations").await.text();
+    assert!(
+        integrations.contains("<title>edihub integrations</title>")
+            && integrations.contains("id=\"integrations\"")
+    );
+    let json = app.get("/admin/message-types", Some(&bearer(ADMIN_TOKEN))).await;
+    assert!(json.json()["message_types"].is_array(), "scripts still get JSON");
     assert_eq!(snapshot(&app).await, before, "looking changes nothing");
 }
