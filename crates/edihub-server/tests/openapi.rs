@@ -161,7 +161,7 @@ async fn document_matches_the_router() {
         assert_eq!(got, want, "{path}: methods the router serves");
     }
     // And paths outside the document are not served.
-    for path in ["/", "/admin", "/admin/messages/x/raw", "/api/webhook", "/openapi.yaml", "/metrics/x"] {
+    for path in ["/", "/admin/", "/admin/messages/x/raw", "/api/webhook", "/openapi.yaml", "/metrics/x"] {
         app.get(path, Some(&bearer(ADMIN_TOKEN))).await.expect_problem(404, "no such route");
     }
 }
