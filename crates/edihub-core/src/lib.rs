@@ -47,8 +47,8 @@
 //! - **Nothing is expanded or fetched.** A DTD is refused outright; only the
 //!   five predefined XML entities and character references are resolved.
 //! - **Nothing ambiguous is guessed at.** Two members of one name, two
-//!    control records or a control-record field given twice are errors, as
-//!    any choice between them could change a business key.
+//!   control records or a control-record field given twice are errors, as
+//!   any choice between them could change a business key.
 //! - **Nothing is silently altered.** Invalid bytes in the document's
 //!   encoding are refused with their offset instead of being replaced,
 //!   because a replaced character would change a business key.
