@@ -1,7 +1,7 @@
 # edihub — see README.md.
 CARGO ?= cargo
 
-.PHONY: run check-config test docs-check demo-secrets fmt lint build release clean
+.PHONY: run check-config test docs-check console-screenshots demo-secrets fmt lint build release clean
 
 ## Build and serve on the embedded SQLite database (data/edihub.db) with config/edihub.toml.
 # Development webhook secrets for the demo integrations (docs/webhooks.md).
@@ -23,6 +23,10 @@ test:
 ## Run the shell examples of README.md and docs/*.md against a fresh hub (README, "Docs that run").
 docs-check:
 	./scripts/docs-check.sh
+
+## Screenshots of every console page into docs/console/ (headless Chromium, tests/browser.rs).
+console-screenshots:
+	EDIHUB_CONSOLE_SCREENSHOTS=docs/console $(CARGO) test --locked -p edihub-server --test browser console_pages_load_in_chromium
 
 ## Print the demo secrets (used by scripts/docs-check.sh).
 demo-secrets:

@@ -57,6 +57,7 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::audit::router())
         .merge(routes::messages::router())
         .merge(routes::catalog::router())
+        .merge(routes::overview::router())
         .merge(routes::health::router())
         .merge(routes::openapi::router())
         .split_for_parts()

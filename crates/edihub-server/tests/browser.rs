@@ -298,3 +298,126 @@ async fn audit_page_filters_to_the_blocked_duplicate_in_chromium() {
     }
     server.stop().await;
 }
+
+/// Where the console test writes its screenshots: `EDIHUB_CONSOLE_SCREENSHOTS`
+/// (`make console-screenshots` sets `docs/console`), else the test's tmp dir.
+fn screenshot_dir() -> PathBuf {
+    std::env::var_os("EDIHUB_CONSOLE_SCREENSHOTS")
+        .map(|d| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(d))
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")))
+}
+
+/// Opens `path`, waits for its heading, screenshots it as `name.png` and
+/// returns what the page shows: title, heading and `probe` (JavaScript).
+fn visit(cdp: &mut Cdp, base: &str, path: &str, name: &str, probe: &str) -> Value {
+    let nav = cdp.call("Page.navigate", json!({ "url": format!("{base}{path}") }));
+    assert!(nav.get("errorText").is_none(), "navigation to {path} failed: {nav}");
+    let want = path.split('?').next().unwrap();
+    cdp.wait_for(&format!(
+        "location.pathname === '{want}' && document.readyState === 'complete' && !!document.querySelector('main h1')"
+    ));
+    let shot = cdp.call("Page.captureScreenshot", json!({ "format": "png", "captureBeyondViewport": false }));
+    let png = base64::engine::general_purpose::STANDARD.decode(shot["data"].as_str().unwrap()).unwrap();
+    assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
+    let dir = screenshot_dir();
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(format!("{name}.png")), png).expect("write screenshot");
+    json!({
+        "title": cdp.eval("document.title"),
+        "h1": cdp.eval("document.querySelector('main h1').textContent"),
+        "probe": cdp.eval(probe),
+        "scripts": cdp.eval("document.querySelectorAll('script').length"),
+        "xss": cdp.eval("window.__xss === undefined ? null : window.__xss"),
+    })
+}
+
+/// Every console page in a real browser: each loads under the admin
+/// credential and shows its content; a payload and key value carrying a
+/// script are shown as text, and nothing runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn console_pages_load_in_chromium() {
+    let app = TestApp::new(Backend::Sqlite).await;
+    let original = accepted(&app.post_xml(ACME_PROD, fixture("orders05.xml")).await);
+    let id = original["id"].as_str().unwrap().to_string();
+    duplicate_of(&app.post_xml(ACME_PROD, fixture("orders05-reissued.xml")).await, &id);
+    let evil = "<script>window.__xss=1</script><img src=x onerror=\"window.__xss=2\">";
+    let body = json!({ "docnum": "S-1", "order": { "id": evil } }).to_string();
+    let shop = accepted(&app.post_json(ACME_PROD, body, &[("x-message-type", "shop.order")]).await);
+    let shop_id = shop["id"].as_str().unwrap().to_string();
+
+    let server = LiveServer::start(app.state.clone()).await;
+    let base = format!("http://admin:{ADMIN_TOKEN}@{}", server.addr);
+    let (id2, shop2) = (id.clone(), shop_id.clone());
+    let pages = tokio::task::spawn_blocking(move || {
+        let mut browser = Browser::launch();
+        let mut cdp = Cdp::connect(browser.devtools_port());
+        cdp.call("Page.enable", json!({}));
+        let rows = "document.querySelectorAll('tr').length";
+        vec![
+            visit(
+                &mut cdp,
+                &base,
+                "/admin",
+                "overview",
+                "document.querySelectorAll('#chart rect.accepted').length",
+            ),
+            visit(
+                &mut cdp,
+                &base,
+                "/admin/messages",
+                "messages",
+                "document.querySelectorAll('tr.message').length",
+            ),
+            visit(
+                &mut cdp,
+                &base,
+                &format!("/admin/messages/{id2}"),
+                "message",
+                "document.querySelectorAll('tr.duplicate').length",
+            ),
+            visit(
+                &mut cdp,
+                &base,
+                &format!("/admin/messages/{shop2}"),
+                "message-hostile",
+                "document.querySelector('#key-values li').textContent",
+            ),
+            visit(
+                &mut cdp,
+                &base,
+                "/admin/audit",
+                "audit",
+                "document.querySelectorAll('#events .details li').length",
+            ),
+            visit(&mut cdp, &base, "/admin/message-types", "message-types", rows),
+            visit(&mut cdp, &base, "/admin/integrations", "integrations", rows),
+        ]
+    })
+    .await
+    .expect("browser driver");
+
+    let titles: Vec<&Value> = pages.iter().map(|p| &p["title"]).collect();
+    assert_eq!(
+        titles,
+        [
+            "edihub overview",
+            "edihub messages",
+            "edihub message",
+            "edihub message",
+            "edihub audit",
+            "edihub message types",
+            "edihub integrations"
+        ]
+    );
+    assert_eq!(pages[0]["probe"], 24, "24 hourly bars");
+    assert_eq!(pages[1]["probe"], 2, "both stored messages listed");
+    assert_eq!(pages[2]["probe"], 1, "the blocked duplicate in the why panel");
+    assert_eq!(pages[3]["probe"], evil, "the script is shown as text");
+    assert!(pages[4]["probe"].as_i64().unwrap() >= 2, "details as a list: {}", pages[4]);
+    assert!(pages[5]["probe"].as_i64().unwrap() >= 5, "message types listed");
+    for p in &pages {
+        assert_eq!(p["scripts"], 0, "no script element in any page: {p}");
+        assert_eq!(p["xss"], Value::Null, "nothing ran: {p}");
+    }
+    server.stop().await;
+}

@@ -18,7 +18,8 @@ use common::*;
 use serde_json::Value;
 
 /// Every route PRODUCT.md and the README promise, and nothing else.
-const PRODUCT_ROUTES: [(&str, &str); 14] = [
+const PRODUCT_ROUTES: [(&str, &str); 15] = [
+    ("get", "/admin"),
     ("post", "/api/edi-hub/receive-message"),
     ("post", "/api/webhook/{integration_id}"),
     ("get", "/admin/audit"),
@@ -108,7 +109,7 @@ async fn document_matches_the_router() {
         let responses = op["responses"].as_object().filter(|r| !r.is_empty());
         let responses = responses.unwrap_or_else(|| panic!("{method} {path}: no documented response"));
         let secured = op["security"].as_array().is_some_and(|s| !s.is_empty());
-        let credential = if path.starts_with("/admin/") {
+        let credential = if path == "/admin" || path.starts_with("/admin/") {
             Some(bearer(ADMIN_TOKEN))
         } else if path == RECEIVE {
             Some(bearer(ACME_PROD))
@@ -160,7 +161,7 @@ async fn document_matches_the_router() {
         assert_eq!(got, want, "{path}: methods the router serves");
     }
     // And paths outside the document are not served.
-    for path in ["/", "/admin", "/admin/messages/x/raw", "/api/webhook", "/openapi.yaml", "/metrics/x"] {
+    for path in ["/", "/admin/", "/admin/messages/x/raw", "/api/webhook", "/openapi.yaml", "/metrics/x"] {
         app.get(path, Some(&bearer(ADMIN_TOKEN))).await.expect_problem(404, "no such route");
     }
 }

@@ -111,6 +111,9 @@ macro_rules! admin_methods {
                         q.push(clause).push_bind(v.clone());
                     }
                 }
+                if let Some(id) = f.message_id {
+                    q.push(" AND message_id = ").push_bind(id);
+                }
                 if let Some(since) = f.since {
                     q.push(" AND occurred_at >= ").push_bind(since);
                 }
@@ -205,6 +208,7 @@ macro_rules! admin_methods {
                     (" AND key_fingerprint = ", &f.fingerprint),
                     (" AND idempotency_key = ", &f.idempotency_key),
                     (" AND message_type = ", &f.message_type),
+                    (" AND sender = ", &f.sender),
                 ];
                 for (clause, value) in filters {
                     if let Some(v) = value {
@@ -217,6 +221,23 @@ macro_rules! admin_methods {
                         forms.push_bind(form);
                     }
                     q.push(")");
+                }
+                if let Some(value) = &f.key_value {
+                    // Key values are a short JSON array per message: matched
+                    // as text, within the other filters' rows.
+                    q.push(" AND CAST(key_values AS TEXT) LIKE ")
+                        .push_bind($crate::model::key_value_pattern(value))
+                        .push(" ESCAPE '\\'");
+                }
+                if let Some(since) = f.since {
+                    q.push(" AND received_at >= ").push_bind(since);
+                }
+                if let Some(until) = f.until {
+                    q.push(" AND received_at < ").push_bind(until);
+                }
+                if let Some((at, id)) = f.before {
+                    q.push(" AND (received_at < ").push_bind(at);
+                    q.push(" OR (received_at = ").push_bind(at).push(" AND id < ").push_bind(id).push("))");
                 }
                 q.push(" ORDER BY received_at DESC, id DESC LIMIT ").push_bind(f.limit);
                 Ok(q.build_query_as().fetch_all(&self.pool).await?)

@@ -177,6 +177,9 @@ pub struct AuditFilter {
     pub message_type: Option<String>,
     /// Only events about this fingerprint.
     pub fingerprint: Option<String>,
+    /// Only events that refer to this original message (e.g. every
+    /// duplicate blocked against it).
+    pub message_id: Option<Uuid>,
     /// Events at or after this time.
     pub since: Option<DateTime<Utc>>,
     /// Events before this time.

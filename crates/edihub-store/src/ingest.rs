@@ -33,6 +33,7 @@
 macro_rules! impl_sql_store {
     ($ty:ty, $db:ty, $migrator:expr, $begin:expr) => {
         $crate::admin_sql::admin_methods!($ty, $db);
+        $crate::console::console_methods!($ty, $db);
 
         #[async_trait::async_trait]
         impl $crate::Store for $ty {
@@ -113,6 +114,20 @@ macro_rules! impl_sql_store {
                 f: &$crate::MessageQuery,
             ) -> $crate::Result<Vec<$crate::MessageMeta>> {
                 self.db_find_messages(f).await
+            }
+
+            async fn activity(
+                &self,
+                since: chrono::DateTime<chrono::Utc>,
+            ) -> $crate::Result<Vec<$crate::ActivityCount>> {
+                self.db_activity(since).await
+            }
+
+            async fn activity_series(
+                &self,
+                bounds: &[chrono::DateTime<chrono::Utc>],
+            ) -> $crate::Result<Vec<$crate::ActivityPoint>> {
+                self.db_activity_series(bounds).await
             }
 
             async fn retention_step(

@@ -14,6 +14,7 @@ mod batch_sql;
 mod batch_stmt;
 mod catalog;
 pub mod conformance;
+mod console;
 mod error;
 mod ingest;
 mod model;
@@ -32,6 +33,7 @@ pub use audit::{
     NewAuditEvent,
 };
 pub use catalog::{GLOBAL_TENANT, IntegrationRow, MessageTypeRow, SOURCE_ADMIN, SOURCE_CONFIG};
+pub use console::{ACCEPTED, ActivityCount, ActivityPoint, SIGNATURE_REJECTED, series_bounds};
 pub use error::{Result, StoreError};
 pub use model::*;
 pub use postgres::PgStore;
@@ -96,6 +98,13 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     async fn put_integration(&self, row: &IntegrationRow) -> Result<Option<IntegrationRow>>;
     /// Message metadata matching `query`, newest first.
     async fn find_messages(&self, query: &MessageQuery) -> Result<Vec<MessageMeta>>;
+    /// What happened since `since`, per (tenant, environment, message type):
+    /// messages accepted, duplicates blocked per detector, webhook
+    /// signatures refused (see [`ActivityCount`]).
+    async fn activity(&self, since: chrono::DateTime<chrono::Utc>) -> Result<Vec<ActivityCount>>;
+    /// Messages accepted and duplicates blocked in each interval between
+    /// consecutive `bounds` (oldest first), one point per interval.
+    async fn activity_series(&self, bounds: &[chrono::DateTime<chrono::Utc>]) -> Result<Vec<ActivityPoint>>;
     /// Runs one batch of a retention step; returns the rows changed (a batch
     /// smaller than `batch` means the step is done). `cutoff` is the oldest
     /// time kept, `now` decides which fingerprints have expired.

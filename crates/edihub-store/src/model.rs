@@ -243,8 +243,37 @@ pub struct MessageQuery {
     pub docnum: Option<String>,
     /// Only this message type.
     pub message_type: Option<String>,
+    /// Only messages from this sending partner (`SNDPRN`).
+    pub sender: Option<String>,
+    /// Messages with a key field whose value is exactly this text (a string
+    /// value, as found at one of the type's `duplicate_key_fields`).
+    pub key_value: Option<String>,
+    /// Messages received at or after this time.
+    pub since: Option<DateTime<Utc>>,
+    /// Messages received before this time.
+    pub until: Option<DateTime<Utc>>,
+    /// Only messages older than this one (`received_at`, `id`): the last row
+    /// of the previous page, for keyset pagination.
+    pub before: Option<(DateTime<Utc>, Uuid)>,
     /// Most rows returned.
     pub limit: i64,
+}
+
+/// The `LIKE` pattern that finds `value` as a string inside the JSON text of
+/// `key_values`: the value JSON-encoded (quotes included), with `LIKE`'s
+/// wildcards and its escape character escaped (`ESCAPE '\'`).
+pub(crate) fn key_value_pattern(value: &str) -> String {
+    let quoted = serde_json::Value::String(value.to_string()).to_string();
+    let mut pattern = String::with_capacity(quoted.len() + 2);
+    pattern.push('%');
+    for c in quoted.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    pattern
 }
 
 /// The stored forms a looked-up document number may have. SAP pads DOCNUM

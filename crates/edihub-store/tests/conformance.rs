@@ -56,4 +56,7 @@ suite!(
     lookups_find_messages,
     retention_releases_and_purges,
     key_purge_keeps_an_integrations_event_ids,
+    message_search_filters_and_pages,
+    audit_events_of_one_message,
+    activity_counts_and_series,
 );

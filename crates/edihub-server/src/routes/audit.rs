@@ -6,7 +6,7 @@
 
 use axum::Json;
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, Uri, header};
+use axum::http::{HeaderMap, Uri};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, SecondsFormat, Utc};
 use edihub_store::{AuditEvent, AuditFilter};
@@ -37,13 +37,15 @@ struct AuditQuery {
     environment: Option<String>,
     message_type: Option<String>,
     fingerprint: Option<String>,
+    original_message_id: Option<String>,
     since: Option<String>,
     until: Option<String>,
     cursor: Option<String>,
     limit: Option<String>,
 }
 
-fn parse_time(name: &str, v: Option<String>) -> Result<Option<DateTime<Utc>>, ApiError> {
+/// An optional RFC 3339 query value `name`.
+pub(crate) fn parse_time(name: &str, v: Option<String>) -> Result<Option<DateTime<Utc>>, ApiError> {
     v.filter(|s| !s.is_empty())
         .map(|s| {
             DateTime::parse_from_rfc3339(&s).map(|t| t.with_timezone(&Utc)).map_err(|_| {
@@ -84,6 +86,13 @@ impl AuditQuery {
             environment: non_empty(self.environment),
             message_type: non_empty(self.message_type),
             fingerprint: non_empty(self.fingerprint),
+            message_id: non_empty(self.original_message_id)
+                .map(|id| {
+                    uuid::Uuid::parse_str(&id).map_err(|_| {
+                        ApiError::BadRequest("`original_message_id` must be a message id (a UUID)".into())
+                    })
+                })
+                .transpose()?,
             since: parse_time("since", self.since)?,
             until: parse_time("until", self.until)?,
             cursor,
@@ -109,19 +118,13 @@ pub fn event_json(e: &AuditEvent) -> Value {
     })
 }
 
-/// Whether the client asked for HTML (a browser) rather than JSON.
-fn wants_html(headers: &HeaderMap) -> bool {
-    headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|accept| {
-        accept.split(',').next().is_some_and(|first| first.trim().starts_with("text/html"))
-    })
-}
-
 /// Audit events (JSON; a browser asking for text/html gets the HTML page).
 #[utoipa::path(get, path = "/admin/audit", tag = "admin",
     params(
         ("action" = Option<String>, Query, description = "e.g. message.duplicate_blocked"),
         ("tenant" = Option<String>, Query), ("environment" = Option<String>, Query),
         ("message_type" = Option<String>, Query), ("fingerprint" = Option<String>, Query),
+        ("original_message_id" = Option<uuid::Uuid>, Query, description = "events about this original message, e.g. the duplicates blocked against it"),
         ("since" = Option<String>, Query, description = "RFC 3339, inclusive"),
         ("until" = Option<String>, Query, description = "RFC 3339, exclusive"),
         ("cursor" = Option<String>, Query, description = "next_cursor of the previous page"),
@@ -143,7 +146,7 @@ async fn list(
     let events = state.store.list_audit(&filter).await?;
     let next_cursor =
         (events.len() as i64 == filter.limit).then(|| events.last().map(|e| e.id.to_string())).flatten();
-    if wants_html(&headers) {
+    if super::page::wants_html(&headers) {
         return Ok(super::audit_page::render(&filter, &events, next_cursor.as_deref()).into_response());
     }
     Ok(Json(json!({

@@ -9,6 +9,8 @@
 
 use axum::Json;
 use axum::extract::{Query, State};
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
 use edihub_store::{IntegrationRow, MessageTypeRow, SOURCE_ADMIN};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -35,9 +37,16 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// All message types (global rows have an empty tenant).
 #[utoipa::path(get, path = "/admin/message-types", tag = "admin",
     responses((status = 200, description = "Message types", body = Object), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
-async fn list_types(State(state): State<AppState>, _admin: Admin) -> Result<Json<Value>, ApiError> {
+async fn list_types(
+    State(state): State<AppState>,
+    _admin: Admin,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
     let rows = state.store.list_message_types().await?;
-    Ok(Json(json!({ "message_types": rows })))
+    if super::page::wants_html(&headers) {
+        return Ok(super::catalog_page::types(&rows).into_response());
+    }
+    Ok(Json(json!({ "message_types": rows })).into_response())
 }
 
 #[derive(Debug, Deserialize)]
@@ -124,9 +133,16 @@ async fn put_type(
 /// All webhook integrations.
 #[utoipa::path(get, path = "/admin/integrations", tag = "admin",
     responses((status = 200, description = "Integrations", body = Object), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
-async fn list_integrations(State(state): State<AppState>, _admin: Admin) -> Result<Json<Value>, ApiError> {
+async fn list_integrations(
+    State(state): State<AppState>,
+    _admin: Admin,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
     let rows = state.store.list_integrations().await?;
-    Ok(Json(json!({ "integrations": rows })))
+    if super::page::wants_html(&headers) {
+        return Ok(super::catalog_page::integrations(&rows).into_response());
+    }
+    Ok(Json(json!({ "integrations": rows })).into_response())
 }
 
 /// Create or change a webhook integration; audited as integration.updated.

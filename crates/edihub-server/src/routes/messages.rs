@@ -9,10 +9,11 @@
 
 use axum::Json;
 use axum::extract::{Query, State};
-use axum::http::{HeaderValue, Uri, header};
+use axum::http::{HeaderMap, HeaderValue, Uri, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
-use edihub_store::{MessageQuery, MessageRow};
+use chrono::{DateTime, Utc};
+use edihub_store::{AuditFilter, DUPLICATE_BLOCKED, MessageQuery, MessageRow};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -74,8 +75,38 @@ async fn show(
     State(state): State<AppState>,
     _admin: Admin,
     ApiPath(id): ApiPath<String>,
-) -> Result<Json<Value>, ApiError> {
-    Ok(Json(message_json(&load(&state, &id).await?)))
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let m = load(&state, &id).await?;
+    if !super::page::wants_html(&headers) {
+        return Ok(Json(message_json(&m)).into_response());
+    }
+    const SHOWN: i64 = 50;
+    let filter = AuditFilter {
+        action: Some(DUPLICATE_BLOCKED.into()),
+        message_id: Some(m.id),
+        limit: SHOWN + 1,
+        ..Default::default()
+    };
+    let mut duplicates = state.store.list_audit(&filter).await?;
+    let more_duplicates = duplicates.len() as i64 > SHOWN;
+    duplicates.truncate(SHOWN as usize);
+    let ctx = super::message_page::Context {
+        duplicates: &duplicates,
+        more_duplicates,
+        docnum_scope: (m.fingerprint_basis == "docnum").then(|| docnum_scope(&m)).flatten(),
+        now: crate::ingest::now(),
+    };
+    Ok(super::message_page::render(&m, &ctx).into_response())
+}
+
+/// The client, port and partner of the IDoc's control record (re-read from
+/// the stored payload: the message keeps only the partner).
+fn docnum_scope(m: &MessageRow) -> Option<[Option<String>; 3]> {
+    let parsed = edihub_core::parse_body(&m.payload, m.content_type.as_deref()).ok()?;
+    let doc = parsed.documents.get(usize::try_from(m.packet_index).ok()?)?;
+    let c = doc.control()?;
+    Some([c.mandt.clone(), c.sndpor.clone(), c.sndprn.clone()])
 }
 
 /// The raw payload exactly as received, with its original Content-Type.
@@ -115,38 +146,86 @@ struct FindQuery {
     idempotency_key: Option<String>,
     docnum: Option<String>,
     message_type: Option<String>,
+    sender: Option<String>,
+    key_value: Option<String>,
+    since: Option<String>,
+    until: Option<String>,
+    cursor: Option<String>,
     limit: Option<i64>,
 }
 
-/// Find messages by fingerprint, Idempotency-Key or docnum.
+/// The keyset cursor of a message list: the last row's `received_at` (in
+/// microseconds) and id.
+pub(crate) fn cursor_of(m: &edihub_store::MessageMeta) -> String {
+    format!("{}.{}", m.received_at.timestamp_micros(), m.id)
+}
+
+fn parse_cursor(c: &str) -> Result<(DateTime<Utc>, Uuid), ApiError> {
+    let bad = || ApiError::BadRequest("`cursor` is not a cursor this API returned".into());
+    let (micros, id) = c.split_once('.').ok_or_else(bad)?;
+    let at = micros.parse::<i64>().ok().and_then(DateTime::from_timestamp_micros).ok_or_else(bad)?;
+    Ok((at, Uuid::parse_str(id).map_err(|_| bad())?))
+}
+
+impl FindQuery {
+    fn into_query(self) -> Result<MessageQuery, ApiError> {
+        let keep = |v: Option<String>| v.filter(|s| !s.is_empty());
+        Ok(MessageQuery {
+            tenant: keep(self.tenant),
+            environment: keep(self.environment),
+            fingerprint: keep(self.fingerprint),
+            idempotency_key: keep(self.idempotency_key),
+            docnum: keep(self.docnum),
+            message_type: keep(self.message_type),
+            sender: keep(self.sender),
+            key_value: keep(self.key_value),
+            since: super::audit::parse_time("since", self.since)?,
+            until: super::audit::parse_time("until", self.until)?,
+            before: keep(self.cursor).map(|c| parse_cursor(&c)).transpose()?,
+            limit: match self.limit {
+                None => 100,
+                Some(n) if (1..=500).contains(&n) => n,
+                Some(_) => return Err(ApiError::BadRequest("`limit` must be a number from 1 to 500".into())),
+            },
+        })
+    }
+}
+
+/// Find messages by fingerprint, Idempotency-Key, docnum, key value or
+/// sender (JSON); a browser gets the search page, which also lists without
+/// a lookup key.
 #[utoipa::path(get, path = "/admin/messages", tag = "admin",
     params(("tenant" = Option<String>, Query), ("environment" = Option<String>, Query),
         ("fingerprint" = Option<String>, Query), ("idempotency_key" = Option<String>, Query),
         ("docnum" = Option<String>, Query), ("message_type" = Option<String>, Query),
+        ("sender" = Option<String>, Query, description = "sending partner (SNDPRN)"),
+        ("key_value" = Option<String>, Query, description = "a value found at a key field, exactly"),
+        ("since" = Option<String>, Query, description = "RFC 3339, inclusive"),
+        ("until" = Option<String>, Query, description = "RFC 3339, exclusive"),
+        ("cursor" = Option<String>, Query, description = "next_cursor of the previous page"),
         ("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "default 100")),
-    responses((status = 200, description = "Matching messages, newest first", body = Object), (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
-async fn find(State(state): State<AppState>, _admin: Admin, uri: Uri) -> Result<Json<Value>, ApiError> {
+    responses((status = 200, description = "Matching messages, newest first (HTML for browsers)", body = Object), (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
+async fn find(
+    State(state): State<AppState>,
+    _admin: Admin,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
     let Query(q) = Query::<FindQuery>::try_from_uri(&uri)
         .map_err(|e| ApiError::BadRequest(format!("invalid query string: {e}")))?;
-    let keep = |v: Option<String>| v.filter(|s| !s.is_empty());
-    let query = MessageQuery {
-        tenant: keep(q.tenant),
-        environment: keep(q.environment),
-        fingerprint: keep(q.fingerprint),
-        idempotency_key: keep(q.idempotency_key),
-        docnum: keep(q.docnum),
-        message_type: keep(q.message_type),
-        limit: match q.limit {
-            None => 100,
-            Some(n) if (1..=500).contains(&n) => n,
-            Some(_) => return Err(ApiError::BadRequest("`limit` must be a number from 1 to 500".into())),
-        },
-    };
-    if query.fingerprint.is_none() && query.idempotency_key.is_none() && query.docnum.is_none() {
+    let query = q.into_query()?;
+    let html = super::page::wants_html(&headers);
+    let lookups =
+        [&query.fingerprint, &query.idempotency_key, &query.docnum, &query.key_value, &query.sender];
+    if !html && lookups.iter().all(|v| v.is_none()) {
         return Err(ApiError::BadRequest(
-            "give at least one of fingerprint, idempotency_key or docnum".into(),
+            "give at least one of fingerprint, idempotency_key, docnum, key_value or sender".into(),
         ));
     }
     let found = state.store.find_messages(&query).await?;
-    Ok(Json(json!({ "messages": found })))
+    let next_cursor = (found.len() as i64 == query.limit).then(|| found.last().map(cursor_of)).flatten();
+    if html {
+        return Ok(super::message_search_page::render(&query, &found, next_cursor.as_deref()).into_response());
+    }
+    Ok(Json(json!({ "messages": found, "next_cursor": next_cursor })).into_response())
 }

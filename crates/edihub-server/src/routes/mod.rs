@@ -3,8 +3,15 @@
 pub mod audit;
 pub mod audit_page;
 pub mod catalog;
+pub mod catalog_page;
 pub mod health;
+pub mod message_page;
+pub mod message_search_page;
 pub mod messages;
 pub mod openapi;
+pub mod overview;
+pub mod overview_page;
+pub mod page;
+pub mod payload_view;
 pub mod receive;
 pub mod webhook;

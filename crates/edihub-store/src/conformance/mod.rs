@@ -8,6 +8,7 @@
 mod admin;
 mod audit;
 mod batch;
+mod console;
 mod ingest;
 mod packet;
 mod races;
@@ -15,6 +16,7 @@ mod races;
 pub use admin::*;
 pub use audit::*;
 pub use batch::*;
+pub use console::*;
 pub use ingest::*;
 pub use packet::*;
 pub use races::*;

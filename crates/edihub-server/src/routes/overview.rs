@@ -1,0 +1,33 @@
+//! `GET /admin`: the console's overview page (HTML for everyone; the
+//! numbers come from the same store as `/metrics`, but per tenant and
+//! environment and over fixed periods): counts of the last 24 hours and 7
+//! days and a chart of the last 24 hours.
+
+use axum::extract::State;
+use axum::response::{Html, IntoResponse, Response};
+use chrono::Duration;
+
+use crate::api_doc::Problem;
+use crate::auth::Admin;
+use crate::error::ApiError;
+use crate::state::AppState;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+/// The routes of this resource.
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(show))
+}
+
+/// The console's overview page (HTML).
+#[utoipa::path(get, path = "/admin", tag = "admin",
+    responses((status = 200, description = "The overview page", body = String, content_type = "text/html"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
+async fn show(State(state): State<AppState>, _admin: Admin) -> Result<Response, ApiError> {
+    let now = crate::ingest::now();
+    let day = state.store.activity(now - Duration::hours(24)).await?;
+    let week = state.store.activity(now - Duration::days(7)).await?;
+    let bounds = edihub_store::series_bounds(now, Duration::hours(1), 24);
+    let series = state.store.activity_series(&bounds).await?;
+    let page: Html<String> = super::overview_page::render(&day, &week, &bounds, &series);
+    Ok(page.into_response())
+}

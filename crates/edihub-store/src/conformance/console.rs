@@ -1,0 +1,145 @@
+//! The console's queries: message search with keyset pagination, audit
+//! events of one original message, and the overview's aggregates.
+
+use chrono::Duration;
+
+use super::*;
+use crate::{ACCEPTED, ActivityCount, AuditFilter, MessageQuery, NewAuditEvent, SIGNATURE_REJECTED};
+
+/// Search by sender, key value (exactly, wildcards taken literally) and
+/// time, and a keyset walk that neither repeats nor skips a row, even for
+/// messages received at the same instant.
+pub async fn message_search_filters_and_pages(store: StoreRef) {
+    let scope = fresh_scope();
+    let t0 = now() - Duration::hours(3);
+    let mut ids = Vec::new();
+    for i in 0..5 {
+        let mut m = message(Some(&format!("search-{i}")));
+        m.sender = Some(if i % 2 == 0 { "PARTNER_A" } else { "PARTNER_B" }.into());
+        let value = if i == 3 { "45%_00\\\"x".to_string() } else { format!("45000{i}") };
+        m.key_values = serde_json::json!([{ "path": "E1EDK01.BELNR", "values": [value] }]);
+        // Two messages share one instant: the id breaks the tie.
+        let at = t0 + Duration::minutes(i64::from(i.min(3)));
+        ids.push(m.id);
+        processed(ingest_at(&store, &scope, None, vec![m], at).await);
+    }
+    let base = MessageQuery { tenant: Some(scope.tenant_id.clone()), limit: 2, ..Default::default() };
+    let ids_of = |found: &[crate::MessageMeta]| found.iter().map(|m| m.id).collect::<Vec<_>>();
+    let mut walked = Vec::new();
+    let mut query = base.clone();
+    loop {
+        let page = store.find_messages(&query).await.unwrap();
+        walked.extend(ids_of(&page));
+        match page.last() {
+            Some(last) if page.len() == 2 => query.before = Some((last.received_at, last.id)),
+            _ => break,
+        }
+    }
+    let expected: Vec<_> = ids.iter().rev().copied().collect();
+    assert_eq!(walked, expected, "newest first, each once");
+
+    let all = MessageQuery { limit: 10, ..base.clone() };
+    let sender = MessageQuery { sender: Some("PARTNER_B".into()), ..all.clone() };
+    assert_eq!(ids_of(&store.find_messages(&sender).await.unwrap()), [ids[3], ids[1]]);
+    let value = MessageQuery { key_value: Some("450002".into()), ..all.clone() };
+    assert_eq!(ids_of(&store.find_messages(&value).await.unwrap()), [ids[2]]);
+    let partial = MessageQuery { key_value: Some("45000".into()), ..all.clone() };
+    assert!(store.find_messages(&partial).await.unwrap().is_empty(), "whole values only");
+    let odd = MessageQuery { key_value: Some("45%_00\\\"x".into()), ..all.clone() };
+    assert_eq!(ids_of(&store.find_messages(&odd).await.unwrap()), [ids[3]]);
+    let wild = MessageQuery { key_value: Some("45%".into()), ..all.clone() };
+    assert!(store.find_messages(&wild).await.unwrap().is_empty(), "% is not a wildcard");
+    let window = MessageQuery {
+        since: Some(t0 + Duration::minutes(1)),
+        until: Some(t0 + Duration::minutes(3)),
+        ..all.clone()
+    };
+    assert_eq!(ids_of(&store.find_messages(&window).await.unwrap()), [ids[2], ids[1]]);
+}
+
+/// `AuditFilter::message_id` selects the events about one original.
+pub async fn audit_events_of_one_message(store: StoreRef) {
+    let scope = fresh_scope();
+    let original = message(Some("of-one"));
+    processed(ingest_at(&store, &scope, None, vec![original.clone()], now()).await);
+    for _ in 0..2 {
+        let again = NewMessage { id: uuid::Uuid::now_v7(), ..original.clone() };
+        processed(ingest_at(&store, &scope, None, vec![again], now()).await);
+    }
+    let other = message(Some("of-other"));
+    processed(ingest_at(&store, &scope, None, vec![other.clone()], now()).await);
+    processed(
+        ingest_at(&store, &scope, None, vec![NewMessage { id: uuid::Uuid::now_v7(), ..other }], now()).await,
+    );
+    let filter = AuditFilter { message_id: Some(original.id), limit: 10, ..Default::default() };
+    let events = store.list_audit(&filter).await.unwrap();
+    assert_eq!(events.len(), 2);
+    assert!(
+        events
+            .iter()
+            .all(|e| e.message_id == Some(original.id) && e.detected_by.as_deref() == Some("fingerprint"))
+    );
+}
+
+/// The overview's counts per scope and type since a time, signature
+/// refusals summed over their aggregated events, and the series per
+/// interval.
+pub async fn activity_counts_and_series(store: StoreRef) {
+    let scope = fresh_scope();
+    let end = now();
+    let old = end - Duration::hours(30);
+    processed(ingest_at(&store, &scope, None, vec![message(Some("act-old"))], old).await);
+    let mut a = message(Some("act-a"));
+    a.window_seconds = 86_400;
+    processed(ingest_at(&store, &scope, None, vec![a.clone()], end - Duration::minutes(90)).await);
+    let again = NewMessage { id: uuid::Uuid::now_v7(), ..a.clone() };
+    processed(ingest_at(&store, &scope, None, vec![again], end - Duration::minutes(30)).await);
+    let keyed =
+        ingest_at(&store, &scope, Some(key("act-k", "s")), vec![message(None)], end - Duration::minutes(20))
+            .await;
+    processed(keyed);
+    let replay =
+        ingest_at(&store, &scope, Some(key("act-k", "s")), vec![message(None)], end - Duration::minutes(10))
+            .await;
+    assert!(matches!(replay, IngestOutcome::Replayed { .. }));
+    for count in [3, 4] {
+        let event = NewAuditEvent {
+            action: SIGNATURE_REJECTED.into(),
+            tenant_id: Some(scope.tenant_id.clone()),
+            environment_id: Some(scope.environment_id.clone()),
+            details: serde_json::json!({ "integration": "shop", "count": count }),
+            ..Default::default()
+        };
+        store.insert_audit(&event).await.unwrap();
+    }
+
+    let since = end - Duration::hours(24);
+    let mine: Vec<ActivityCount> =
+        store.activity(since).await.unwrap().into_iter().filter(|c| c.tenant_id == scope.tenant_id).collect();
+    let row = |t: &str, what: &str, count: i64| ActivityCount {
+        tenant_id: scope.tenant_id.clone(),
+        environment_id: scope.environment_id.clone(),
+        message_type: t.into(),
+        what: what.into(),
+        count,
+    };
+    assert_eq!(
+        mine,
+        [
+            row("", SIGNATURE_REJECTED, 7),
+            row("ORDERS05", ACCEPTED, 2),
+            row("ORDERS05", "fingerprint", 1),
+            row("ORDERS05", "idempotency_key", 1),
+        ]
+    );
+
+    // The series: 4 intervals of an hour up to `end + 1 min` (audit events
+    // are stamped with the wall clock; everything else is in the past).
+    let bounds = crate::series_bounds(end + Duration::minutes(1), Duration::hours(1), 4);
+    let points = store.activity_series(&bounds).await.unwrap();
+    assert_eq!(points.iter().map(|p| p.bucket).collect::<Vec<_>>(), [0, 1, 2, 3]);
+    // The old message lies before the first interval.
+    assert_eq!(points.iter().map(|p| p.accepted).collect::<Vec<_>>(), [0, 0, 1, 1]);
+    assert_eq!(points.iter().map(|p| p.duplicates).sum::<i64>(), 2, "{points:?}");
+    assert!(store.activity_series(&bounds[..1]).await.unwrap().is_empty());
+}
