@@ -238,16 +238,16 @@ macro_rules! impl_sql_store {
                 &self,
                 req: &$crate::IngestRequest<'_>,
             ) -> $crate::Result<$crate::IngestOutcome> {
-                use $crate::packet::{Chunk, ChunkDone, TX_CHUNK};
+                use $crate::packet::{Chunk, ChunkDone, Progress, TX_CHUNK};
                 let mut earlier = Vec::with_capacity(req.messages.len());
-                let mut holder = None;
+                let mut progress = Progress::START;
                 let count = req.messages.len().div_ceil(TX_CHUNK);
                 for (i, messages) in req.messages.chunks(TX_CHUNK).enumerate() {
-                    let chunk = Chunk { messages, holder, earlier: &earlier, last: i + 1 == count };
+                    let chunk = Chunk { messages, progress, earlier: &earlier, last: i + 1 == count };
                     match self.packet_chunk_tx(req, chunk).await? {
-                        ChunkDone::Stored { outcomes, holder: stored_by } => {
+                        ChunkDone::Stored { outcomes, progress: after } => {
                             earlier.extend(outcomes);
-                            holder = stored_by;
+                            progress = after;
                         }
                         ChunkDone::Final(outcome) => return Ok(outcome),
                     }

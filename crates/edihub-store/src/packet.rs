@@ -11,8 +11,8 @@
 //!   transaction looks up the holders of up to [`LOOKUP_CHUNK`]
 //!   fingerprints in one statement and writes their
 //!   `message.duplicate_blocked` events in one insert, so a re-sent packet
-//!   costs a fraction of its first send (see the transaction's
-//!   `known_duplicates`).
+//!   costs a fraction of its first send. It stops looking once a lookup
+//!   finds no duplicate (see [`Progress`]), so a new packet pays one lookup.
 //! - **Chunked commits.** A packet of more than [`TX_CHUNK`] IDocs is stored
 //!   [`TX_CHUNK`] IDocs per transaction, so the write lock is held for
 //!   milliseconds at a time and other writers get their turn between
@@ -40,17 +40,34 @@ use crate::{IngestOutcome, MessageOutcome, NewMessage};
 /// 0.1 ms, so a chunk holds the write lock for a few tens of milliseconds.
 pub(crate) const TX_CHUNK: usize = 256;
 
-/// Most fingerprints in one holders lookup (one `UNION ALL` arm each:
-/// SQLite allows 500 terms in a compound `SELECT`).
-pub(crate) const LOOKUP_CHUNK: usize = 256;
+/// Most fingerprints in one holders lookup, one `UNION ALL` arm each: the
+/// group insert's batch size, a statement that plans in about a millisecond
+/// (each lookup is planned afresh, see the statement's docs).
+pub(crate) const LOOKUP_CHUNK: usize = 64;
+
+/// What a packet's earlier messages leave for the next ones.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Progress {
+    /// The message that stores the request body, once one is stored.
+    pub holder: Option<Uuid>,
+    /// Whether duplicates are still looked up set-wise: true until a lookup
+    /// finds none (a new packet pays one lookup; a re-send or a retry after
+    /// a partial commit looks up as long as it keeps finding duplicates).
+    pub look_up: bool,
+}
+
+impl Progress {
+    /// Before the first message.
+    pub(crate) const START: Progress = Progress { holder: None, look_up: true };
+}
 
 /// One chunk of a packet, as the chunk's transaction needs it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Chunk<'a> {
     /// The chunk's messages.
     pub messages: &'a [NewMessage],
-    /// The message that stores the request body, once an earlier chunk stored one.
-    pub holder: Option<Uuid>,
+    /// What the earlier chunks left.
+    pub progress: Progress,
     /// Outcomes of the earlier chunks (used by the last chunk's response).
     pub earlier: &'a [MessageOutcome],
     /// Whether this is the last chunk: it claims the key and stores the response.
@@ -60,12 +77,12 @@ pub(crate) struct Chunk<'a> {
 /// What a chunk's transaction committed.
 #[derive(Debug)]
 pub(crate) enum ChunkDone {
-    /// An earlier chunk: its outcomes and the payload holder after it.
+    /// An earlier chunk: its outcomes and the progress after it.
     Stored {
         /// The chunk's outcomes, in order.
         outcomes: Vec<MessageOutcome>,
-        /// The message that stores the request body, if one is stored by now.
-        holder: Option<Uuid>,
+        /// What this chunk leaves for the next.
+        progress: Progress,
     },
     /// The last chunk (or a key claimed by an earlier request): the
     /// request's outcome.

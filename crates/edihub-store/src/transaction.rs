@@ -43,15 +43,16 @@ macro_rules! ingest_tx_fns {
             }
             // The request body is stored once: by the first message stored,
             // which the packet's other stored messages point to.
-            let (outcomes, _) = store_messages(conn, req, &req.messages, None).await?;
+            let (outcomes, _) =
+                store_messages(conn, req, &req.messages, $crate::packet::Progress::START).await?;
             finish(conn, req, outcomes).await
         }
 
         /// One chunk of a large packet in its own transaction (see
         /// `ingest::packet`): the messages of `chunk`, and for the last
         /// chunk the key's claim and the response for `earlier` plus these.
-        /// Returns the chunk's outcomes and payload holder, or the request's
-        /// final outcome.
+        /// Returns the chunk's outcomes and the packet's progress, or the
+        /// request's final outcome.
         async fn packet_chunk_in(
             conn: &mut Conn,
             req: &$crate::IngestRequest<'_>,
@@ -64,9 +65,9 @@ macro_rules! ingest_tx_fns {
             {
                 return Ok(ChunkDone::Final(repeat_of_key(conn, req, key).await?));
             }
-            let (outcomes, holder) = store_messages(conn, req, chunk.messages, chunk.holder).await?;
+            let (outcomes, progress) = store_messages(conn, req, chunk.messages, chunk.progress).await?;
             if !chunk.last {
-                return Ok(ChunkDone::Stored { outcomes, holder });
+                return Ok(ChunkDone::Stored { outcomes, progress });
             }
             let all = chunk.earlier.iter().cloned().chain(outcomes).collect();
             Ok(ChunkDone::Final(finish(conn, req, all).await?))
@@ -92,41 +93,46 @@ macro_rules! ingest_tx_fns {
 
         /// Stores `messages` (all of a request, or a chunk of a packet):
         /// duplicates of committed messages are settled set-wise first, the
-        /// rest one insert each. `holder` is the message that stores the
-        /// request body, once one is stored; returns the outcomes in order
-        /// and the holder after them.
+        /// rest one insert each. Returns the outcomes in order and the
+        /// packet's progress after them (see [`crate::packet::Progress`]).
         async fn store_messages(
             conn: &mut Conn,
             req: &$crate::IngestRequest<'_>,
             messages: &[$crate::NewMessage],
-            mut holder: Option<uuid::Uuid>,
-        ) -> $crate::Result<(Vec<$crate::MessageOutcome>, Option<uuid::Uuid>)> {
-            let known = known_duplicates(conn, req, messages).await?;
+            mut progress: $crate::packet::Progress,
+        ) -> $crate::Result<(Vec<$crate::MessageOutcome>, $crate::packet::Progress)> {
+            let known = known_duplicates(conn, req, messages, &mut progress.look_up).await?;
             let mut outcomes = Vec::with_capacity(messages.len());
             for (m, known) in messages.iter().zip(known) {
                 let outcome = match known {
                     Some(duplicate) => duplicate,
-                    None => store_message(conn, req, m, holder).await?,
+                    None => store_message(conn, req, m, progress.holder).await?,
                 };
-                if let (None, $crate::MessageOutcome::Accepted(s)) = (holder, &outcome) {
-                    holder = Some(s.id);
+                if let (None, $crate::MessageOutcome::Accepted(s)) = (progress.holder, &outcome) {
+                    progress.holder = Some(s.id);
                 }
                 outcomes.push(outcome);
             }
-            Ok((outcomes, holder))
+            Ok((outcomes, progress))
         }
 
         /// The messages of a packet whose fingerprint a live, committed
         /// message holds, as duplicates, with their audit events written:
-        /// one holder lookup and one audit insert per lookup chunk instead
-        /// of three statements per IDoc, so a re-sent packet costs less
-        /// than the first send. `None` where the insert must decide (no
-        /// holder yet, an expired window, no fingerprint). A single message
-        /// skips this: its insert finds a holder as cheaply.
+        /// one holder lookup and one audit insert per [`LOOKUP_CHUNK`]
+        /// messages instead of three statements per IDoc, so a re-sent
+        /// packet costs less than the first send. `None` where the insert
+        /// must decide (no holder yet, an expired window, no fingerprint).
+        /// A single message skips this: its insert finds a holder as
+        /// cheaply. A lookup that finds no duplicate clears `look_up`: the
+        /// rest of a new packet (or of a retry past what was committed) is
+        /// new too, and its inserts settle any stray repeat.
+        ///
+        /// [`LOOKUP_CHUNK`]: crate::packet::LOOKUP_CHUNK
         async fn known_duplicates(
             conn: &mut Conn,
             req: &$crate::IngestRequest<'_>,
             messages: &[$crate::NewMessage],
+            look_up: &mut bool,
         ) -> $crate::Result<Vec<Option<$crate::MessageOutcome>>> {
             let mut known = vec![None; messages.len()];
             if messages.len() < 2 {
@@ -136,12 +142,15 @@ macro_rules! ingest_tx_fns {
                 .chunks($crate::packet::LOOKUP_CHUNK)
                 .zip(known.chunks_mut($crate::packet::LOOKUP_CHUNK))
             {
+                if !*look_up {
+                    break;
+                }
                 let claims: Vec<(&$crate::Scope, &str)> =
                     lookup.iter().filter_map(|m| Some((req.scope, m.fingerprint.as_deref()?))).collect();
                 if claims.is_empty() {
                     continue;
                 }
-                let holders = group_holders(conn, &claims).await?;
+                let holders = packet_holders(conn, &claims).await?;
                 let mut events = Vec::new();
                 for (m, slot) in lookup.iter().zip(slots.iter_mut()) {
                     if let Some((existing, event)) =
@@ -154,7 +163,9 @@ macro_rules! ingest_tx_fns {
                         });
                     }
                 }
-                if !events.is_empty() {
+                if events.is_empty() {
+                    *look_up = false;
+                } else {
                     group_audits(conn, &events).await?;
                 }
             }
