@@ -50,7 +50,7 @@ pub(crate) fn values(root: &Value, path: &KeyPath) -> Vec<Value> {
     out
 }
 
-fn push_value(v: &Value, flatten: bool, out: &mut Vec<Value>) {
+pub(crate) fn push_value(v: &Value, flatten: bool, out: &mut Vec<Value>) {
     match v {
         Value::Null => {}
         Value::String(s) => {
@@ -110,7 +110,8 @@ fn locate_steps(root: &Value, steps: &[Step]) -> Vec<Loc> {
 /// Whether a segment satisfies every `[FIELD=VALUE]` filter.
 fn matches(v: &Value, filters: &[(String, String)]) -> bool {
     filters.iter().all(|(field, want)| {
-        let Some(have) = v.as_object().and_then(|m| m.get(field)) else {
+        let have = field.split('.').try_fold(v, |v, part| v.as_object().and_then(|m| m.get(part)));
+        let Some(have) = have else {
             return false;
         };
         let mut found = Vec::new();

@@ -174,7 +174,8 @@ fn parse_filter(text: &str) -> Result<(String, String), String> {
     let (field, value) =
         text.split_once('=').ok_or_else(|| format!("filter `[{text}]` needs the form [FIELD=VALUE]"))?;
     let field = field.trim();
-    if field.is_empty() || field.chars().any(is_reserved) {
+    // A dotted field (`01.01`, `E1EDP19.QUALF`) reaches into a child.
+    if field.split('.').any(|part| part.is_empty() || part.chars().any(is_reserved)) {
         return Err(format!("filter `[{text}]` has no valid field name"));
     }
     let value = value.trim();
