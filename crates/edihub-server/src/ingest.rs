@@ -9,7 +9,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 
 use std::sync::Arc;
 
-use edihub_core::{Document, FingerprintSpec, ParsedBody, parse_body};
+use edihub_core::{Document, FingerprintSpec, Interchange, ParsedBody, parse_body};
 use edihub_store::{IngestOutcome, MessageOutcome, MessageSummary, NewMessage, Scope, StoredResponse};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::{Value, json};
@@ -248,6 +248,15 @@ pub fn render_outcomes(outcomes: &[MessageOutcome], packet: bool) -> StoredRespo
     StoredResponse { status: if any_new { 202 } else { 200 }, body: body.to_string() }
 }
 
+/// An EDIFACT or X12 interchange answers like a packet, with its envelope:
+/// `{"interchange":{…},"messages":[…]}`.
+pub fn render_interchange(outcomes: &[MessageOutcome], interchange: &Interchange) -> StoredResponse {
+    let mut response = render_outcomes(outcomes, true);
+    let messages: Vec<Value> = outcomes.iter().map(outcome_json).collect();
+    response.body = json!({ "interchange": interchange, "messages": messages }).to_string();
+    response
+}
+
 fn json_response(status: StatusCode, body: String) -> Response {
     let mut res = (status, body).into_response();
     res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -341,9 +350,14 @@ pub fn build_messages(
         let fp = edihub_core::fingerprint(doc, &spec);
         messages.push(NewMessage {
             id: uuid::Uuid::now_v7(),
-            mestyp: doc.mestyp().map(str::to_string),
+            // EDIFACT and X12 have no logical message: their version
+            // (`D96A`, `004010`) is kept in its place.
+            mestyp: doc.mestyp().or(doc.edi_header().map(|h| h.version.as_str())).map(str::to_string),
             docnum: doc.docnum().map(str::to_string),
-            sender: doc.control().and_then(|c| c.sndprn.clone()),
+            sender: doc
+                .control()
+                .and_then(|c| c.sndprn.clone())
+                .or_else(|| doc.edi_header().map(|h| h.interchange.sender.id.clone())),
             fingerprint: fp.hex.clone(),
             fingerprint_basis: fp.basis.as_str().to_string(),
             window_seconds: rule.window_seconds,
