@@ -53,10 +53,11 @@ pub(crate) fn tokenize(
         }
     }
     if open {
-        let tail: String = reps.concat().concat().chars().take(20).collect();
+        let first = elements.first().unwrap_or(&reps);
+        let tag: String = first.concat().concat().chars().take(20).collect();
         return Err(malformed(
             syntax,
-            format!("segment {number} is not terminated by `{}` (it starts `{tail}`…)", seps.segment),
+            format!("segment {number} ({tag}) is not terminated by `{}`", seps.segment),
         ));
     }
     Ok(segments)
