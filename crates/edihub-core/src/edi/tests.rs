@@ -173,3 +173,25 @@ fn sniffing_and_formats() {
     let e = parse_body(edifact("", &[]).as_bytes(), Some("application/edi-x12")).unwrap_err();
     assert!(e.to_string().contains("must start with ISA"), "{e}");
 }
+
+#[test]
+fn hostile_inputs_end_in_results_or_short_errors() {
+    // A 10 MB single segment parses; unterminated, its error stays short.
+    let big = "A".repeat(10 * 1024 * 1024);
+    let doc = one(&edifact("", &[&format!("FTX+AAI+++{big}'")]), "application/edifact");
+    assert_eq!(vals(&doc, "FTX.04")[0].as_str().map(str::len), Some(big.len()));
+    let e = err(&format!("UNB+UNOC:3+S+R+1+IC'UNH+1+ORDERS:D:96A'FTX+{big}"));
+    assert!(e.to_string().contains("segment 3 (FTX) is not terminated") && e.to_string().len() < 200, "{e}");
+    // A million empty elements in one segment.
+    let many = format!("BGM{}'", "+".repeat(1_000_000));
+    let doc = one(&edifact("", &[&many]), "application/edifact");
+    assert_eq!(doc.value()[0].as_array().map(Vec::len), Some(1_000_001));
+    // ISA16 equal to the element separator.
+    let e = err(&x12("00401", 'U', "", 0).replace("*P*>~", "*P**~"));
+    assert!(e.to_string().contains("one character for two roles"), "{e}");
+    // A terminator that never comes: the whole X12 body is one segment.
+    let text = x12("00401", 'U', "", 0);
+    let (isa, rest) = text.split_at(text.find('~').unwrap() + 1);
+    let e = err(&format!("{isa}{}", rest.replace(['~', '\n'], "")));
+    assert!(e.to_string().contains("segment 2 (GS) is not terminated by `~`"), "{e}");
+}
