@@ -9,7 +9,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 
 use std::sync::Arc;
 
-use edihub_core::{Document, FingerprintSpec, Interchange, ParsedBody, parse_body};
+use edihub_core::{Document, FingerprintSpec, ParsedBody, parse_body};
 use edihub_store::{IngestOutcome, MessageOutcome, MessageSummary, NewMessage, Scope, StoredResponse};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::{Value, json};
@@ -246,15 +246,6 @@ pub fn render_outcomes(outcomes: &[MessageOutcome], packet: bool) -> StoredRespo
         outcomes.first().map(outcome_json).unwrap_or(Value::Null)
     };
     StoredResponse { status: if any_new { 202 } else { 200 }, body: body.to_string() }
-}
-
-/// An EDIFACT or X12 interchange answers like a packet, with its envelope:
-/// `{"interchange":{…},"messages":[…]}`.
-pub fn render_interchange(outcomes: &[MessageOutcome], interchange: &Interchange) -> StoredResponse {
-    let mut response = render_outcomes(outcomes, true);
-    let messages: Vec<Value> = outcomes.iter().map(outcome_json).collect();
-    response.body = json!({ "interchange": interchange, "messages": messages }).to_string();
-    response
 }
 
 fn json_response(status: StatusCode, body: String) -> Response {

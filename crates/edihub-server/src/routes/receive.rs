@@ -20,10 +20,11 @@ use sha2::{Digest, Sha256};
 
 use crate::api_doc::{MessageResult, Problem};
 use crate::auth::Sender;
+use crate::edi::{interchange_claim, render_interchange};
 use crate::error::ApiError;
 use crate::ingest::{
     MessageSource, build_messages, header_text, now, outcome_response, parse, read_body, record_outcome,
-    refuse_repeated, render_interchange, render_outcomes, validate_key, validate_type,
+    refuse_repeated, render_outcomes, validate_key, validate_type,
 };
 use crate::producers::Producer;
 use crate::state::AppState;
@@ -102,12 +103,20 @@ async fn receive(
     let interchange = parsed.interchange.clone();
     // The parsed tree is a few times the body's size: gone before the insert.
     drop(parsed);
-    let key = idempotency_key.map(|key| KeyClaim {
-        kind: DetectedBy::IdempotencyKey,
-        key,
-        request_sha256: hex::encode(Sha256::digest(&bytes)),
-        on_reuse: sender.on_key_reuse,
-    });
+    let request_sha256 = hex::encode(Sha256::digest(&bytes));
+    // An interchange's control number is its request key (see `crate::edi`):
+    // a request has one key claim, and for EDI the control number is the one
+    // the standards define, so an Idempotency-Key is not claimed then.
+    let key = match &interchange {
+        Some(ic) => Some(interchange_claim(ic, request_sha256)?),
+        None => idempotency_key.map(|key| KeyClaim {
+            kind: DetectedBy::IdempotencyKey,
+            key,
+            request_sha256,
+            on_reuse: sender.on_key_reuse,
+        }),
+    };
+    let detector = key.as_ref().map_or(DetectedBy::IdempotencyKey, |k| k.kind);
     let first_type = messages.first().map(|m| m.message_type.clone()).unwrap_or_default();
     let render = Arc::new(move |outcomes: &[_]| match &interchange {
         Some(interchange) => render_interchange(outcomes, interchange),
@@ -115,6 +124,6 @@ async fn receive(
     });
     let outcome =
         state.store.ingest(IngestRequest { scope: &sender.scope, key, messages, now: now(), render }).await?;
-    record_outcome(&state, &sender.scope.tenant_id, &outcome, &first_type, DetectedBy::IdempotencyKey);
+    record_outcome(&state, &sender.scope.tenant_id, &outcome, &first_type, detector);
     outcome_response(outcome)
 }
