@@ -6,7 +6,9 @@
 //! Anything else is an *IDoc path*, the notation SAP people already write:
 //! dot-separated segment and field names from the `IDOC` element
 //! (`E1EDK01.BELNR`), each step optionally filtered on the trimmed text of a
-//! child field (`E1EDK02[QUALF=001].BELNR`, several filters all apply).
+//! child field (`E1EDK02[QUALF=001].BELNR`, several filters all apply), or
+//! of a descendant named by a dotted field (`E1EDP01[E1EDP19.QUALF=002]`;
+//! on EDIFACT and X12 messages `[01.01=ON]` names element 1, component 1).
 //!
 //! Both notations are evaluated on the JSON rendering of a document (see
 //! `render`), so there is exactly one evaluator per notation and an IDoc sent
