@@ -41,7 +41,7 @@ struct ReceiveQuery {
     message_type: Option<String>,
 }
 
-/// Receive an IDoc (XML or JSON, single or packet) or a plain JSON message.
+/// Receive an IDoc (XML or JSON, single or packet), a plain JSON message, or an EDIFACT / X12 interchange.
 #[utoipa::path(post, path = "/api/edi-hub/receive-message", tag = "receive",
     request_body(description = "IDoc-XML, IDoc as JSON, plain JSON, or an EDIFACT / X12 interchange", content(
         (String = "application/xml"), (String = "text/xml"), (Object = "application/json"),
