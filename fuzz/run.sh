@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `make fuzz`: runs each cargo-fuzz target for FUZZ_SECONDS (default 600), one
-# at a time, at low priority, seeded from fixtures/idoc and fixtures/bad.
+# at a time, at low priority, seeded from fixtures/idoc, fixtures/bad and fixtures/edifact/real.
 #
-#   fuzz/run.sh                  all four targets
+#   fuzz/run.sh                  all five targets
 #   fuzz/run.sh idoc_xml key_path some of them
 #   FUZZ_SECONDS=60 fuzz/run.sh  a short run
 #
@@ -17,7 +17,7 @@ cd "$(dirname "$0")"
 
 SECS=${FUZZ_SECONDS:-600}
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(idoc_xml idoc_json key_path fingerprint)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(idoc_xml idoc_json key_path fingerprint edi)
 
 log() { printf '[make fuzz] %s\n' "$*" >&2; }
 
@@ -61,6 +61,8 @@ $[?length(@.lines) > 1]
 $..[?search(@, 'M')]
 PATHS
                   ;;
+        edi) for f in ../fixtures/edifact/real/*.edi ../fixtures/edifact/real/*.x12; do
+                 { printf '\2'; cat "$f"; } >"$dir/s-${f##*/}"; done ;;
         fingerprint) for f in ../fixtures/idoc/*.xml ../fixtures/bad/xml-* ../fixtures/bad/inject-*.xml; do
                          { printf '\0'; cat "$f"; } >"$dir/x-${f##*/}"; done
                      for f in ../fixtures/idoc/*.json ../fixtures/bad/inject-*.json ../fixtures/bad/json-*; do
@@ -76,6 +78,7 @@ dict() {
         idoc_json) echo dict/json.dict ;;
         key_path) echo dict/key_path.dict ;;
         fingerprint) echo dict/json.dict ;;
+        edi) echo dict/edi.dict ;;
     esac
 }
 

@@ -202,7 +202,46 @@ pub fn check_json(data: &[u8]) {
                 assert_same_documents(&parsed, &reread, "plain JSON vs its rendering");
             }
         }
-        BodyFormat::IdocXml => panic!("JSON read as XML"),
+        BodyFormat::IdocXml | BodyFormat::Edifact | BodyFormat::X12 => panic!("JSON read as {}", parsed.format),
+    }
+}
+
+/// Positional key paths every EDI message is evaluated with.
+const EDI_KEYS: &[&str] = &["BEG03", "REF[01=PO].02", "BGM.02", "RFF[01.01=ON].01.02", "NAD[01=BY].02.01"];
+
+/// Target `edi`: the first byte picks the Content-Type (EDIFACT, X12,
+/// sniffed), the rest is the body. An accepted interchange has at least one
+/// message, each with its envelope, a type of its syntax, the interchange's
+/// control number, a docnum equal to its control number, and deterministic
+/// fingerprints under positional key paths.
+pub fn check_edi(data: &[u8]) {
+    let Some((&selector, body)) = data.split_first() else { return };
+    let content_type = match selector % 3 {
+        0 => Some("application/EDIFACT"),
+        1 => Some("application/EDI-X12"),
+        _ => None,
+    };
+    let parsed = match parse_body(body, content_type) {
+        Ok(parsed) => parsed,
+        Err(e) => return check_error(&e),
+    };
+    let Some(interchange) = &parsed.interchange else {
+        assert!(content_type.is_none(), "{content_type:?} read as {}", parsed.format);
+        return;
+    };
+    assert!(!parsed.documents.is_empty());
+    let keys = parse_paths(EDI_KEYS);
+    for doc in &parsed.documents {
+        let header = doc.edi_header().expect("an interchange's documents have an envelope");
+        assert_eq!(&header.interchange, interchange);
+        let t = type_of(doc);
+        assert!(t.starts_with(interchange.syntax.as_str()), "{t}");
+        assert_eq!(doc.docnum(), Some(header.control_number.as_str()));
+        let spec = FingerprintSpec { message_type: &t, key_fields: &keys, exclude_fields: &[] };
+        let fp = fingerprint(doc, &spec);
+        check_fingerprint(&fp);
+        assert_ne!(fp.basis, Basis::None, "an EDI message always has control numbers");
+        assert_eq!(fp, fingerprint(doc, &spec));
     }
 }
 

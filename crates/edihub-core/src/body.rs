@@ -8,6 +8,9 @@
 //! order mark. Every other type is refused by name (415), so a form post or
 //! an image never reaches a parser.
 //!
+//! EDIFACT (`application/EDIFACT`) and X12 (`application/EDI-X12`, RFC 1767)
+//! are sniffed from `UNA`/`UNB` and `ISA`; see `edi`.
+//!
 //! Whether a body is an IDoc is decided by its structure, not by the media
 //! type: XML must be an IDoc (possibly in a SOAP envelope); JSON is an IDoc
 //! when it has the converter shape, otherwise it is a plain JSON message.
@@ -15,7 +18,7 @@
 use serde::Serialize;
 
 use crate::document::Document;
-use crate::{CoreError, encoding, idoc};
+use crate::{CoreError, edi, encoding, idoc};
 
 /// The syntax and shape a body was read as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -27,6 +30,10 @@ pub enum BodyFormat {
     IdocJson,
     /// Any other JSON object.
     PlainJson,
+    /// A UN/EDIFACT interchange (one document per message).
+    Edifact,
+    /// An ANSI X12 interchange (one document per transaction set).
+    X12,
 }
 
 impl std::fmt::Display for BodyFormat {
@@ -36,6 +43,8 @@ impl std::fmt::Display for BodyFormat {
             BodyFormat::IdocXml => "IDoc-XML",
             BodyFormat::IdocJson => "IDoc-JSON",
             BodyFormat::PlainJson => "plain JSON",
+            BodyFormat::Edifact => "EDIFACT",
+            BodyFormat::X12 => "X12",
         })
     }
 }
@@ -45,10 +54,13 @@ impl std::fmt::Display for BodyFormat {
 pub struct ParsedBody {
     /// How the body was read.
     pub format: BodyFormat,
-    /// One per IDoc in a packet (in order); exactly one for plain JSON.
+    /// One per IDoc in a packet or message in an interchange (in order);
+    /// exactly one for plain JSON.
     pub documents: Vec<Document>,
     /// `idempotencyKey` member at the top of a JSON body (raw, unvalidated), if any.
     pub idempotency_key: Option<String>,
+    /// The envelope of an EDIFACT or X12 interchange; `None` otherwise.
+    pub interchange: Option<crate::edi::Interchange>,
 }
 
 /// The syntax chosen for a body.
@@ -56,6 +68,8 @@ pub struct ParsedBody {
 enum Syntax {
     Xml,
     Json,
+    Edifact,
+    X12,
 }
 
 /// Parses a request body; `content_type` is the raw Content-Type header value, if any.
@@ -69,13 +83,20 @@ pub fn parse_body(body: &[u8], content_type: Option<&str>) -> Result<ParsedBody,
         return Err(CoreError::EmptyBody);
     }
     match syntax {
+        Syntax::Edifact => edi::parse_edifact(body),
+        Syntax::X12 => edi::parse_x12(body),
         Syntax::Xml => {
             let text = encoding::decode_xml(body, content_type)?;
             if text.trim().is_empty() {
                 return Err(CoreError::EmptyBody);
             }
             let documents = idoc::from_xml(&text)?;
-            Ok(ParsedBody { format: BodyFormat::IdocXml, documents, idempotency_key: None })
+            Ok(ParsedBody {
+                format: BodyFormat::IdocXml,
+                documents,
+                idempotency_key: None,
+                interchange: None,
+            })
         }
         Syntax::Json => idoc::from_json(encoding::decode_json(body)?).map_err(|e| xml_sent_as_json(e, body)),
     }
@@ -91,9 +112,9 @@ fn xml_sent_as_json(e: CoreError, body: &[u8]) -> CoreError {
     }
 }
 
-/// Whether `body` starts like XML (`<`) or JSON (`{`, `[`), after any byte
-/// order mark and whitespace, in UTF-8 or UTF-16: what the hub would sniff
-/// as a message. `edihub send` uses it to skip other files of a directory.
+/// Whether `body` starts like XML (`<`), JSON (`{`, `[`), EDIFACT (`UNA`,
+/// `UNB`) or X12 (`ISA`), after any byte order mark and whitespace: what
+/// the hub would sniff as a message. `edihub send` uses it to skip other files of a directory.
 pub fn looks_like_message(body: &[u8]) -> bool {
     sniff(body).is_ok()
 }
@@ -107,6 +128,9 @@ fn classify(content_type: Option<&str>) -> Result<Option<Syntax>, CoreError> {
         "" | "application/octet-stream" | "text/plain" => Ok(None),
         "application/xml" | "text/xml" => Ok(Some(Syntax::Xml)),
         "application/json" => Ok(Some(Syntax::Json)),
+        // RFC 1767.
+        "application/edifact" => Ok(Some(Syntax::Edifact)),
+        "application/edi-x12" => Ok(Some(Syntax::X12)),
         t if t.contains('/') && t.ends_with("+xml") => Ok(Some(Syntax::Xml)),
         t if t.contains('/') && t.ends_with("+json") => Ok(Some(Syntax::Json)),
         _ => Err(CoreError::UnsupportedContentType(essence.to_string())),
@@ -116,6 +140,14 @@ fn classify(content_type: Option<&str>) -> Result<Option<Syntax>, CoreError> {
 /// Guesses the syntax from the first non-whitespace character.
 fn sniff(body: &[u8]) -> Result<Syntax, CoreError> {
     let (bom, rest) = encoding::split_bom(body);
+    let start = rest.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(rest.len());
+    if bom.is_none_or(|b| b == encoding_rs::UTF_8) {
+        match edi::sniff(&rest[start..]) {
+            Some(BodyFormat::Edifact) => return Ok(Syntax::Edifact),
+            Some(_) => return Ok(Syntax::X12),
+            None => {}
+        }
+    }
     let not_space = |b: &u8| !b.is_ascii_whitespace();
     // For UTF-16, a code unit outside ASCII maps to `?`: enough to see `<`, `{`, `[`.
     let first = match bom.map(encoding_rs::Encoding::name) {

@@ -1,4 +1,5 @@
-//! A received message, ready for dedup: one IDoc, or one plain JSON object.
+//! A received message, ready for dedup: one IDoc, one plain JSON object, or
+//! one EDIFACT message / X12 transaction set with its envelope.
 //!
 //! An IDoc is kept as the JSON rendering of its `IDOC` element (see
 //! `render`), plus its control record read out once, plus the name of the
@@ -17,8 +18,9 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::edi::EdiHeader;
 use crate::path::KeyPath;
-use crate::{CoreError, eval};
+use crate::{CoreError, edi, eval};
 
 /// The IDoc control record fields the hub uses (from `EDI_DC40`).
 ///
@@ -82,13 +84,16 @@ fn repeated_field(dc40: &Value) -> Option<String> {
     fields.iter().find(|(_, v)| v.is_array()).map(|(name, _)| name.clone())
 }
 
-/// One message: an IDoc (from XML or JSON) or a plain JSON object.
+/// One message: an IDoc (from XML or JSON), a plain JSON object, or an
+/// EDIFACT message / X12 transaction set.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Document {
     root: Option<String>,
     control: Option<ControlRecord>,
     value: Value,
     plain_docnum: Option<String>,
+    /// Boxed: IDocs, the hot path, do not pay for its size.
+    edi: Option<Box<EdiHeader>>,
 }
 
 impl Document {
@@ -109,7 +114,7 @@ impl Document {
             return Err(CoreError::ControlFieldRepeated { index: at.index, total: at.total, field });
         }
         let control = Some(ControlRecord::from_value(dc40));
-        Ok(Document { root, control, value: idoc, plain_docnum: None })
+        Ok(Document { root, control, value: idoc, plain_docnum: None, edi: None })
     }
 
     /// A plain JSON message (the caller checked it is an object).
@@ -120,7 +125,24 @@ impl Document {
             _ => None,
         }
         .filter(|s| !s.is_empty());
-        Document { root: None, control: None, value, plain_docnum }
+        Document { root: None, control: None, value, plain_docnum, edi: None }
+    }
+
+    /// An EDIFACT message or X12 transaction set: its envelope and the
+    /// rendering of its segments (see `edi`).
+    pub(crate) fn edi(header: EdiHeader, segments: Value) -> Document {
+        Document {
+            root: None,
+            control: None,
+            value: segments,
+            plain_docnum: None,
+            edi: Some(Box::new(header)),
+        }
+    }
+
+    /// The envelope of an EDIFACT message or X12 transaction set.
+    pub fn edi_header(&self) -> Option<&EdiHeader> {
+        self.edi.as_deref()
     }
 
     /// The IDoc control record; `None` for plain JSON.
@@ -158,6 +180,9 @@ impl Document {
         if let Some(t) = explicit.map(str::trim).filter(|t| !t.is_empty()) {
             return Ok(t.to_string());
         }
+        if let Some(header) = &self.edi {
+            return Ok(header.hub_type());
+        }
         let Some(control) = &self.control else {
             return Err(CoreError::NoMessageType);
         };
@@ -178,8 +203,12 @@ impl Document {
     }
 
     /// EDI_DC40.DOCNUM for IDocs, top-level "docnum" (string or number) for
-    /// plain JSON; trimmed, empty => None.
+    /// plain JSON, the message control number (ST02, UNH 0062) for EDI;
+    /// trimmed, empty => None.
     pub fn docnum(&self) -> Option<&str> {
+        if let Some(header) = &self.edi {
+            return Some(&header.control_number);
+        }
         match &self.control {
             Some(control) => control.docnum.as_deref(),
             None => self.plain_docnum.as_deref(),
@@ -191,7 +220,12 @@ impl Document {
     /// Strings are trimmed and blank ones dropped; an IDoc path ending on a
     /// segment gives the segment as an object; repeated matches give one
     /// value each.
+    /// On an EDI message an IDoc-notation path is read by position
+    /// (`BEG03`, `RFF[01.01=ON].01.02`).
     pub fn values(&self, path: &KeyPath) -> Vec<Value> {
+        if self.edi.is_some() {
+            return edi::values(&self.value, path);
+        }
         eval::values(&self.value, path)
     }
 }

@@ -43,7 +43,7 @@ pub enum CoreError {
     UnsupportedContentType(String),
     /// A generic Content-Type and a body that is neither XML nor JSON.
     #[error(
-        "cannot tell the body's format: it starts with neither `<` (XML) nor `{{` or `[` (JSON); send a Content-Type"
+        "cannot tell the body's format: it starts with neither `<` (XML), `{{` or `[` (JSON), nor `UNA`/`UNB` (EDIFACT) or `ISA` (X12); send a Content-Type"
     )]
     UnknownFormat,
     /// Bytes that are invalid in the document's character encoding.
@@ -173,6 +173,24 @@ pub enum CoreError {
         "cannot determine the message type: the control record has no IDOCTYP and the IDoc has no named root; send X-Message-Type"
     )]
     UnknownMessageType,
+    /// An EDIFACT or X12 interchange that cannot be read: separators,
+    /// segment syntax, the order of envelope segments, character encoding.
+    #[error("{syntax} syntax error: {detail}")]
+    EdiSyntax {
+        /// `EDIFACT` or `X12`.
+        syntax: &'static str,
+        /// What is wrong, naming the segment and element.
+        detail: String,
+    },
+    /// An EDIFACT or X12 interchange whose counts or control references
+    /// disagree (SE01, SE02, GE, IEA, UNT, UNE, UNZ).
+    #[error("{syntax} envelope does not add up: {detail}")]
+    EdiStructure {
+        /// `EDIFACT` or `X12`.
+        syntax: &'static str,
+        /// Which count or reference disagrees, with both values.
+        detail: String,
+    },
     /// A key path that does not parse.
     #[error("invalid key path `{path}`: {reason}")]
     InvalidKeyPath {
@@ -199,7 +217,8 @@ impl CoreError {
             | ControlFieldRepeated { .. }
             | InvalidIdocJson(_)
             | NoMessageType
-            | UnknownMessageType => ErrorClass::Unusable,
+            | UnknownMessageType
+            | EdiStructure { .. } => ErrorClass::Unusable,
             EmptyBody
             | InvalidText { .. }
             | UnknownEncoding(_)
@@ -219,6 +238,7 @@ impl CoreError {
             | InvalidJson(_)
             | DuplicateMember(_)
             | IdempotencyKeyNotString
+            | EdiSyntax { .. }
             | InvalidKeyPath { .. } => ErrorClass::Malformed,
         }
     }

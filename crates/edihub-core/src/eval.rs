@@ -50,7 +50,7 @@ pub(crate) fn values(root: &Value, path: &KeyPath) -> Vec<Value> {
     out
 }
 
-fn push_value(v: &Value, flatten: bool, out: &mut Vec<Value>) {
+pub(crate) fn push_value(v: &Value, flatten: bool, out: &mut Vec<Value>) {
     match v {
         Value::Null => {}
         Value::String(s) => {
@@ -110,13 +110,33 @@ fn locate_steps(root: &Value, steps: &[Step]) -> Vec<Loc> {
 /// Whether a segment satisfies every `[FIELD=VALUE]` filter.
 fn matches(v: &Value, filters: &[(String, String)]) -> bool {
     filters.iter().all(|(field, want)| {
-        let Some(have) = v.as_object().and_then(|m| m.get(field)) else {
-            return false;
-        };
         let mut found = Vec::new();
-        flatten(Vec::new(), have, &mut found);
+        if field.contains('.') {
+            for have in descendants(v, field) {
+                flatten(Vec::new(), have, &mut found);
+            }
+        } else {
+            // The common case, without the walk's allocations.
+            let Some(have) = v.as_object().and_then(|m| m.get(field)) else {
+                return false;
+            };
+            flatten(Vec::new(), have, &mut found);
+        }
         found.iter().any(|(_, h)| scalar_text(h).is_some_and(|t| t == *want))
     })
+}
+
+/// The values at a dotted field below `v`, through repeated segments.
+fn descendants<'a>(v: &'a Value, field: &str) -> Vec<&'a Value> {
+    let mut current = vec![v];
+    for part in field.split('.') {
+        let mut items = Vec::new();
+        for c in current {
+            flatten(Vec::new(), c, &mut items);
+        }
+        current = items.into_iter().filter_map(|(_, item)| item.as_object()?.get(part)).collect();
+    }
+    current
 }
 
 fn scalar_text(v: &Value) -> Option<String> {

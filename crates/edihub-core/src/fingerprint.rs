@@ -17,6 +17,8 @@
 //! 3. **docnum** otherwise, taken together with the client, sending port
 //!    and sending partner because SAP numbers IDocs per system; leading zeros
 //!    are stripped from a numeric DOCNUM (`0000000005220230` = `5220230`);
+//!    An EDIFACT or X12 message uses its control numbers instead (see
+//!    `edi_control_numbers`), still reported as basis `docnum`;
 //! 4. **none**: nothing to identify the message by, so it is not deduplicated
 //!    (a missing value must never make two messages equal).
 
@@ -25,6 +27,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::document::Document;
+use crate::edi::{EdiHeader, EdiSyntax};
 use crate::eval;
 use crate::path::KeyPath;
 
@@ -115,6 +118,9 @@ pub fn fingerprint(doc: &Document, spec: &FingerprintSpec) -> Fingerprint {
         return finish(&parts, Basis::KeyFields, key_values);
     }
 
+    if let Some(header) = doc.edi_header() {
+        return edi_control_numbers(header, head("control_numbers"), key_values);
+    }
     let Some(docnum) = doc.docnum() else {
         return Fingerprint { hex: None, basis: Basis::None, key_values };
     };
@@ -124,6 +130,25 @@ pub fn fingerprint(doc: &Document, spec: &FingerprintSpec) -> Fingerprint {
         parts.push(json!(part.unwrap_or_default()));
     }
     parts.push(json!(normalize_docnum(docnum)));
+    finish(&parts, Basis::Docnum, key_values)
+}
+
+/// The fallback of an EDI message: its control numbers within the
+/// interchange, scoped by sender and receiver: GS06 + ST02 for X12 (groups
+/// are numbered per sender), UNB 0020 + UNH 0062 for EDIFACT (messages are
+/// numbered per interchange).
+fn edi_control_numbers(header: &EdiHeader, mut parts: Vec<Value>, key_values: Vec<KeyValue>) -> Fingerprint {
+    let ic = &header.interchange;
+    let outer = match ic.syntax {
+        EdiSyntax::X12 => header.group_control.as_deref().unwrap_or(""),
+        EdiSyntax::Edifact => &ic.control_number,
+    };
+    for party in [&ic.sender, &ic.receiver] {
+        parts.push(json!(party.qualifier.as_deref().unwrap_or("")));
+        parts.push(json!(party.id));
+    }
+    parts.push(json!(outer));
+    parts.push(json!(header.control_number));
     finish(&parts, Basis::Docnum, key_values)
 }
 

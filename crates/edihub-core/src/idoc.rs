@@ -116,12 +116,14 @@ pub(crate) fn from_json(text: &str) -> Result<ParsedBody, CoreError> {
             format: BodyFormat::IdocJson,
             documents: documents(root.map(str::to_string), idocs)?,
             idempotency_key,
+            interchange: None,
         });
     }
     Ok(ParsedBody {
         format: BodyFormat::PlainJson,
         documents: vec![Document::plain(Value::Object(members))],
         idempotency_key,
+        interchange: None,
     })
 }
 

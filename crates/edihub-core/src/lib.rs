@@ -33,6 +33,12 @@
 //!    of a tagged array: key fields, else the whole content, else the IDoc
 //!    number with its sender, else nothing.
 //!
+//! EDIFACT and X12 interchanges (`edi`) skip steps 2–5: the syntax
+//! identifier or the ISA decides the encoding, the envelope is checked
+//! (segment counts, control references) and each message becomes a
+//! [`Document`] rendered as an array of positional segments, with its
+//! envelope ([`EdiHeader`]) for control numbers.
+//!
 //! Every failure is a [`CoreError`] whose message is meant for the sender
 //! and whose [`ErrorClass`] maps to an HTTP status (400, 415 or 422).
 //!
@@ -94,6 +100,7 @@
 
 mod body;
 mod document;
+mod edi;
 mod encoding;
 mod error;
 mod eval;
@@ -106,6 +113,7 @@ mod xml;
 
 pub use body::{BodyFormat, ParsedBody, looks_like_message, parse_body};
 pub use document::{ControlRecord, Document};
+pub use edi::{EdiHeader, EdiSyntax, Interchange, Party};
 pub use error::{CoreError, ErrorClass};
 pub use fingerprint::{Basis, Fingerprint, FingerprintSpec, KeyValue, fingerprint};
 pub use path::{IdocPath, JsonPathQuery, KeyPath};

@@ -6,7 +6,9 @@
 //! Anything else is an *IDoc path*, the notation SAP people already write:
 //! dot-separated segment and field names from the `IDOC` element
 //! (`E1EDK01.BELNR`), each step optionally filtered on the trimmed text of a
-//! child field (`E1EDK02[QUALF=001].BELNR`, several filters all apply).
+//! child field (`E1EDK02[QUALF=001].BELNR`, several filters all apply), or
+//! of a descendant named by a dotted field (`E1EDP01[E1EDP19.QUALF=002]`;
+//! on EDIFACT and X12 messages `[01.01=ON]` names element 1, component 1).
 //!
 //! Both notations are evaluated on the JSON rendering of a document (see
 //! `render`), so there is exactly one evaluator per notation and an IDoc sent
@@ -174,7 +176,8 @@ fn parse_filter(text: &str) -> Result<(String, String), String> {
     let (field, value) =
         text.split_once('=').ok_or_else(|| format!("filter `[{text}]` needs the form [FIELD=VALUE]"))?;
     let field = field.trim();
-    if field.is_empty() || field.chars().any(is_reserved) {
+    // A dotted field (`01.01`, `E1EDP19.QUALF`) reaches into a child.
+    if field.split('.').any(|part| part.is_empty() || part.chars().any(is_reserved)) {
         return Err(format!("filter `[{text}]` has no valid field name"));
     }
     let value = value.trim();

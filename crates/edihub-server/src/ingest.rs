@@ -341,9 +341,14 @@ pub fn build_messages(
         let fp = edihub_core::fingerprint(doc, &spec);
         messages.push(NewMessage {
             id: uuid::Uuid::now_v7(),
-            mestyp: doc.mestyp().map(str::to_string),
+            // EDIFACT and X12 have no logical message: their version
+            // (`D96A`, `004010`) is kept in its place.
+            mestyp: doc.mestyp().or(doc.edi_header().map(|h| h.version.as_str())).map(str::to_string),
             docnum: doc.docnum().map(str::to_string),
-            sender: doc.control().and_then(|c| c.sndprn.clone()),
+            sender: doc
+                .control()
+                .and_then(|c| c.sndprn.clone())
+                .or_else(|| doc.edi_header().map(|h| h.interchange.sender.id.clone())),
             fingerprint: fp.hex.clone(),
             fingerprint_basis: fp.basis.as_str().to_string(),
             window_seconds: rule.window_seconds,

@@ -8,6 +8,7 @@ pub mod api_doc;
 pub mod auth;
 pub mod catalog;
 pub mod config;
+pub mod edi;
 pub mod error;
 pub mod extract;
 pub mod ingest;

@@ -10,6 +10,9 @@ use uuid::Uuid;
 
 /// The action of a blocked duplicate.
 pub const DUPLICATE_BLOCKED: &str = "message.duplicate_blocked";
+/// The action of a repeated EDIFACT or X12 interchange (the whole
+/// interchange is the duplicate, not each message).
+pub const INTERCHANGE_DUPLICATE_BLOCKED: &str = "interchange.duplicate_blocked";
 /// The action of an admin's change of a message type.
 pub const MESSAGE_TYPE_UPDATED: &str = "message_type.updated";
 /// The action of an admin's change of an integration.
@@ -151,7 +154,12 @@ impl NewAuditEvent {
     ) -> Self {
         let (message_id, message_type, fingerprint) = original;
         NewAuditEvent {
-            action: if replay { DUPLICATE_BLOCKED } else { KEY_MISMATCH }.to_string(),
+            action: match (replay, key.kind) {
+                (true, crate::DetectedBy::Interchange) => INTERCHANGE_DUPLICATE_BLOCKED,
+                (true, _) => DUPLICATE_BLOCKED,
+                (false, _) => KEY_MISMATCH,
+            }
+            .to_string(),
             tenant_id: Some(scope.tenant_id.clone()),
             environment_id: Some(scope.environment_id.clone()),
             message_type,

@@ -29,8 +29,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use audit::{
-    AuditEvent, AuditFilter, DUPLICATE_BLOCKED, INTEGRATION_UPDATED, KEY_MISMATCH, MESSAGE_TYPE_UPDATED,
-    NewAuditEvent,
+    AuditEvent, AuditFilter, DUPLICATE_BLOCKED, INTEGRATION_UPDATED, INTERCHANGE_DUPLICATE_BLOCKED,
+    KEY_MISMATCH, MESSAGE_TYPE_UPDATED, NewAuditEvent,
 };
 pub use catalog::{GLOBAL_TENANT, IntegrationRow, MessageTypeRow, SOURCE_ADMIN, SOURCE_CONFIG};
 pub use console::{ACCEPTED, ActivityCount, ActivityPoint, SIGNATURE_REJECTED, series_bounds};

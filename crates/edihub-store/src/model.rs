@@ -34,6 +34,13 @@ pub enum DetectedBy {
     Fingerprint,
     /// A webhook provider repeated its event id.
     ProviderEventId,
+    /// An EDIFACT or X12 interchange control number came again from the
+    /// same sender to the same receiver. It is claimed like a request key,
+    /// in `idempotency_keys` under its own kind: the claim, its race rule
+    /// (the primary key), the stored first answer and the retention are
+    /// exactly what an interchange repeat needs, so a table of its own would
+    /// only duplicate them.
+    Interchange,
 }
 
 impl DetectedBy {
@@ -43,6 +50,7 @@ impl DetectedBy {
             DetectedBy::IdempotencyKey => "idempotency_key",
             DetectedBy::Fingerprint => "fingerprint",
             DetectedBy::ProviderEventId => "provider_event_id",
+            DetectedBy::Interchange => "interchange",
         }
     }
 }
@@ -61,7 +69,7 @@ pub enum KeyReusePolicy {
 /// A request-level key (Idempotency-Key or provider event id) to claim.
 #[derive(Debug, Clone)]
 pub struct KeyClaim {
-    /// Which kind of key this is (`IdempotencyKey` or `ProviderEventId`).
+    /// Which kind of key this is (`IdempotencyKey`, `ProviderEventId` or `Interchange`).
     pub kind: DetectedBy,
     /// The key as the sender sent it (event ids are prefixed with the integration id).
     pub key: String,

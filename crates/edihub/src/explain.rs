@@ -51,6 +51,9 @@ fn content_type_for(file: &Path) -> Option<&'static str> {
     match file.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
         Some("xml") => Some("application/xml"),
         Some("json") => Some("application/json"),
+        // `.edi` is used for both syntaxes: sniffed.
+        Some("edifact") => Some("application/EDIFACT"),
+        Some("x12") => Some("application/EDI-X12"),
         _ => None,
     }
 }
@@ -166,8 +169,32 @@ fn explain(rules: &Rules, args: &Args) -> Result<String, String> {
             ),
             row("window", format!("{}s", rule.window_seconds)),
         ];
+        let edi = doc.edi_header();
+        if let Some(h) = edi {
+            let ic = &h.interchange;
+            rows.insert(
+                2,
+                row(
+                    "envelope",
+                    format!(
+                        "{} interchange {} from {} to {}, group {}, version {}",
+                        ic.syntax.as_str(),
+                        ic.control_number,
+                        ic.sender.id,
+                        ic.receiver.id,
+                        h.group_control.as_deref().unwrap_or("-"),
+                        h.version
+                    ),
+                ),
+            );
+        }
         if fp.key_values.is_empty() {
-            rows.push(row("key fields", "none configured (DOCNUM with sender and client)".into()));
+            let fallback = if edi.is_some() {
+                "none configured (control numbers with sender and receiver)"
+            } else {
+                "none configured (DOCNUM with sender and client)"
+            };
+            rows.push(row("key fields", fallback.into()));
         }
         for kv in &fp.key_values {
             let shown = if kv.values.is_empty() {
@@ -185,6 +212,7 @@ fn explain(rules: &Rules, args: &Args) -> Result<String, String> {
             "mestyp": doc.mestyp(),
             "docnum": doc.docnum(),
             "control": control,
+            "envelope": edi,
             "window_seconds": rule.window_seconds,
             "fingerprint": fp,
             "rules": { "from": rules.from, "location": rules.location },

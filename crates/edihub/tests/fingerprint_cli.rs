@@ -239,3 +239,24 @@ fn an_unreachable_database_is_an_error_that_names_the_way_out() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("rules from the file"), "{out}");
 }
+
+#[test]
+fn explains_each_message_of_an_x12_interchange() {
+    let report = json_report("fixtures/edifact/real/staedi_invoice810_po850_dual.edi", &[]);
+    let docs = report.as_array().expect("one report per message");
+    let types: Vec<&str> = docs.iter().map(|d| d["message_type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["X12.810", "X12.810", "X12.850"]);
+    let po = &docs[2];
+    assert_eq!(po["docnum"], "000191240");
+    assert_eq!(po["envelope"]["interchange"]["control_number"], "000000020");
+    assert_eq!(po["envelope"]["version"], "003010");
+    // The demo rules key X12.850 on BEG03; the 810s have no rule.
+    assert_eq!(po["fingerprint"]["basis"], "key_fields");
+    assert_eq!(po["fingerprint"]["key_values"][0]["values"][0], "S115921858");
+    assert_eq!(docs[0]["fingerprint"]["basis"], "docnum");
+
+    let (code, out, err) = fingerprint(&[&repo("fixtures/edifact/real/staedi_invoice810_po850_dual.edi")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("X12 interchange 000000020 from SENDERISA to RECEIVERISA"), "{out}");
+    assert!(out.contains("none configured (control numbers with sender and receiver)"), "{out}");
+}

@@ -10,7 +10,7 @@ fn all() -> Vec<(CoreError, &'static str, ErrorClass)> {
         (UnsupportedContentType("image/png".into()), "unsupported content type image/png", Unsupported),
         (
             UnknownFormat,
-            "cannot tell the body's format: it starts with neither `<` (XML) nor `{` or `[` (JSON); send a Content-Type",
+            "cannot tell the body's format: it starts with neither `<` (XML), `{` or `[` (JSON), nor `UNA`/`UNB` (EDIFACT) or `ISA` (X12); send a Content-Type",
             Unsupported,
         ),
         (InvalidText { encoding: "UTF-8", offset: 17 }, "invalid UTF-8 at byte 17", Malformed),
@@ -60,6 +60,22 @@ fn all() -> Vec<(CoreError, &'static str, ErrorClass)> {
             Unusable,
         ),
         (
+            EdiSyntax {
+                syntax: "X12",
+                detail: "segment 4 (SE): SE01 (number of included segments) must be a number, got `x`".into(),
+            },
+            "X12 syntax error: segment 4 (SE): SE01 (number of included segments) must be a number, got `x`",
+            Malformed,
+        ),
+        (
+            EdiStructure {
+                syntax: "EDIFACT",
+                detail: "UNZ 0036 says 2 messages, the interchange has 1".into(),
+            },
+            "EDIFACT envelope does not add up: UNZ 0036 says 2 messages, the interchange has 1",
+            Unusable,
+        ),
+        (
             InvalidKeyPath {
                 path: "E1EDK02[QUALF=001".into(),
                 reason: "`[` after `E1EDK02` is not closed".into(),
@@ -80,8 +96,8 @@ fn every_variant_has_its_message_and_class() {
 
 #[test]
 fn the_table_covers_every_variant() {
-    // 30 variants; a new variant must be added to the table above.
-    assert_eq!(all().len(), 30);
+    // 32 variants; a new variant must be added to the table above.
+    assert_eq!(all().len(), 32);
 }
 
 #[test]

@@ -143,3 +143,12 @@ fn filtered_idoc_paths_remove_only_matching_segments() {
     remove_all(&mut doc, locs);
     assert_eq!(doc["E1EDK02"], json!([{"QUALF": "002", "BELNR": "SO-2"}]));
 }
+
+#[test]
+fn dotted_filters_look_into_repeated_children() {
+    let doc = idoc();
+    assert_eq!(values(&doc, &path("E1EDP01[E1EDP19.QUALF=001].POSEX")), vec![json!("10")]);
+    assert_eq!(values(&doc, &path("E1EDP01[E1EDP19.QUALF=002].POSEX")), vec![json!("10"), json!("20")]);
+    assert_eq!(values(&doc, &path("E1EDP01[E1EDP19.IDTNR=M2].POSEX")), vec![json!("20")]);
+    assert!(values(&doc, &path("E1EDP01[E1EDP19.NOPE=M2].POSEX")).is_empty());
+}

@@ -1,5 +1,6 @@
-//! `POST /api/edi-hub/receive-message`: IDocs (XML or JSON, single or packet)
-//! and plain JSON from SAP systems.
+//! `POST /api/edi-hub/receive-message`: IDocs (XML or JSON, single or packet),
+//! plain JSON, and EDIFACT / X12 interchanges (one message per transaction
+//! set, answered like a packet with the interchange's envelope).
 //!
 //! The handler only translates HTTP into an [`IngestRequest`]: authentication
 //! happens in the extractor, parsing and fingerprints in `edihub-core`, every
@@ -19,6 +20,7 @@ use sha2::{Digest, Sha256};
 
 use crate::api_doc::{MessageResult, Problem};
 use crate::auth::Sender;
+use crate::edi::{interchange_claim, render_interchange};
 use crate::error::ApiError;
 use crate::ingest::{
     MessageSource, build_messages, header_text, now, outcome_response, parse, read_body, record_outcome,
@@ -39,10 +41,11 @@ struct ReceiveQuery {
     message_type: Option<String>,
 }
 
-/// Receive an IDoc (XML or JSON, single or packet) or a plain JSON message.
+/// Receive an IDoc (XML or JSON, single or packet), a plain JSON message, or an EDIFACT / X12 interchange.
 #[utoipa::path(post, path = "/api/edi-hub/receive-message", tag = "receive",
-    request_body(description = "IDoc-XML, IDoc as JSON, or plain JSON", content(
+    request_body(description = "IDoc-XML, IDoc as JSON, plain JSON, or an EDIFACT / X12 interchange", content(
         (String = "application/xml"), (String = "text/xml"), (Object = "application/json"),
+        (String = "application/EDIFACT"), (String = "application/EDI-X12"),
         (String = "application/octet-stream"))),
     params(
         ("Idempotency-Key" = Option<String>, Header, description = "1–200 printable ASCII characters"),
@@ -97,18 +100,30 @@ async fn receive(
     };
     let messages = build_messages(&state, &sender.scope, &parsed.documents, &source)?;
     let packet = parsed.documents.len() > 1;
+    let interchange = parsed.interchange.clone();
     // The parsed tree is a few times the body's size: gone before the insert.
     drop(parsed);
-    let key = idempotency_key.map(|key| KeyClaim {
-        kind: DetectedBy::IdempotencyKey,
-        key,
-        request_sha256: hex::encode(Sha256::digest(&bytes)),
-        on_reuse: sender.on_key_reuse,
-    });
+    let request_sha256 = hex::encode(Sha256::digest(&bytes));
+    // An interchange's control number is its request key (see `crate::edi`):
+    // a request has one key claim, and for EDI the control number is the one
+    // the standards define, so an Idempotency-Key is not claimed then.
+    let key = match &interchange {
+        Some(ic) => Some(interchange_claim(ic, request_sha256)?),
+        None => idempotency_key.map(|key| KeyClaim {
+            kind: DetectedBy::IdempotencyKey,
+            key,
+            request_sha256,
+            on_reuse: sender.on_key_reuse,
+        }),
+    };
+    let detector = key.as_ref().map_or(DetectedBy::IdempotencyKey, |k| k.kind);
     let first_type = messages.first().map(|m| m.message_type.clone()).unwrap_or_default();
-    let render = Arc::new(move |outcomes: &[_]| render_outcomes(outcomes, packet));
+    let render = Arc::new(move |outcomes: &[_]| match &interchange {
+        Some(interchange) => render_interchange(outcomes, interchange),
+        None => render_outcomes(outcomes, packet),
+    });
     let outcome =
         state.store.ingest(IngestRequest { scope: &sender.scope, key, messages, now: now(), render }).await?;
-    record_outcome(&state, &sender.scope.tenant_id, &outcome, &first_type, DetectedBy::IdempotencyKey);
+    record_outcome(&state, &sender.scope.tenant_id, &outcome, &first_type, detector);
     outcome_response(outcome)
 }

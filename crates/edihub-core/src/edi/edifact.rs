@@ -1,0 +1,276 @@
+//! UN/EDIFACT: service string advice, syntax identifier, and the envelope.
+//!
+//! `UNA` (exactly nine characters) announces the separators; without it the
+//! defaults `:+.? '` apply. The syntax identifier in `UNB` (0001) decides
+//! how the bytes are read: UNOA, UNOB and UNOC as ISO 8859-1 (A and B are
+//! subsets of it), UNOW and UNOY as UTF-8. Other identifiers (the other ISO
+//! 8859 parts, UCS-2) are refused by name rather than misread.
+//!
+//! The envelope is `UNB`, optional `UNG…UNE` groups, `UNH…UNT` messages,
+//! `UNZ`. Checked: UNT 0074 counts the message's segments including UNH and
+//! UNT, UNT 0062 repeats UNH 0062, UNE 0060/0048 count the group's messages
+//! and repeat UNG 0048, UNZ 0036/0020 count the groups (or the messages when
+//! there are none) and repeat UNB 0020.
+
+use super::OpenMessage;
+use super::segments::tokenize;
+use super::{
+    EdiHeader, EdiSyntax, Interchange, Party, RawMessage, Segment, Separators, count, disagree, malformed,
+};
+use crate::CoreError;
+
+const SYNTAX: EdiSyntax = EdiSyntax::Edifact;
+
+/// Separators when there is no `UNA`.
+const DEFAULT: Separators =
+    Separators { element: '+', component: ':', repetition: None, segment: '\'', release: Some('?') };
+
+/// Reads an EDIFACT interchange into its envelope and messages.
+pub(super) fn parse(bytes: &[u8]) -> Result<(Interchange, Vec<RawMessage>), CoreError> {
+    let bytes = trim_start(bytes);
+    let (seps, rest) = match bytes.strip_prefix(b"UNA") {
+        Some(una) => (service_string_advice(una)?, &una[6..]),
+        None => (DEFAULT, bytes),
+    };
+    let text = decode(trim_start(rest), seps)?;
+    let segments = tokenize(SYNTAX, &text, seps, 1)?;
+    walk(segments)
+}
+
+/// Skips a UTF-8 byte order mark and leading whitespace.
+fn trim_start(bytes: &[u8]) -> &[u8] {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let start = bytes.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(bytes.len());
+    &bytes[start..]
+}
+
+/// The six characters after `UNA`: component, element, decimal mark,
+/// release, repetition (a space: none), segment terminator.
+fn service_string_advice(una: &[u8]) -> Result<Separators, CoreError> {
+    let Some(chars) = una.get(..6).filter(|c| c.iter().all(u8::is_ascii)) else {
+        return Err(malformed(SYNTAX, "UNA must be followed by six ASCII service characters".into()));
+    };
+    let c = |i: usize| char::from(chars[i]);
+    let seps = Separators {
+        component: c(0),
+        element: c(1),
+        release: (c(3) != ' ').then(|| c(3)),
+        repetition: (c(4) != ' ').then(|| c(4)),
+        segment: c(5),
+    };
+    let used = [Some(seps.component), Some(seps.element), seps.release, seps.repetition, Some(seps.segment)];
+    let used: Vec<char> = used.into_iter().flatten().collect();
+    if (1..used.len()).any(|i| used[..i].contains(&used[i])) {
+        return Err(malformed(
+            SYNTAX,
+            format!("UNA names one character for two roles: `UNA{}`", chars.escape_ascii()),
+        ));
+    }
+    Ok(seps)
+}
+
+/// Decodes the body as the UNB syntax identifier says.
+fn decode(rest: &[u8], seps: Separators) -> Result<String, CoreError> {
+    let mut head = [0u8; 4];
+    head[..3].copy_from_slice(b"UNB");
+    head[3] = u8::try_from(u32::from(seps.element)).unwrap_or(0);
+    if !rest.starts_with(&head) {
+        return Err(malformed(SYNTAX, "the interchange must start with UNB (after an optional UNA)".into()));
+    }
+    let ident: String = rest[4..].iter().take(4).map(|&b| char::from(b)).collect();
+    match ident.as_str() {
+        "UNOA" | "UNOB" | "UNOC" => Ok(rest.iter().map(|&b| char::from(b)).collect()),
+        "UNOW" | "UNOY" => match std::str::from_utf8(rest) {
+            Ok(text) => Ok(text.to_string()),
+            Err(e) => Err(CoreError::InvalidText { encoding: "UTF-8", offset: e.valid_up_to() }),
+        },
+        other => Err(malformed(
+            SYNTAX,
+            format!(
+                "UNB 0001 syntax identifier `{}` is not supported (UNOA, UNOB, UNOC, UNOW, UNOY are)",
+                other.escape_default()
+            ),
+        )),
+    }
+}
+
+/// A party from a composite: id in component 1, qualifier in component 2.
+fn party(seg: &Segment, e: usize) -> Party {
+    let qualifier = Some(seg.text(e, 1).trim().to_string()).filter(|q| !q.is_empty());
+    Party { id: seg.el(e).to_string(), qualifier }
+}
+
+/// An open group: UNG 0048 and the messages seen in it.
+struct Group {
+    reference: String,
+    messages: usize,
+    number: usize,
+}
+
+/// Walks the envelope and checks its counts and references.
+fn walk(segments: Vec<Segment>) -> Result<(Interchange, Vec<RawMessage>), CoreError> {
+    let mut segs = segments.into_iter();
+    let unb =
+        segs.next().filter(|s| s.tag == "UNB").ok_or_else(|| malformed(SYNTAX, "no UNB segment".into()))?;
+    let interchange = Interchange {
+        syntax: SYNTAX,
+        control_number: required(&unb, 5, "UNB 0020 (interchange control reference)")?,
+        sender: party(&unb, 2),
+        receiver: party(&unb, 3),
+    };
+    let mut messages = Vec::new();
+    let (mut group, mut groups, mut open): (Option<Group>, usize, Option<OpenMessage>) = (None, 0, None);
+    for seg in segs.by_ref() {
+        match (seg.tag.as_str(), &mut open) {
+            ("UNT", Some(_)) => {
+                let (unh, body) = open.take().expect("open");
+                messages.push(message(&interchange, group.as_ref(), unh, body, &seg)?);
+                if let Some(g) = group.as_mut() {
+                    g.messages += 1;
+                }
+            }
+            ("UNH" | "UNG" | "UNE" | "UNZ" | "UNB", Some((unh, _))) => {
+                return Err(malformed(
+                    SYNTAX,
+                    format!(
+                        "segment {} ({}) inside message {} (UNH at segment {}): UNT is missing",
+                        seg.number,
+                        seg.tag,
+                        unh.el(1),
+                        unh.number
+                    ),
+                ));
+            }
+            (_, Some((_, body))) => body.push(seg),
+            ("UNH", None) => {
+                if group.is_none() && groups > 0 {
+                    return Err(malformed(
+                        SYNTAX,
+                        format!("segment {} (UNH) outside a group after groups", seg.number),
+                    ));
+                }
+                open = Some((seg, Vec::new()));
+            }
+            ("UNG", None) if group.is_none() && (groups > 0 || messages.is_empty()) => {
+                let reference = required(&seg, 5, "UNG 0048 (group reference number)")?;
+                group = Some(Group { reference, messages: 0, number: seg.number });
+            }
+            ("UNE", None) if group.is_some() => {
+                close_group(group.take().expect("group"), &seg)?;
+                groups += 1;
+            }
+            ("UNZ", None) if group.is_none() => {
+                let units = if groups > 0 { groups } else { messages.len() };
+                check_unz(&interchange, &seg, units, groups > 0)?;
+                return match segs.next() {
+                    None => Ok((interchange, messages)),
+                    Some(after) => {
+                        Err(malformed(SYNTAX, format!("segment {} ({}) after UNZ", after.number, after.tag)))
+                    }
+                };
+            }
+            _ => {
+                let context =
+                    group.map_or(String::new(), |g| format!(" in the group opened at segment {}", g.number));
+                return Err(malformed(
+                    SYNTAX,
+                    format!("segment {} ({}) is out of place{context}", seg.number, seg.tag),
+                ));
+            }
+        }
+    }
+    Err(malformed(SYNTAX, "the interchange ends without UNZ".into()))
+}
+
+/// An element that must not be empty.
+fn required(seg: &Segment, e: usize, name: &str) -> Result<String, CoreError> {
+    match seg.el(e) {
+        "" => Err(malformed(SYNTAX, format!("segment {} ({}): {name} is empty", seg.number, seg.tag))),
+        v => Ok(v.to_string()),
+    }
+}
+
+/// Checks UNT against its UNH and builds the message.
+fn message(
+    interchange: &Interchange,
+    group: Option<&Group>,
+    unh: Segment,
+    body: Vec<Segment>,
+    unt: &Segment,
+) -> Result<RawMessage, CoreError> {
+    let reference = required(&unh, 1, "UNH 0062 (message reference number)")?;
+    let message_type = unh.el(2).to_string();
+    if message_type.is_empty() {
+        return Err(malformed(
+            SYNTAX,
+            format!("segment {} (UNH): S009 0065 (message type) is empty", unh.number),
+        ));
+    }
+    let version = format!("{}{}", unh.text(2, 1).trim(), unh.text(2, 2).trim());
+    let counted = body.len() + 2;
+    let declared = count(SYNTAX, unt, 1, "UNT 0074 (number of segments)")?;
+    if declared != counted {
+        return Err(disagree(
+            SYNTAX,
+            format!(
+                "UNT 0074 of message {reference} says {declared} segments, the message has {counted} (UNH to UNT)"
+            ),
+        ));
+    }
+    if unt.el(2) != reference {
+        return Err(disagree(
+            SYNTAX,
+            format!(
+                "UNT 0062 `{}` does not match UNH 0062 `{reference}` (segment {})",
+                unt.el(2),
+                unt.number
+            ),
+        ));
+    }
+    let header = EdiHeader {
+        interchange: interchange.clone(),
+        message_type,
+        version,
+        group_control: group.map(|g| g.reference.clone()),
+        control_number: reference,
+    };
+    Ok(RawMessage { header, body })
+}
+
+fn close_group(group: Group, une: &Segment) -> Result<(), CoreError> {
+    let declared = count(SYNTAX, une, 1, "UNE 0060 (number of messages)")?;
+    if declared != group.messages {
+        return Err(disagree(
+            SYNTAX,
+            format!(
+                "UNE 0060 of group {} says {declared} messages, the group has {}",
+                group.reference, group.messages
+            ),
+        ));
+    }
+    if une.el(2) != group.reference {
+        return Err(disagree(
+            SYNTAX,
+            format!("UNE 0048 `{}` does not match UNG 0048 `{}`", une.el(2), group.reference),
+        ));
+    }
+    Ok(())
+}
+
+fn check_unz(interchange: &Interchange, unz: &Segment, units: usize, groups: bool) -> Result<(), CoreError> {
+    let what = if groups { "groups" } else { "messages" };
+    let declared = count(SYNTAX, unz, 1, "UNZ 0036 (interchange control count)")?;
+    if declared != units {
+        return Err(disagree(
+            SYNTAX,
+            format!("UNZ 0036 says {declared} {what}, the interchange has {units}"),
+        ));
+    }
+    if unz.el(2) != interchange.control_number {
+        return Err(disagree(
+            SYNTAX,
+            format!("UNZ 0020 `{}` does not match UNB 0020 `{}`", unz.el(2), interchange.control_number),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,197 @@
+use serde_json::json;
+
+use crate::{BodyFormat, CoreError, ErrorClass, KeyPath, parse_body};
+
+/// A one-message EDIFACT interchange around `body` segments (UNT counted).
+fn edifact(una: &str, body: &[&str]) -> String {
+    let mut s = format!("{una}UNB+UNOC:3+SENDER:14+RECEIVER:14+240101:1200+IC1'UNH+M1+ORDERS:D:96A:UN'");
+    for seg in body {
+        s.push_str(seg);
+    }
+    s.push_str(&format!("UNT+{}+M1'UNZ+1+IC1'", body.len() + 2));
+    s
+}
+
+fn x12(isa12: &str, isa11: char, body: &str, n: usize) -> String {
+    format!(
+        "ISA*00*          *00*          *ZZ*SENDER         *ZZ*RECEIVER       *240101*1200*{isa11}*{isa12}*000000001*0*P*>~\n\
+         GS*PO*S*R*20240101*1200*77*X*004010~\nST*850*0001~\n{body}SE*{}*0001~\nGE*1*77~\nIEA*1*000000001~\n",
+        n + 2
+    )
+}
+
+fn one(body: &str, ct: &str) -> crate::Document {
+    let mut parsed = parse_body(body.as_bytes(), Some(ct)).unwrap_or_else(|e| panic!("{e}\n{body}"));
+    assert_eq!(parsed.documents.len(), 1);
+    parsed.documents.remove(0)
+}
+
+fn vals(doc: &crate::Document, path: &str) -> Vec<serde_json::Value> {
+    doc.values(&KeyPath::parse(path).unwrap())
+}
+
+fn err(body: &str) -> CoreError {
+    parse_body(body.as_bytes(), None).expect_err("must fail")
+}
+
+#[test]
+fn edifact_release_character_and_components() {
+    let doc =
+        one(&edifact("", &["BGM+220+PO?+1?'X+9'", "RFF+ON:4711'", "RFF+VN:99'"]), "application/EDIFACT");
+    assert_eq!(doc.value()[0], json!(["BGM", "220", "PO+1'X", "9"]));
+    assert_eq!(vals(&doc, "BGM.02"), vec![json!("PO+1'X")]);
+    assert_eq!(vals(&doc, "RFF[01.01=ON].01.02"), vec![json!("4711")]);
+    assert_eq!(vals(&doc, "RFF.01.01"), vec![json!("ON"), json!("VN")]);
+    // A simple value read as a composite's first component.
+    assert_eq!(vals(&doc, "BGM.01.01"), vec![json!("220")]);
+    assert_eq!(doc.message_type(None, &|_| false).unwrap(), "EDIFACT.ORDERS");
+    let h = doc.edi_header().unwrap();
+    assert_eq!((h.version.as_str(), h.control_number.as_str()), ("D96A", "M1"));
+    assert_eq!(doc.docnum(), Some("M1"));
+}
+
+#[test]
+fn una_announces_other_separators() {
+    let body = edifact("", &["BGM+220+A:B'"]).replace('+', "*").replace(':', "|");
+    let body = format!("UNA|*.? '{body}");
+    let doc = one(&body, "text/plain");
+    assert_eq!(doc.value()[0], json!(["BGM", "220", ["A", "B"]]));
+    assert_eq!(doc.edi_header().unwrap().interchange.sender.id, "SENDER");
+}
+
+#[test]
+fn latin1_and_utf8_syntax_identifiers() {
+    let mut latin1 = edifact("", &["FTX+AAI+++M#'"]).into_bytes();
+    let at = latin1.iter().position(|b| *b == b'#').unwrap();
+    latin1[at] = 0xFC; // ü in ISO 8859-1
+    let doc = &parse_body(&latin1, None).unwrap().documents[0];
+    assert_eq!(vals(doc, "FTX.04"), vec![json!("Mü")]);
+
+    let utf8 = edifact("", &["FTX+AAI+++Mü'"]).replace("UNOC", "UNOW");
+    assert_eq!(vals(&one(&utf8, "application/edifact"), "FTX.04"), vec![json!("Mü")]);
+    let bad = edifact("", &["FTX+AAI+++M'"]).replace("UNOC", "UNOY").into_bytes();
+    let bad = [&bad[..bad.len() - 20], &[0xFF], &bad[bad.len() - 20..]].concat();
+    assert!(matches!(parse_body(&bad, None), Err(CoreError::InvalidText { encoding: "UTF-8", .. })));
+    let e = err(&edifact("", &[]).replace("UNOC", "UNOD"));
+    assert!(e.to_string().contains("UNB 0001 syntax identifier `UNOD`"), "{e}");
+}
+
+#[test]
+fn x12_separators_repetition_and_glued_paths() {
+    let doc = one(
+        &x12("00501", '^', "BEG*00*NE*PO-1**20240101~\nREF*PO*A^B~REF*CR*C>D~\n", 3),
+        "application/EDI-X12",
+    );
+    assert_eq!(vals(&doc, "BEG03"), vec![json!("PO-1")]);
+    assert_eq!(vals(&doc, "REF[01=PO].02"), vec![json!("A"), json!("B")]);
+    assert_eq!(vals(&doc, "REF[01=CR].02.02"), vec![json!("D")]);
+    assert_eq!(doc.value()[1], json!(["REF", "PO", {"repeat": ["A", "B"]}]));
+    // Before 00402 ISA11 is `U`, not a separator.
+    let doc = one(&x12("00401", 'U', "REF*PO*AUB~\n", 1), "application/edi-x12");
+    assert_eq!(vals(&doc, "REF02"), vec![json!("AUB")]);
+    let h = doc.edi_header().unwrap();
+    assert_eq!(
+        (h.hub_type().as_str(), h.version.as_str(), h.group_control.as_deref()),
+        ("X12.850", "004010", Some("77"))
+    );
+    assert_eq!(h.interchange.control_number, "000000001");
+}
+
+#[test]
+fn counts_and_references_that_disagree_are_unusable() {
+    let cases = [
+        (x12("00401", 'U', "BEG*00~\n", 1).replace("SE*3*", "SE*4*"), "SE01 of transaction set 0001 says 4"),
+        (
+            x12("00401", 'U', "BEG*00~\n", 1).replace("SE*3*0001", "SE*3*0002"),
+            "SE02 `0002` does not match ST02 `0001`",
+        ),
+        (x12("00401", 'U', "", 0).replace("GE*1*77", "GE*2*77"), "GE01 of group 77 says 2"),
+        (x12("00401", 'U', "", 0).replace("GE*1*77", "GE*1*78"), "GE02 `78` does not match GS06 `77`"),
+        (x12("00401", 'U', "", 0).replace("IEA*1*", "IEA*3*"), "IEA01 says 3"),
+        (x12("00401", 'U', "", 0).replace("IEA*1*000000001", "IEA*1*9"), "IEA02 `9` does not match ISA13"),
+        (edifact("", &["BGM+220'"]).replace("UNT+3", "UNT+4"), "UNT 0074 of message M1 says 4"),
+        (edifact("", &[]).replace("UNT+2+M1", "UNT+2+M2"), "UNT 0062 `M2` does not match UNH 0062 `M1`"),
+        (edifact("", &[]).replace("UNZ+1", "UNZ+2"), "UNZ 0036 says 2 messages"),
+        (edifact("", &[]).replace("UNZ+1+IC1", "UNZ+1+IC2"), "UNZ 0020 `IC2` does not match UNB 0020 `IC1`"),
+    ];
+    for (body, want) in cases {
+        let e = err(&body);
+        assert_eq!(e.class(), ErrorClass::Unusable, "{e}");
+        assert!(e.to_string().contains(want), "{e} should name {want}");
+    }
+}
+
+#[test]
+fn groups_are_checked() {
+    let body = edifact("", &[])
+        .replace("UNH", "UNG+ORDERS+S+R+240101:1200+G7+UN+D:96A'UNH")
+        .replace("UNZ", "UNE+1+G7'UNZ");
+    let doc = one(&body, "application/edifact");
+    assert_eq!(doc.edi_header().unwrap().group_control.as_deref(), Some("G7"));
+    let e = err(&body.replace("UNE+1+G7", "UNE+1+G8"));
+    assert!(e.to_string().contains("UNE 0048 `G8` does not match UNG 0048 `G7`"), "{e}");
+    let e = err(&body.replace("UNE+1+G7", "UNE+2+G7"));
+    assert_eq!(e.class(), ErrorClass::Unusable);
+}
+
+#[test]
+fn syntax_errors_are_malformed_and_name_the_segment() {
+    let cases = [
+        (edifact("", &["BGM+220"]).replace("UNT", "UNX"), "segment"),
+        (edifact("", &[]).trim_end_matches('\'').to_string(), "is not terminated"),
+        (edifact("", &[]).replace("UNT+2+M1'", ""), "UNZ) inside message M1"),
+        (edifact("", &[]).replace("UNZ+1+IC1'", ""), "ends without UNZ"),
+        (edifact("", &["bgm+1'"]), "segment 3 has no valid tag"),
+        (edifact("", &[]).replace("UNT+2", "UNT+two"), "UNT 0074 (number of segments) must be a number"),
+        (format!("{}UNH+X'", edifact("", &[])), "after UNZ"),
+        ("UNA:+".to_string(), "six ASCII service characters"),
+        ("UNA::.? 'UNB".to_string(), "one character for two roles"),
+        ("ISA*00*  ~".to_string(), "ISA is truncated"),
+        (x12("00401", 'U', "", 0).replace("ST*850*0001~\n", "").replace("GE*1", "ST*850*1~GE*1"), "ST*850*1"),
+        (x12("00401", 'U', "", 0).replace("GS*", "XX*"), "out of place"),
+    ];
+    for (body, want) in cases {
+        let e = err(&body);
+        assert_eq!(e.class(), ErrorClass::Malformed, "{e} for {body}");
+        if want != "ST*850*1" {
+            assert!(e.to_string().contains(want), "{e} should contain {want}");
+        }
+    }
+}
+
+#[test]
+fn sniffing_and_formats() {
+    let parsed = parse_body(format!("\u{feff}\r\n{}", edifact("", &[])).as_bytes(), None).unwrap();
+    assert_eq!(parsed.format, BodyFormat::Edifact);
+    assert_eq!(parsed.interchange.unwrap().control_number, "IC1");
+    let parsed = parse_body(x12("00401", 'U', "", 0).as_bytes(), Some("application/octet-stream")).unwrap();
+    assert_eq!(parsed.format, BodyFormat::X12);
+    assert!(crate::looks_like_message(b"UNB+UNOA:1"));
+    // The type wins over the bytes.
+    let e = parse_body(x12("00401", 'U', "", 0).as_bytes(), Some("application/EDIFACT")).unwrap_err();
+    assert!(e.to_string().contains("must start with UNB"), "{e}");
+    let e = parse_body(edifact("", &[]).as_bytes(), Some("application/edi-x12")).unwrap_err();
+    assert!(e.to_string().contains("must start with ISA"), "{e}");
+}
+
+#[test]
+fn hostile_inputs_end_in_results_or_short_errors() {
+    // A 10 MB single segment parses; unterminated, its error stays short.
+    let big = "A".repeat(10 * 1024 * 1024);
+    let doc = one(&edifact("", &[&format!("FTX+AAI+++{big}'")]), "application/edifact");
+    assert_eq!(vals(&doc, "FTX.04")[0].as_str().map(str::len), Some(big.len()));
+    let e = err(&format!("UNB+UNOC:3+S+R+1+IC'UNH+1+ORDERS:D:96A'FTX+{big}"));
+    assert!(e.to_string().contains("segment 3 (FTX) is not terminated") && e.to_string().len() < 200, "{e}");
+    // A million empty elements in one segment.
+    let many = format!("BGM{}'", "+".repeat(1_000_000));
+    let doc = one(&edifact("", &[&many]), "application/edifact");
+    assert_eq!(doc.value()[0].as_array().map(Vec::len), Some(1_000_001));
+    // ISA16 equal to the element separator.
+    let e = err(&x12("00401", 'U', "", 0).replace("*P*>~", "*P**~"));
+    assert!(e.to_string().contains("one character for two roles"), "{e}");
+    // A terminator that never comes: the whole X12 body is one segment.
+    let text = x12("00401", 'U', "", 0);
+    let (isa, rest) = text.split_at(text.find('~').unwrap() + 1);
+    let e = err(&format!("{isa}{}", rest.replace(['~', '\n'], "")));
+    assert!(e.to_string().contains("segment 2 (GS) is not terminated by `~`"), "{e}");
+}

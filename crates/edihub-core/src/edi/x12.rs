@@ -1,0 +1,242 @@
+//! ANSI X12: separators from the fixed-width ISA, and the envelope.
+//!
+//! `ISA` is 106 characters: the element separator is the character at
+//! offset 3, ISA16 (offset 104) is the component separator and the character
+//! after it (offset 105) the segment terminator. From version 00402 on,
+//! ISA11 (offset 82) is the repetition separator; before, it is the
+//! standards identifier `U`. The ISA is read by counting its 16 element
+//! separators rather than by offsets, so a sender that pads a field wrongly
+//! still gets a precise error instead of garbled separators.
+//!
+//! The envelope is `ISA`, `GS…GE` groups, `ST…SE` transaction sets, `IEA`.
+//! Checked: SE01 counts the set's segments including ST and SE, SE02 repeats
+//! ST02, GE01/GE02 count the group's sets and repeat GS06, IEA01/IEA02
+//! count the groups and repeat ISA13. The body is read as UTF-8.
+
+use super::OpenMessage;
+use super::segments::tokenize;
+use super::{
+    EdiHeader, EdiSyntax, Interchange, Party, RawMessage, Segment, Separators, count, disagree, malformed,
+};
+use crate::CoreError;
+
+const SYNTAX: EdiSyntax = EdiSyntax::X12;
+
+/// Reads an X12 interchange into its envelope and messages.
+pub(super) fn parse(bytes: &[u8]) -> Result<(Interchange, Vec<RawMessage>), CoreError> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let start = bytes.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(bytes.len());
+    let text = std::str::from_utf8(&bytes[start..])
+        .map_err(|e| CoreError::InvalidText { encoding: "UTF-8", offset: start + e.valid_up_to() })?;
+    let (seps, isa_len) = separators(text)?;
+    let mut isa = tokenize(SYNTAX, &text[..isa_len], Separators { repetition: None, ..seps }, 1)?;
+    let segments = tokenize(SYNTAX, &text[isa_len..], seps, 2)?;
+    walk(isa.remove(0), segments)
+}
+
+/// The separators, and the length of the ISA segment with its terminator.
+fn separators(text: &str) -> Result<(Separators, usize), CoreError> {
+    if !text.starts_with("ISA") {
+        return Err(malformed(SYNTAX, "the interchange must start with ISA".into()));
+    }
+    let mut chars = text.char_indices().skip(3);
+    let Some((_, element)) = chars.next().filter(|(_, c)| !c.is_alphanumeric() && !c.is_whitespace()) else {
+        return Err(malformed(SYNTAX, "ISA: the character after `ISA` must be the element separator".into()));
+    };
+    let mut elements = vec![String::new()];
+    let (mut component, mut segment) = (None, None);
+    for (i, c) in chars {
+        if elements.len() == 16 {
+            match component {
+                None => component = Some(c),
+                Some(_) => {
+                    segment = Some((c, i + c.len_utf8()));
+                    break;
+                }
+            }
+        } else if c == element {
+            elements.push(String::new());
+        } else {
+            elements.last_mut().expect("never empty").push(c);
+        }
+    }
+    let (Some(component), Some((segment, isa_len))) = (component, segment) else {
+        return Err(malformed(
+            SYNTAX,
+            "ISA is truncated: it needs 16 elements, ISA16 and a segment terminator".into(),
+        ));
+    };
+    // ISA12 is the interchange control version: 00402 and later repeat with ISA11.
+    let version: u32 = elements[11].trim().parse().unwrap_or(0);
+    let repetition = elements[10].chars().next().filter(|_| version >= 402);
+    let seps = Separators { element, component, repetition, segment, release: None };
+    let used = [Some(element), Some(component), Some(segment), repetition];
+    let used: Vec<char> = used.into_iter().flatten().collect();
+    if (1..used.len()).any(|i| used[..i].contains(&used[i])) || component.is_alphanumeric() {
+        return Err(malformed(
+            SYNTAX,
+            format!(
+                "ISA names one character for two roles (element `{element}`, ISA16 component `{component}`, terminator `{}`)",
+                segment.escape_default()
+            ),
+        ));
+    }
+    Ok((seps, isa_len))
+}
+
+fn party(seg: &Segment, qualifier: usize, id: usize) -> Party {
+    Party {
+        id: seg.el(id).to_string(),
+        qualifier: Some(seg.el(qualifier).to_string()).filter(|q| !q.is_empty()),
+    }
+}
+
+/// An element that must not be empty.
+fn required(seg: &Segment, e: usize) -> Result<String, CoreError> {
+    match seg.el(e) {
+        "" => Err(malformed(
+            SYNTAX,
+            format!("segment {} ({}): {}{e:02} is empty", seg.number, seg.tag, seg.tag),
+        )),
+        v => Ok(v.to_string()),
+    }
+}
+
+/// An open group: GS, its version and the sets seen in it.
+struct Group {
+    gs: Segment,
+    control: String,
+    sets: usize,
+}
+
+/// Walks the envelope and checks its counts and references.
+fn walk(isa: Segment, segments: Vec<Segment>) -> Result<(Interchange, Vec<RawMessage>), CoreError> {
+    let interchange = Interchange {
+        syntax: SYNTAX,
+        control_number: required(&isa, 13)?,
+        sender: party(&isa, 5, 6),
+        receiver: party(&isa, 7, 8),
+    };
+    let mut messages = Vec::new();
+    let (mut group, mut groups, mut open): (Option<Group>, usize, Option<OpenMessage>) = (None, 0, None);
+    let mut segs = segments.into_iter();
+    for seg in segs.by_ref() {
+        match (seg.tag.as_str(), &mut open, &mut group) {
+            ("SE", Some(_), Some(g)) => {
+                let (st, body) = open.take().expect("open");
+                messages.push(transaction_set(&interchange, g, st, body, &seg)?);
+                g.sets += 1;
+            }
+            ("ST" | "GS" | "GE" | "IEA" | "ISA", Some((st, _)), _) => {
+                return Err(malformed(
+                    SYNTAX,
+                    format!(
+                        "segment {} ({}) inside transaction set {} (ST at segment {}): SE is missing",
+                        seg.number,
+                        seg.tag,
+                        st.el(2),
+                        st.number
+                    ),
+                ));
+            }
+            (_, Some((_, body)), _) => body.push(seg),
+            ("ST", None, Some(_)) => open = Some((seg, Vec::new())),
+            ("GS", None, None) => group = Some(Group { control: required(&seg, 6)?, gs: seg, sets: 0 }),
+            ("GE", None, Some(_)) => {
+                close_group(group.take().expect("group"), &seg)?;
+                groups += 1;
+            }
+            ("IEA", None, None) => {
+                check_iea(&interchange, &seg, groups)?;
+                return match segs.next() {
+                    None => Ok((interchange, messages)),
+                    Some(after) => {
+                        Err(malformed(SYNTAX, format!("segment {} ({}) after IEA", after.number, after.tag)))
+                    }
+                };
+            }
+            _ => {
+                let place = if group.is_some() {
+                    "inside a group, outside a transaction set"
+                } else {
+                    "outside a group"
+                };
+                return Err(malformed(
+                    SYNTAX,
+                    format!("segment {} ({}) is out of place ({place})", seg.number, seg.tag),
+                ));
+            }
+        }
+    }
+    Err(malformed(SYNTAX, "the interchange ends without IEA".into()))
+}
+
+/// Checks SE against its ST and builds the message.
+fn transaction_set(
+    interchange: &Interchange,
+    group: &Group,
+    st: Segment,
+    body: Vec<Segment>,
+    se: &Segment,
+) -> Result<RawMessage, CoreError> {
+    let message_type = required(&st, 1)?;
+    let control = required(&st, 2)?;
+    let counted = body.len() + 2;
+    let declared = count(SYNTAX, se, 1, "SE01 (number of included segments)")?;
+    if declared != counted {
+        return Err(disagree(
+            SYNTAX,
+            format!(
+                "SE01 of transaction set {control} says {declared} segments, the set has {counted} (ST to SE)"
+            ),
+        ));
+    }
+    if se.el(2) != control {
+        return Err(disagree(
+            SYNTAX,
+            format!("SE02 `{}` does not match ST02 `{control}` (segment {})", se.el(2), se.number),
+        ));
+    }
+    let header = EdiHeader {
+        interchange: interchange.clone(),
+        message_type,
+        version: group.gs.el(8).to_string(),
+        group_control: Some(group.control.clone()),
+        control_number: control,
+    };
+    Ok(RawMessage { header, body })
+}
+
+fn close_group(group: Group, ge: &Segment) -> Result<(), CoreError> {
+    let declared = count(SYNTAX, ge, 1, "GE01 (number of transaction sets)")?;
+    if declared != group.sets {
+        return Err(disagree(
+            SYNTAX,
+            format!(
+                "GE01 of group {} says {declared} transaction sets, the group has {}",
+                group.control, group.sets
+            ),
+        ));
+    }
+    if ge.el(2) != group.control {
+        return Err(disagree(SYNTAX, format!("GE02 `{}` does not match GS06 `{}`", ge.el(2), group.control)));
+    }
+    Ok(())
+}
+
+fn check_iea(interchange: &Interchange, iea: &Segment, groups: usize) -> Result<(), CoreError> {
+    let declared = count(SYNTAX, iea, 1, "IEA01 (number of functional groups)")?;
+    if declared != groups {
+        return Err(disagree(
+            SYNTAX,
+            format!("IEA01 says {declared} functional groups, the interchange has {groups}"),
+        ));
+    }
+    if iea.el(2) != interchange.control_number {
+        return Err(disagree(
+            SYNTAX,
+            format!("IEA02 `{}` does not match ISA13 `{}`", iea.el(2), interchange.control_number),
+        ));
+    }
+    Ok(())
+}

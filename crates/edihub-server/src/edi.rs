@@ -1,0 +1,56 @@
+//! What the receive route adds for EDIFACT and X12 interchanges: the
+//! answer with the envelope, and the interchange's claim for the first dedup
+//! layer.
+//!
+//! An interchange control number (ISA13, UNB 0020) is unique per sender and
+//! receiver, so a repeat of the three is a repeat of the whole interchange.
+//! It is claimed like a request key (kind [`DetectedBy::Interchange`] in the
+//! store): the first request stores its answer; a repeat gets that answer
+//! with 200, stores nothing, and writes an `interchange.duplicate_blocked`
+//! event naming the first message (its `details.same_payload` says whether
+//! the bytes were the same). A repeat with other bytes is answered the same
+//! way whatever the environment's `on_key_reuse`: the control number, not
+//! the bytes, identifies an interchange, as the standards define it. Claims
+//! live as long as request keys (`retention.keys_days`, default 30 days):
+//! that is the interchange window.
+
+use edihub_core::{Interchange, Party};
+use edihub_store::{DetectedBy, KeyClaim, KeyReusePolicy, MessageOutcome, StoredResponse};
+use serde_json::{Value, json};
+
+use crate::error::ApiError;
+use crate::ingest::{MAX_KEY_LEN, outcome_json, render_outcomes};
+
+/// An interchange answers like a packet, with its envelope:
+/// `{"interchange":{…},"messages":[…]}`.
+pub fn render_interchange(outcomes: &[MessageOutcome], interchange: &Interchange) -> StoredResponse {
+    let mut response = render_outcomes(outcomes, true);
+    let messages: Vec<Value> = outcomes.iter().map(outcome_json).collect();
+    response.body = json!({ "interchange": interchange, "messages": messages }).to_string();
+    response
+}
+
+fn party(p: &Party) -> String {
+    format!("{}:{}", p.qualifier.as_deref().unwrap_or(""), p.id)
+}
+
+/// The claim of an interchange: `X12|ZZ:SENDER|ZZ:RECEIVER|000000901`.
+/// Identifiers too long for a key (the standards allow 35 characters each)
+/// or with control characters are refused rather than cut, since two cut
+/// keys could collide.
+pub fn interchange_claim(interchange: &Interchange, request_sha256: String) -> Result<KeyClaim, ApiError> {
+    let key = format!(
+        "{}|{}|{}|{}",
+        interchange.syntax.as_str(),
+        party(&interchange.sender),
+        party(&interchange.receiver),
+        interchange.control_number
+    );
+    if key.len() > MAX_KEY_LEN || key.chars().any(char::is_control) {
+        return Err(ApiError::Unprocessable(format!(
+            "the interchange's sender, receiver and control number must together be at most {MAX_KEY_LEN} characters without control characters (got {} bytes)",
+            key.len()
+        )));
+    }
+    Ok(KeyClaim { kind: DetectedBy::Interchange, key, request_sha256, on_reuse: KeyReusePolicy::Replay })
+}
