@@ -54,20 +54,6 @@ macro_rules! group_statements {
             Ok(holders_query(claims).build_query_as().fetch_all(&mut *conn).await?)
         }
 
-        /// [`group_holders`] planned for this execution only (an unnamed
-        /// statement). A packet's lookups run while the packet itself grows
-        /// the table by thousands of rows in seconds: a plan cached while the
-        /// table was small (a sequential scan per arm) would then scan the
-        /// whole table per fingerprint, 1–2.5 s per lookup as measured, where
-        /// a fresh plan probes the unique index.
-        async fn packet_holders(
-            conn: &mut GroupConn,
-            claims: &[(&$crate::Scope, &str)],
-        ) -> $crate::Result<Vec<$crate::batch::ScopedHolder>> {
-            let mut q = holders_query(claims);
-            Ok(q.build_query_as().persistent(false).fetch_all(&mut *conn).await?)
-        }
-
         /// The holders lookup of `claims`, one `UNION ALL` arm per distinct claim.
         fn holders_query(claims: &[(&$crate::Scope, &str)]) -> sqlx::QueryBuilder<$db> {
             // One point lookup per distinct claim (repeats of one message

@@ -145,12 +145,14 @@ macro_rules! ingest_tx_fns {
                 if !*look_up {
                     break;
                 }
-                let claims: Vec<(&$crate::Scope, &str)> =
-                    lookup.iter().filter_map(|m| Some((req.scope, m.fingerprint.as_deref()?))).collect();
-                if claims.is_empty() {
+                let fingerprints: Vec<&str> =
+                    lookup.iter().filter_map(|m| m.fingerprint.as_deref()).collect();
+                if fingerprints.is_empty() {
                     continue;
                 }
-                let holders = packet_holders(conn, &claims).await?;
+                let holders =
+                    <$db as $crate::packet::PacketLookup>::packet_holders(conn, req.scope, &fingerprints)
+                        .await?;
                 let mut events = Vec::new();
                 for (m, slot) in lookup.iter().zip(slots.iter_mut()) {
                     if let Some((existing, event)) =

@@ -32,7 +32,11 @@
 //! DOCNUM) can be stored twice when such a request is retried after a crash
 //! mid-way; the key cannot protect a chunk it does not yet hold.
 
+mod lookup;
+
 use uuid::Uuid;
+
+pub(crate) use lookup::PacketLookup;
 
 use crate::{IngestOutcome, MessageOutcome, NewMessage};
 
@@ -40,10 +44,9 @@ use crate::{IngestOutcome, MessageOutcome, NewMessage};
 /// 0.1 ms, so a chunk holds the write lock for a few tens of milliseconds.
 pub(crate) const TX_CHUNK: usize = 256;
 
-/// Most fingerprints in one holders lookup, one `UNION ALL` arm each: the
-/// group insert's batch size, a statement that plans in about a millisecond
-/// (each lookup is planned afresh, see the statement's docs).
-pub(crate) const LOOKUP_CHUNK: usize = 64;
+/// Most fingerprints in one holders lookup (one parameter holds them all,
+/// see [`PacketLookup`]), and so most events in one audit insert.
+pub(crate) const LOOKUP_CHUNK: usize = 256;
 
 /// What a packet's earlier messages leave for the next ones.
 #[derive(Debug, Clone, Copy)]
