@@ -135,6 +135,9 @@ struct Job {
 pub(crate) struct Batchers {
     plain: mpsc::UnboundedSender<Job>,
     keyed: mpsc::UnboundedSender<Job>,
+    /// With one shared slot (SQLite's single writer): the slot, which other
+    /// long writers take turns on too (see [`Batchers::write_turn`]).
+    single_writer: Option<Arc<Semaphore>>,
 }
 
 impl std::fmt::Debug for Batchers {
@@ -156,11 +159,23 @@ impl Batchers {
             Some(n) => Arc::new(Semaphore::new(n.max(1))),
             None => Arc::clone(&plain_slots),
         };
+        let single_writer = keyed.is_none().then(|| Arc::clone(&plain_slots));
         let (plain, plain_rx) = mpsc::unbounded_channel();
         let (keyed, keyed_rx) = mpsc::unbounded_channel();
         tokio::spawn(dispatch(plain_rx, plain_slots, Arc::clone(&db), false));
         tokio::spawn(dispatch(keyed_rx, keyed_slots, db, true));
-        Batchers { plain, keyed }
+        Batchers { plain, keyed, single_writer }
+    }
+
+    /// A turn at the single writer, for a long run of write transactions
+    /// (a packet's chunks) on a backend with one writer: held for one
+    /// transaction, queued fairly with the group insert's batches, so small
+    /// senders get the lock between two chunks instead of polling for it
+    /// (SQLite's busy handler sleeps up to 100 ms a try and can miss every
+    /// gap). `None` (no wait) where writers run in parallel.
+    pub(crate) async fn write_turn(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        let slots = self.single_writer.as_ref()?;
+        Arc::clone(slots).acquire_owned().await.ok()
     }
 
     /// Whether a request may use the group insert: one message with a small

@@ -264,6 +264,7 @@ macro_rules! impl_sql_store {
                 let mut attempt = 0;
                 loop {
                     attempt += 1;
+                    let turn = self.batchers.write_turn().await;
                     let mut tx = self.begin().await?;
                     match packet_chunk_in(&mut *tx, req, chunk).await {
                         Ok(done) => {
@@ -272,6 +273,7 @@ macro_rules! impl_sql_store {
                         }
                         Err(e) => {
                             drop(tx);
+                            drop(turn);
                             if !$crate::ingest::pause_before_retry(&e, attempt).await {
                                 return Err(e);
                             }
