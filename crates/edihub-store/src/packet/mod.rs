@@ -16,7 +16,9 @@
 //! - **Chunked commits.** A packet of more than [`TX_CHUNK`] IDocs is stored
 //!   [`TX_CHUNK`] IDocs per transaction, so the write lock is held for
 //!   milliseconds at a time and other writers get their turn between
-//!   chunks. A packet's IDocs are independent messages, so this is allowed
+//!   chunks. On SQLite each chunk takes a turn on the single writer's slot,
+//!   queued fairly with the group insert's batches (`Batchers::write_turn`),
+//!   so a small sender waits one chunk at most. A packet's IDocs are independent messages, so this is allowed
 //!   as long as the answer comes after the last chunk: an IDoc committed by
 //!   an earlier chunk is a duplicate when the request is retried, so a
 //!   retry after a crash or a timeout stores only what is missing.
