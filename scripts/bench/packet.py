@@ -4,7 +4,7 @@ sender keeps posting single IDocs (issue: one client cannot hurt the others).
 SAP sends packets of thousands of IDocs and re-sends a whole packet when it
 loses the answer. The scenario measures, on one hub:
 
-- the packet (PACKET_IDOCS minimal ORDERS05 IDocs, about 3.5 MB for 20,000)
+- the packet (PACKET_IDOCS minimal ORDERS05 IDocs, about 4.5 MB for 20,000)
   sent once: status and seconds;
 - the same packet re-sent: status and seconds (the target: re-send <= new);
 - a small sender posting one unique ORDERS05 at a time on its own connection
