@@ -7,12 +7,14 @@
 //! assumes names are unique anyway. A body that means two things is refused,
 //! never guessed at, so this module parses into the same `Value` through a
 //! visitor that rejects a repeated name. serde_json adds the line and column
-//! of the repeat to the error, and the visitor adds the member's JSON
-//! pointer, so the sender can find it.
+//! where the repeated member's value ends, and the visitor adds the
+//! member's JSON pointer, so the sender can find it.
 //!
-//! The check is a lookup in the map being built, which the insert does
-//! anyway; the depth limit is serde_json's (it lives in the deserializer,
-//! not in the visitor).
+//! The check is the insert's own lookup, made after the member's value is
+//! read, as serde_json's visitor does: `orders05_json_2k` of the core bench
+//! measured 18.4–18.7 µs against 18.2–19.1 µs for serde_json's `Value`
+//! (three alternating runs each). The depth limit is serde_json's (it
+//! lives in the deserializer, not in the visitor).
 
 use std::fmt;
 
@@ -119,7 +121,8 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut members = Map::new();
         while let Some(name) = map.next_key::<String>()? {
-            // One lookup: the vacant entry keeps the name for the pointer.
+            let value = map.next_value_seed(ValueSeed { pointer: &Pointer::Member(self.pointer, &name) })?;
+            // One lookup, the one the insert needs anyway, finds a repeat.
             match members.entry(name) {
                 Entry::Occupied(seen) => {
                     let pointer = Pointer::Member(self.pointer, seen.key());
@@ -129,8 +132,6 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
                     )));
                 }
                 Entry::Vacant(slot) => {
-                    let pointer = Pointer::Member(self.pointer, slot.key());
-                    let value = map.next_value_seed(ValueSeed { pointer: &pointer })?;
                     slot.insert(value);
                 }
             }

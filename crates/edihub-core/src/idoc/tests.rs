@@ -205,7 +205,7 @@ fn duplicate_json_member_names_are_refused_on_every_json_shape() {
     let plain = from_json("{\"id\":\"a1\",\n \"id\":\"a2\",\"docnum\":\"1\"}").unwrap_err();
     assert_eq!(
         plain.to_string(),
-        "duplicate JSON member `id` (JSON pointer `/id`) at line 2 column 5; a name may appear once per object"
+        "duplicate JSON member `id` (JSON pointer `/id`) at line 2 column 10; a name may appear once per object"
     );
     assert_eq!(plain.class(), crate::ErrorClass::Malformed);
     let idoc = from_json(r#"{"ORDERS05":{"IDOC":{"EDI_DC40":{"DOCNUM":"1","DOCNUM":"2"}}}}"#).unwrap_err();

@@ -25,9 +25,9 @@ fn values_equal_serde_json_where_names_are_unique() {
 
 #[test]
 fn a_repeated_name_is_named_with_its_pointer_and_position() {
-    assert_eq!(duplicate(r#"{"id":"a1","id":"a2"}"#), "`id` (JSON pointer `/id`) at line 1 column 15");
+    assert_eq!(duplicate(r#"{"id":"a1","id":"a2"}"#), "`id` (JSON pointer `/id`) at line 1 column 21");
     let nested = duplicate(r#"{"items":[{"sku":1},{"sku":2,"sku":3}]}"#);
-    assert_eq!(nested, "`sku` (JSON pointer `/items/1/sku`) at line 1 column 34");
+    assert_eq!(nested, "`sku` (JSON pointer `/items/1/sku`) at line 1 column 37");
     // RFC 6901 escapes `~` and `/` in the pointer.
     assert!(duplicate(r#"{"a/b~":{"x":1,"x":2}}"#).contains("`/a~1b~0/x`"));
     // Names are compared after unescaping: `\u0069d` is `id`.
