@@ -1,0 +1,189 @@
+//! Pieces every ingest route shares: bounded body reading (`body`), header
+//! and identifier checks, building the messages of a request, and the
+//! response format of stored and duplicate messages (`response`).
+
+mod body;
+mod response;
+
+pub use body::{BodyBudget, BodyPermit, check_body_headers, parse, read_body};
+pub use response::{outcome_json, outcome_response, render_outcomes};
+
+use axum::http::HeaderMap;
+use chrono::{DateTime, Utc};
+use edihub_core::{Document, FingerprintSpec};
+use edihub_store::{IngestOutcome, MessageOutcome, NewMessage, Scope};
+
+use crate::error::ApiError;
+use crate::producers::Producer;
+use crate::state::AppState;
+
+/// Longest accepted Idempotency-Key.
+pub const MAX_KEY_LEN: usize = 200;
+
+/// Now, at the microsecond precision both databases keep, so the time in a
+/// response equals the time stored.
+pub fn now() -> DateTime<Utc> {
+    let t = Utc::now();
+    DateTime::from_timestamp_micros(t.timestamp_micros()).unwrap_or(t)
+}
+
+/// An Idempotency-Key must be 1–200 printable ASCII characters.
+pub fn validate_key(key: &str) -> Result<String, ApiError> {
+    let ok = !key.is_empty() && key.len() <= MAX_KEY_LEN && key.bytes().all(|b| (0x20..0x7f).contains(&b));
+    if ok {
+        Ok(key.to_string())
+    } else {
+        Err(ApiError::BadRequest(format!(
+            "Idempotency-Key must be 1–{MAX_KEY_LEN} printable ASCII characters (got {} bytes)",
+            key.len()
+        )))
+    }
+}
+
+/// An explicit message type (header, query) must pass [`crate::producers::check_type`].
+pub fn validate_type<'a>(t: &'a str, source: &str) -> Result<&'a str, ApiError> {
+    crate::producers::check_type(t).map_err(|reason| ApiError::BadRequest(format!("{source}: {reason}")))
+}
+
+/// Longest document number kept (a SAP DOCNUM has 16 digits; a plain JSON
+/// `docnum` is any business number): it is stored, indexed and copied into
+/// every duplicate's audit event, so it must stay small.
+pub const MAX_DOCNUM_LEN: usize = 100;
+
+/// A document number must be at most [`MAX_DOCNUM_LEN`] characters without
+/// control characters; a longer one is refused, never cut (two numbers
+/// sharing a prefix would collide).
+fn check_docnum(docnum: Option<&str>, index: usize, packet: bool) -> Result<(), ApiError> {
+    let Some(d) = docnum else { return Ok(()) };
+    if d.chars().count() <= MAX_DOCNUM_LEN && !d.chars().any(char::is_control) {
+        return Ok(());
+    }
+    let at = if packet { format!(" of IDoc {index} in the packet") } else { String::new() };
+    Err(ApiError::Unprocessable(format!(
+        "the docnum{at} must be at most {MAX_DOCNUM_LEN} characters without control characters (got {} bytes)",
+        d.len()
+    )))
+}
+
+/// 400 when any of `names` occurs more than once: which copy counts would
+/// change what the request means (who sent it, its key, its type), so a
+/// repeated header is refused like an ambiguous body.
+pub fn refuse_repeated(headers: &HeaderMap, names: &[&str]) -> Result<(), ApiError> {
+    match names.iter().find(|n| headers.get_all(**n).iter().nth(1).is_some()) {
+        Some(name) => Err(ApiError::BadRequest(format!("the {name} header is repeated; send it once"))),
+        None => Ok(()),
+    }
+}
+
+/// A header as text; 400 when it is not visible ASCII or is repeated.
+pub fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, ApiError> {
+    refuse_repeated(headers, &[name])?;
+    match headers.get(name) {
+        None => Ok(None),
+        Some(v) => v
+            .to_str()
+            .map(Some)
+            .map_err(|_| ApiError::BadRequest(format!("the {name} header must be printable ASCII"))),
+    }
+}
+
+/// What a request says about all of its messages.
+#[derive(Debug, Clone)]
+pub struct MessageSource<'a> {
+    /// Message type named by the request (header, query or integration).
+    pub explicit_type: Option<&'a str>,
+    /// Who sends it, which decides the types it may produce.
+    pub producer: Producer<'a>,
+    /// The request's Idempotency-Key.
+    pub idempotency_key: Option<String>,
+    /// The webhook provider's event id.
+    pub provider_event_id: Option<String>,
+    /// The Content-Type as received.
+    pub content_type: Option<String>,
+    /// The raw body, shared by all messages of a packet.
+    pub payload: bytes::Bytes,
+}
+
+/// Resolves each document's type and rules and computes its fingerprint.
+pub fn build_messages(
+    state: &AppState,
+    scope: &Scope,
+    documents: &[Document],
+    source: &MessageSource<'_>,
+) -> Result<Vec<NewMessage>, ApiError> {
+    let tenant = scope.tenant_id.as_str();
+    let is_configured = |t: &str| state.catalog.is_configured(tenant, t);
+    let mut messages = Vec::with_capacity(documents.len());
+    let packet = documents.len() > 1;
+    // A packet's IDocs mostly share one type: ask once per type in a row.
+    let mut permitted: Option<String> = None;
+    for (index, doc) in documents.iter().enumerate() {
+        let message_type = doc.message_type(source.explicit_type, &is_configured)?;
+        if permitted.as_deref() != Some(message_type.as_str()) {
+            state.integrations.may_produce(scope, &source.producer, &message_type)?;
+            permitted = Some(message_type.clone());
+        }
+        check_docnum(doc.docnum(), index, packet)?;
+        let rule = state.catalog.rule(tenant, &message_type);
+        let spec = FingerprintSpec {
+            message_type: &message_type,
+            key_fields: &rule.key_fields,
+            exclude_fields: &rule.exclude_fields,
+        };
+        let fp = edihub_core::fingerprint(doc, &spec);
+        messages.push(NewMessage {
+            id: uuid::Uuid::now_v7(),
+            // EDIFACT and X12 have no logical message: their version
+            // (`D96A`, `004010`) is kept in its place.
+            mestyp: doc.mestyp().or(doc.edi_header().map(|h| h.version.as_str())).map(str::to_string),
+            docnum: doc.docnum().map(str::to_string),
+            sender: doc
+                .control()
+                .and_then(|c| c.sndprn.clone())
+                .or_else(|| doc.edi_header().map(|h| h.interchange.sender.id.clone())),
+            fingerprint: fp.hex.clone(),
+            fingerprint_basis: fp.basis.as_str().to_string(),
+            window_seconds: rule.window_seconds,
+            key_values: serde_json::to_value(&fp.key_values).unwrap_or_default(),
+            idempotency_key: source.idempotency_key.clone(),
+            provider_event_id: source.provider_event_id.clone(),
+            packet_index: i32::try_from(index).unwrap_or(i32::MAX),
+            content_type: source.content_type.clone(),
+            payload: source.payload.clone(),
+            message_type,
+        });
+    }
+    Ok(messages)
+}
+
+/// Counts what an ingest did. A replay has no per-message outcomes: it is
+/// counted once for `replay_type` under the key's detector.
+pub fn record_outcome(
+    state: &AppState,
+    tenant: &str,
+    outcome: &IngestOutcome,
+    replay_type: &str,
+    replay: edihub_store::DetectedBy,
+) {
+    let metrics = &state.metrics;
+    // Senders choose message types freely (X-Message-Type); only configured
+    // types become label values, so a sender cannot create unbounded series.
+    let label =
+        |t: &str| if state.catalog.is_configured(tenant, t) { t.to_string() } else { "other".to_string() };
+    match outcome {
+        IngestOutcome::Processed { outcomes, .. } => {
+            for o in outcomes {
+                match o {
+                    MessageOutcome::Accepted(s) => metrics.accepted(&label(&s.message_type)),
+                    MessageOutcome::Duplicate { existing, detected_by } => {
+                        metrics.duplicate(&label(&existing.message_type), detected_by.as_str());
+                    }
+                }
+            }
+        }
+        IngestOutcome::Replayed { .. } => {
+            metrics.duplicate(&label(replay_type), replay.as_str());
+        }
+        IngestOutcome::KeyMismatch => {}
+    }
+}
