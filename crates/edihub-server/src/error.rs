@@ -30,9 +30,9 @@ pub enum ApiError {
     /// 413: body over `max_body_bytes`.
     #[error("the body is larger than the limit of {0} bytes")]
     TooLarge(usize),
-    /// 413: a packet with more IDocs than `max_idocs_per_packet`.
+    /// 413: a packet (or interchange) with more messages than `max_idocs_per_packet`.
     #[error(
-        "the packet holds {idocs} IDocs, more than max_idocs_per_packet ({limit}); send it as smaller packets"
+        "the request holds {idocs} messages (IDocs, or an interchange's messages), more than max_idocs_per_packet ({limit}); send them in smaller packets or interchanges"
     )]
     PacketTooLarge {
         /// IDocs in the packet.

@@ -58,7 +58,7 @@ fn check_docnum(docnum: Option<&str>, index: usize, packet: bool) -> Result<(), 
     if d.chars().count() <= MAX_DOCNUM_LEN && !d.chars().any(char::is_control) {
         return Ok(());
     }
-    let at = if packet { format!(" of IDoc {index} in the packet") } else { String::new() };
+    let at = if packet { format!(" of message {index} in the packet") } else { String::new() };
     Err(ApiError::Unprocessable(format!(
         "the docnum{at} must be at most {MAX_DOCNUM_LEN} characters without control characters (got {} bytes)",
         d.len()
