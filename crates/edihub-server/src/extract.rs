@@ -2,16 +2,35 @@
 //!
 //! axum's own `Path` answers a segment it cannot decode (`%ff` is not UTF-8)
 //! with a plain-text 400; [`ApiPath`] gives the same refusal as
-//! `application/problem+json` through [`ApiError`]. [`JsonBody`] is the body
-//! of an admin change: `application/json` or 415.
+//! `application/problem+json` through [`ApiError`], and [`ApiQuery`] does the
+//! same for a query string axum's `Query` cannot read. [`JsonBody`] is the
+//! body of an admin change: `application/json` or 415.
 
 use axum::body::Bytes;
-use axum::extract::{FromRequest, FromRequestParts, Path, Request};
+use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
+
+/// `Query<T>` with a problem+json rejection (400 naming the problem).
+#[derive(Debug, Clone)]
+pub struct ApiQuery<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for ApiQuery<T>
+where
+    T: DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
+        Query::<T>::try_from_uri(&parts.uri)
+            .map(|Query(value)| ApiQuery(value))
+            .map_err(|e| ApiError::BadRequest(format!("invalid query string: {e}")))
+    }
+}
 
 /// `Path<T>` with a problem+json rejection.
 #[derive(Debug, Clone)]

@@ -5,8 +5,8 @@
 //! arriving between pages never shift or repeat rows.
 
 use axum::Json;
-use axum::extract::{Query, State};
-use axum::http::{HeaderMap, Uri};
+use axum::extract::State;
+use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, SecondsFormat, Utc};
 use edihub_store::{AuditEvent, AuditFilter};
@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use crate::api_doc::{AuditPage, Problem};
 use crate::auth::Admin;
 use crate::error::ApiError;
+use crate::extract::ApiQuery;
 use crate::state::AppState;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -137,12 +138,10 @@ pub fn event_json(e: &AuditEvent) -> Value {
 async fn list(
     State(state): State<AppState>,
     _admin: Admin,
-    uri: Uri,
+    ApiQuery(query): ApiQuery<AuditQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let query = Query::<AuditQuery>::try_from_uri(&uri)
-        .map_err(|e| ApiError::BadRequest(format!("invalid query string: {e}")))?;
-    let filter = query.0.into_filter()?;
+    let filter = query.into_filter()?;
     let events = state.store.list_audit(&filter).await?;
     let next_cursor =
         (events.len() as i64 == filter.limit).then(|| events.last().map(|e| e.id.to_string())).flatten();

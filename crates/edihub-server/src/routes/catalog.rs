@@ -8,7 +8,7 @@
 //! this process; other replicas pick it up within `catalog_refresh_secs`.
 
 use axum::Json;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use edihub_store::{IntegrationRow, MessageTypeRow, SOURCE_ADMIN};
@@ -19,7 +19,7 @@ use crate::api_doc::Problem;
 use crate::auth::Admin;
 use crate::config::{Config, IntegrationConfig, MessageTypeConfig};
 use crate::error::ApiError;
-use crate::extract::{ApiPath, JsonBody};
+use crate::extract::{ApiPath, ApiQuery, JsonBody};
 use crate::ingest::now;
 use crate::state::AppState;
 use utoipa_axum::router::OpenApiRouter;
@@ -103,7 +103,7 @@ async fn put_type(
     State(state): State<AppState>,
     _admin: Admin,
     ApiPath(id): ApiPath<String>,
-    Query(q): Query<TenantQuery>,
+    ApiQuery(q): ApiQuery<TenantQuery>,
     JsonBody(body): JsonBody,
 ) -> Result<Json<Value>, ApiError> {
     let b: TypeBody = body_json(&body)?;

@@ -8,8 +8,8 @@
 //! Content-Type, for replay.
 
 use axum::Json;
-use axum::extract::{Query, State};
-use axum::http::{HeaderMap, HeaderValue, Uri, header};
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
 use chrono::{DateTime, Utc};
@@ -21,7 +21,7 @@ use uuid::Uuid;
 use crate::api_doc::Problem;
 use crate::auth::Admin;
 use crate::error::ApiError;
-use crate::extract::ApiPath;
+use crate::extract::{ApiPath, ApiQuery};
 use crate::state::AppState;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -208,11 +208,9 @@ impl FindQuery {
 async fn find(
     State(state): State<AppState>,
     _admin: Admin,
-    uri: Uri,
+    ApiQuery(q): ApiQuery<FindQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let Query(q) = Query::<FindQuery>::try_from_uri(&uri)
-        .map_err(|e| ApiError::BadRequest(format!("invalid query string: {e}")))?;
     let query = q.into_query()?;
     let html = super::page::wants_html(&headers);
     let lookups =

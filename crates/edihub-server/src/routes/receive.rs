@@ -11,8 +11,8 @@
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::{Query, State};
-use axum::http::{HeaderMap, Uri};
+use axum::extract::State;
+use axum::http::HeaderMap;
 use axum::response::Response;
 use edihub_store::{DetectedBy, IngestRequest, KeyClaim};
 use serde::Deserialize;
@@ -22,6 +22,7 @@ use crate::api_doc::{MessageResult, Problem};
 use crate::auth::Sender;
 use crate::edi::{interchange_claim, render_interchange};
 use crate::error::ApiError;
+use crate::extract::ApiQuery;
 use crate::ingest::{
     MessageSource, build_messages, header_text, now, outcome_response, parse, read_body, record_outcome,
     refuse_repeated, render_outcomes, validate_key, validate_type,
@@ -66,12 +67,10 @@ struct ReceiveQuery {
 async fn receive(
     State(state): State<AppState>,
     Sender(sender): Sender,
-    uri: Uri,
+    ApiQuery(query): ApiQuery<ReceiveQuery>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let query = Query::<ReceiveQuery>::try_from_uri(&uri)
-        .map_err(|e| ApiError::BadRequest(format!("invalid query string: {e}")))?;
     refuse_repeated(&headers, &["idempotency-key", "x-message-type", "content-type", "content-encoding"])?;
     let header_key = header_text(&headers, "idempotency-key")?.map(validate_key).transpose()?;
     let explicit_type = match header_text(&headers, "x-message-type")? {
