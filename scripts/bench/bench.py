@@ -37,7 +37,7 @@ DURATION = int(E.get("BENCH_DURATION", "20"))
 WARMUP = int(E.get("BENCH_WARMUP", "3"))
 CONNS = int(E.get("BENCH_CONNECTIONS", "32"))
 THREADS = int(E.get("BENCH_THREADS", "2"))
-SCENARIOS = [s.strip().upper() for s in E.get("BENCH_SCENARIOS", "S1,S2,S3,S4,S5,S6,P").split(",") if s.strip()]
+SCENARIOS = [s.strip().upper() for s in E.get("BENCH_SCENARIOS", "S1,S2,S7,S3,S4,S5,S6,P").split(",") if s.strip()]
 S6_ROWS = int(E.get("BENCH_S6_ROWS", "5000000"))
 OUT = E.get("BENCH_OUT", os.path.join(ROOT, "BENCHMARKS.md"))
 PROFILE = E.get("BENCH_PROFILE", "0") == "1"
@@ -582,7 +582,7 @@ def render(res):
              "wrk CPU-ms/msg | peak RSS MB | ceiling tps | ratio | responses |")
     L.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|")
     for key, label in (("S1", "S1 ORDERS05 5 KB, PostgreSQL"), ("S2", "S2 S1 + 50 % repeats, 10 % key replays"),
-                       ("S3", "S3 S1 on SQLite"), ("S4", "S4 webhooks 1 KB, Standard Webhooks"),
+                       ("S7", "S7 S1, each with its own Idempotency-Key"), ("S3", "S3 S1 on SQLite"), ("S4", "S4 webhooks 1 KB, Standard Webhooks"),
                        ("S5", "S5 INVOIC02 10 MB, 20,000 items"), ("S6", "S6 S1 after 5 M stored messages")):
         s = S.get(key)
         if not s:
@@ -633,7 +633,7 @@ def render(res):
     L.append("")
     L.append("| run | wall s | edihub | PostgreSQL | load generator | everything else | steal | load avg at start |")
     L.append("|---|--:|--:|--:|--:|--:|--:|--:|")
-    for key in ("S1", "S1_ceiling", "S2", "S3", "S4", "S5", "S6", "S6_ceiling"):
+    for key in ("S1", "S1_ceiling", "S2", "S7", "S3", "S4", "S5", "S6", "S6_ceiling"):
         s = S.get(key)
         if s:
             L.append(f"| {key} | {s['wall']:.1f} | {s['cpu_edihub']:.1f} | {s['cpu_pg']:.1f} | {s['cpu_loadgen']:.1f} | "
@@ -645,7 +645,7 @@ def render(res):
                  f"{res['s6_vacuum_s']:.0f} s; `messages` then held {res['s6_rows']:,} rows, "
                  f"{res['s6_size']} with indexes.")
         L.append("")
-    for key in ("S1", "S1_ceiling", "S2", "S6"):
+    for key in ("S1", "S1_ceiling", "S2", "S7", "S6"):
         s = S.get(key)
         if s and s.get("top_statements"):
             L.append(f"<details><summary>pg_stat_statements, {key} (top by total time)</summary>")
@@ -687,6 +687,10 @@ def targets(res):
         add("S1 peak RSS ≤ 64 MB", s1["rss_mb"] <= 64, f"{s1['rss_mb']:.1f} MB")
     if s1 and S.get("S2"):
         add("S2 req/s ≥ S1 req/s", S["S2"]["rps"] >= s1["rps"], f"{S['S2']['rps']:,.0f} vs {s1['rps']:,.0f}")
+    for key, share in (("S7", 0.85), ("S2", 0.9)):
+        if s1 and S.get(key):
+            r = S[key]["rps"] / s1["rps"]
+            add(f"{key} ≥ {share} × S1", r >= share, f"{r:.2f} ({S[key]['rps']:,.0f} vs {s1['rps']:,.0f})")
     if S.get("S3"):
         add("S3 ≥ 5,000 messages/s", S["S3"]["rps"] >= 5000, f"{S['S3']['rps']:,.0f}/s")
     if S.get("S5"):
@@ -758,6 +762,8 @@ def main():
             S["S1_ceiling"] = ceiling("S1_ceiling")
         if "S2" in SCENARIOS:
             S["S2"] = scenario("S2", pg, recv, "mixed", orders, 2 * 10**14, body_bytes=orders_bytes)
+        if "S7" in SCENARIOS:
+            S["S7"] = scenario("S7", pg, recv, "keyed", orders, 7 * 10**14, body_bytes=orders_bytes)
         if "S4" in SCENARIOS:
             S["S4"] = scenario("S4", pg, "/api/webhook/bench-hooks", "webhook", hook, 4 * 10**14,
                                body_bytes=os.path.getsize(hook))

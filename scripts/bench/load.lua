@@ -3,6 +3,8 @@
 --   wrk -t2 -c32 -d20s -s load.lua URL -- MODE TEMPLATE TAG DOCBASE AUTH [SECRET]
 --
 -- MODE      unique   every request is a new message (S1, S3, S5, S6)
+--           keyed    S7: every request is a new message with its own
+--                    Idempotency-Key (the common client pattern)
 --           mixed    S2: 50 % exact repeats of an earlier body (fingerprint
 --                    duplicates), 10 % Idempotency-Key replays of an earlier
 --                    keyed request, 40 % new (a quarter of them with a key)
@@ -141,7 +143,7 @@ function request()
       end
    end
    n = n + 1
-   if mode == "mixed" and n % 4 == 0 then
+   if mode == "keyed" or (mode == "mixed" and n % 4 == 0) then
       return keyed(n)
    end
    return http((body_of(n)))

@@ -15,19 +15,18 @@
 //! that is the interchange window.
 
 use edihub_core::{Interchange, Party};
-use edihub_store::{DetectedBy, KeyClaim, KeyReusePolicy, MessageOutcome, StoredResponse};
-use serde_json::{Value, json};
+use edihub_store::{DetectedBy, KeyClaim, KeyReusePolicy};
+use serde_json::Value;
 
 use crate::error::ApiError;
-use crate::ingest::{MAX_KEY_LEN, outcome_json, render_outcomes};
+use crate::ingest::MAX_KEY_LEN;
 
-/// An interchange answers like a packet, with its envelope:
-/// `{"interchange":{…},"messages":[…]}`.
-pub fn render_interchange(outcomes: &[MessageOutcome], interchange: &Interchange) -> StoredResponse {
-    let mut response = render_outcomes(outcomes, true);
-    let messages: Vec<Value> = outcomes.iter().map(outcome_json).collect();
-    response.body = json!({ "interchange": interchange, "messages": messages }).to_string();
-    response
+/// What an interchange's answer carries besides its messages: the
+/// envelope (syntax, control number, sender, receiver), kept with the
+/// interchange's claim so a repeat is answered with it.
+pub fn envelope(interchange: &Interchange) -> Result<Value, ApiError> {
+    // A struct of strings always serialises; an error would be a bug (500).
+    serde_json::to_value(interchange).map_err(|e| ApiError::Internal(edihub_store::StoreError::Json(e)))
 }
 
 fn party(p: &Party) -> String {

@@ -12,6 +12,7 @@ use common::*;
 
 backend_tests!(
     header_key_replays_the_first_body,
+    key_kept_as_a_rendered_response_replays_it_unchanged,
     body_key_replays_the_first_body,
     header_key_wins_over_body_key,
     key_on_a_fingerprint_duplicate_replays_the_duplicate_answer,
@@ -45,6 +46,42 @@ async fn header_key_replays_the_first_body(backend: Backend) {
         assert_eq!(e["idempotency_key"], "sap-q01-0000000000004711");
         assert_eq!(e["original_message_id"], id);
     }
+}
+
+/// A key stored by an edihub from before answers were kept as data holds
+/// the rendered response (status and body) and no answer: after the
+/// upgrade it replays that body byte for byte, and another payload is still
+/// refused.
+async fn key_kept_as_a_rendered_response_replays_it_unchanged(backend: Backend) {
+    let app = TestApp::new(backend).await;
+    let key = [("idempotency-key", "kept-before-upgrade")];
+    let first = app.post_xml_with(ACME_PROD, fixture("orders05.xml"), &key).await;
+    accepted(&first);
+    // What the earlier version stored: the response, no answer. A marker
+    // member proves the stored text is sent, not re-rendered.
+    let old_body =
+        String::from_utf8(first.body.to_vec()).unwrap().replacen('{', r#"{"kept_by":"earlier edihub","#, 1);
+    let sql =
+        "UPDATE idempotency_keys SET status_code = 202, response_body = $1, answer = NULL WHERE key = $2";
+    let url = &app.state.config.database_url;
+    let updated = match app.backend() {
+        Backend::Postgres => {
+            let pool = sqlx::PgPool::connect(url).await.expect("connect");
+            sqlx::query(sql).bind(&old_body).bind(key[0].1).execute(&pool).await.map(|r| r.rows_affected())
+        }
+        Backend::Sqlite => {
+            let pool = sqlx::SqlitePool::connect(url).await.expect("connect");
+            sqlx::query(sql).bind(&old_body).bind(key[0].1).execute(&pool).await.map(|r| r.rows_affected())
+        }
+    };
+    assert_eq!(updated.expect("rewrite the key as an earlier version kept it"), 1);
+    let again = app.post_xml_with(ACME_PROD, fixture("orders05.xml"), &key).await;
+    again.expect(200);
+    assert!(again.replayed());
+    assert_eq!(again.body, old_body.as_bytes(), "the kept response, byte for byte");
+    let other = app.post_xml_with(ACME_PROD, fixture("orders05-reissued.xml"), &key).await;
+    other.expect(422);
+    assert_eq!(app.count_prod().await, 1);
 }
 
 async fn body_key_replays_the_first_body(backend: Backend) {

@@ -1,7 +1,7 @@
 //! Aggregates for the admin console's overview: what arrived, what was
 //! accepted, what was blocked and how, per (tenant, environment, message
 //! type), and the same over time for its chart. Written once for both
-//! backends (expanded inside `impl_sql_store!`, like [`crate::admin_sql`]).
+//! backends ([`ConsoleSql`]).
 //!
 //! Accepted messages are counted from `messages` (by `received_at`), blocked
 //! duplicates and refused signatures from `audit_events` (by `occurred_at`),
@@ -9,6 +9,9 @@
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
+use sqlx::{Encode, Executor, FromRow, IntoArguments, QueryBuilder, Type};
+
+use crate::{DUPLICATE_BLOCKED, Result};
 
 /// What an [`ActivityCount`] counts.
 pub const ACCEPTED: &str = "accepted";
@@ -45,7 +48,7 @@ pub struct ActivityPoint {
 }
 
 /// Counts since `$1`; `$2` is the duplicate action, `$3` the signature one.
-pub(crate) const ACTIVITY: &str = "SELECT tenant_id, environment_id, message_type, 'accepted' AS what, \
+const ACTIVITY: &str = "SELECT tenant_id, environment_id, message_type, 'accepted' AS what, \
     COUNT(*) AS count FROM messages WHERE received_at >= $1 \
     GROUP BY tenant_id, environment_id, message_type \
     UNION ALL SELECT COALESCE(tenant_id, ''), COALESCE(environment_id, ''), COALESCE(message_type, ''), \
@@ -57,62 +60,76 @@ pub(crate) const ACTIVITY: &str = "SELECT tenant_id, environment_id, message_typ
     ORDER BY 1, 2, 3, 4";
 
 /// The head of the series query: a `VALUES` list of (index, from, to) follows.
-pub(crate) const SERIES_HEAD: &str = "WITH b (bucket, lo, hi) AS (";
+const SERIES_HEAD: &str = "WITH b (bucket, lo, hi) AS (";
 
 /// The tail of the series query; the duplicate action is bound after it.
-pub(crate) const SERIES_TAIL: &str = ") SELECT b.bucket AS bucket, \
+const SERIES_TAIL: &str = ") SELECT b.bucket AS bucket, \
     (SELECT COUNT(*) FROM messages m WHERE m.received_at >= b.lo AND m.received_at < b.hi) AS accepted, \
     (SELECT COUNT(*) FROM audit_events a WHERE a.action = ";
 
 /// Closes [`SERIES_TAIL`].
-pub(crate) const SERIES_END: &str = " AND a.occurred_at >= b.lo AND a.occurred_at < b.hi) AS duplicates \
+const SERIES_END: &str = " AND a.occurred_at >= b.lo AND a.occurred_at < b.hi) AS duplicates \
     FROM b ORDER BY b.bucket";
 
-/// Expands to the inherent `db_activity*` methods of `$ty` (pool of `$db`).
-macro_rules! console_methods {
-    ($ty:ty, $db:ty) => {
-        impl $ty {
-            pub(crate) async fn db_activity(
-                &self,
-                since: chrono::DateTime<chrono::Utc>,
-            ) -> $crate::Result<Vec<$crate::ActivityCount>> {
-                Ok(sqlx::query_as($crate::console::ACTIVITY)
-                    .bind(since)
-                    .bind($crate::DUPLICATE_BLOCKED)
-                    .bind($crate::console::SIGNATURE_REJECTED)
-                    .fetch_all(&self.pool)
-                    .await?)
-            }
-
-            pub(crate) async fn db_activity_series(
-                &self,
-                bounds: &[chrono::DateTime<chrono::Utc>],
-            ) -> $crate::Result<Vec<$crate::ActivityPoint>> {
-                if bounds.len() < 2 {
-                    return Ok(Vec::new());
-                }
-                let mut q = sqlx::QueryBuilder::<$db>::new($crate::console::SERIES_HEAD);
-                q.push("VALUES ");
-                let mut rows = q.separated(", ");
-                for (i, pair) in bounds.windows(2).enumerate() {
-                    rows.push("(");
-                    rows.push_bind_unseparated(i64::try_from(i).unwrap_or(i64::MAX));
-                    rows.push_unseparated(", ");
-                    rows.push_bind_unseparated(pair[0]);
-                    rows.push_unseparated(", ");
-                    rows.push_bind_unseparated(pair[1]);
-                    rows.push_unseparated(")");
-                }
-                q.push($crate::console::SERIES_TAIL);
-                q.push_bind($crate::DUPLICATE_BLOCKED);
-                q.push($crate::console::SERIES_END);
-                Ok(q.build_query_as().fetch_all(&self.pool).await?)
-            }
-        }
-    };
+/// The overview's statements.
+pub(crate) trait ConsoleSql: sqlx::Database {
+    /// Counts since `since` (see [`crate::Store::activity`]).
+    fn activity(
+        conn: &mut Self::Connection,
+        since: DateTime<Utc>,
+    ) -> impl Future<Output = Result<Vec<ActivityCount>>> + Send;
+    /// One point per interval between consecutive `bounds`.
+    fn activity_series(
+        conn: &mut Self::Connection,
+        bounds: &[DateTime<Utc>],
+    ) -> impl Future<Output = Result<Vec<ActivityPoint>>> + Send;
 }
 
-pub(crate) use console_methods;
+impl<DB> ConsoleSql for DB
+where
+    DB: sqlx::Database,
+    DB::Arguments: IntoArguments<DB>,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'e> &'e str: Encode<'e, DB> + Type<DB>,
+    for<'e> i64: Encode<'e, DB> + Type<DB>,
+    for<'e> DateTime<Utc>: Encode<'e, DB> + Type<DB>,
+    for<'r> ActivityCount: FromRow<'r, DB::Row>,
+    for<'r> ActivityPoint: FromRow<'r, DB::Row>,
+{
+    async fn activity(conn: &mut DB::Connection, since: DateTime<Utc>) -> Result<Vec<ActivityCount>> {
+        Ok(sqlx::query_as(ACTIVITY)
+            .bind(since)
+            .bind(DUPLICATE_BLOCKED)
+            .bind(SIGNATURE_REJECTED)
+            .fetch_all(&mut *conn)
+            .await?)
+    }
+
+    async fn activity_series(
+        conn: &mut DB::Connection,
+        bounds: &[DateTime<Utc>],
+    ) -> Result<Vec<ActivityPoint>> {
+        if bounds.len() < 2 {
+            return Ok(Vec::new());
+        }
+        let mut q = QueryBuilder::<DB>::new(SERIES_HEAD);
+        q.push("VALUES ");
+        let mut rows = q.separated(", ");
+        for (i, pair) in bounds.windows(2).enumerate() {
+            rows.push("(");
+            rows.push_bind_unseparated(i64::try_from(i).unwrap_or(i64::MAX));
+            rows.push_unseparated(", ");
+            rows.push_bind_unseparated(pair[0]);
+            rows.push_unseparated(", ");
+            rows.push_bind_unseparated(pair[1]);
+            rows.push_unseparated(")");
+        }
+        q.push(SERIES_TAIL);
+        q.push_bind(DUPLICATE_BLOCKED);
+        q.push(SERIES_END);
+        Ok(q.build_query_as().fetch_all(&mut *conn).await?)
+    }
+}
 
 /// `count` intervals of `step` ending at `end`: the `count + 1` bounds a
 /// series is asked for, oldest first.

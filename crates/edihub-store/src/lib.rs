@@ -1,29 +1,60 @@
-//! Storage for edihub: one [`Store`] trait, implemented for PostgreSQL
-//! ([`PgStore`]) and SQLite ([`SqliteStore`]).
+//! Storage for edihub: one [`Store`] trait, implemented once ([`SqlStore`])
+//! for PostgreSQL ([`PgStore`]) and SQLite ([`SqliteStore`]).
 //!
 //! Every dedup guarantee lives in the database, not in process memory: the
 //! partial unique index on `(tenant_id, environment_id, fingerprint)` and the
 //! primary key of `idempotency_keys` decide every race, so several edihub
-//! replicas can share one PostgreSQL. The [`conformance`] suite checks both
-//! backends against the same expectations.
+//! replicas can share one PostgreSQL. The store decides and returns domain
+//! outcomes ([`IngestOutcome`]); rendering them is the server's business.
+//! The conformance suite (feature `testing`) checks both backends against
+//! the same expectations.
+//!
+//! # Layout
+//!
+//! - `lib.rs`: the [`Store`] trait and [`connect`].
+//! - `outcome.rs`: what a request asks ([`IngestRequest`]) and what happened
+//!   ([`IngestOutcome`], [`MessageOutcome`], the [`Answer`] a key keeps).
+//! - `model.rs`: messages to store, stored messages, lookup filters.
+//! - `backend.rs`: what differs between the backends ([`Backend`] trait:
+//!   `BEGIN`, migrations, the packet lookup) and [`SqlStore`];
+//!   `postgres.rs` and `sqlite.rs` implement it and open the pools.
+//! - `store.rs`: the [`Store`] implementation, once for both backends.
+//! - `ingest/`: storing messages exactly once.
+//!   - `mod.rs`: which path a request takes; retries;
+//!   - `statements.rs`: every ingest statement, one method each, with the
+//!     row binder both paths share;
+//!   - `decide.rs`: duplicate or new, replay or mismatch: the decisions all
+//!     paths share;
+//!   - `transaction.rs`: one request in one transaction;
+//!   - `group/`: many concurrent requests in one statement (`mod.rs`: the
+//!     queues; `settle.rs`: settling a batch);
+//!   - `packet.rs`: large packets committed in chunks.
+//! - `catalog.rs`: message types and integrations, seeded from the
+//!   configuration, changed by admins (audited).
+//! - `audit.rs`: audit events; `queries.rs`: message and audit lookups;
+//!   `console.rs`: the overview's aggregates; `retention.rs`: purges.
+//! - `conformance/`, `testing.rs` (feature `testing`): the suite every
+//!   backend must pass, and throwaway test databases.
+//!
+//! [`Backend`]: backend
 
-mod admin_sql;
 mod audit;
-mod batch;
-mod batch_sql;
-mod batch_stmt;
+mod backend;
 mod catalog;
+#[cfg(feature = "testing")]
 pub mod conformance;
 mod console;
 mod error;
 mod ingest;
 mod model;
-mod packet;
+mod outcome;
 mod postgres;
-mod sql;
+mod queries;
+mod retention;
 mod sqlite;
+mod store;
+#[cfg(feature = "testing")]
 pub mod testing;
-mod transaction;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,10 +63,14 @@ pub use audit::{
     AuditEvent, AuditFilter, DUPLICATE_BLOCKED, INTEGRATION_UPDATED, INTERCHANGE_DUPLICATE_BLOCKED,
     KEY_MISMATCH, MESSAGE_TYPE_UPDATED, NewAuditEvent,
 };
+pub use backend::SqlStore;
 pub use catalog::{GLOBAL_TENANT, IntegrationRow, MessageTypeRow, SOURCE_ADMIN, SOURCE_CONFIG};
 pub use console::{ACCEPTED, ActivityCount, ActivityPoint, SIGNATURE_REJECTED, series_bounds};
 pub use error::{Result, StoreError};
 pub use model::*;
+pub use outcome::{
+    Answer, DetectedBy, IngestOutcome, IngestRequest, KeyClaim, KeyReusePolicy, MessageOutcome, Replay,
+};
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 /// JSON column wrapper, re-exported so callers need no sqlx dependency.

@@ -1,8 +1,6 @@
-//! Row types and the request/outcome types of the ingest transaction.
-//!
-//! These types are the whole vocabulary between the HTTP layer and the
-//! database: the server turns a request into an [`IngestRequest`], the store
-//! answers with an [`IngestOutcome`] after its transaction committed.
+//! The rows edihub stores and reads back: messages to store, stored
+//! messages and their summaries, and the filters of message lookups.
+//! What a request asks and what happened to it are in [`crate::outcome`].
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -22,61 +20,6 @@ impl Scope {
     pub fn new(tenant: impl Into<String>, environment: impl Into<String>) -> Self {
         Self { tenant_id: tenant.into(), environment_id: environment.into() }
     }
-}
-
-/// How a blocked duplicate was recognised.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DetectedBy {
-    /// The sender repeated an `Idempotency-Key`.
-    IdempotencyKey,
-    /// The business fingerprint was already claimed inside its window.
-    Fingerprint,
-    /// A webhook provider repeated its event id.
-    ProviderEventId,
-    /// An EDIFACT or X12 interchange control number came again from the
-    /// same sender to the same receiver. It is claimed like a request key,
-    /// in `idempotency_keys` under its own kind: the claim, its race rule
-    /// (the primary key), the stored first answer and the retention are
-    /// exactly what an interchange repeat needs, so a table of its own would
-    /// only duplicate them.
-    Interchange,
-}
-
-impl DetectedBy {
-    /// The name stored in audit events and shown in responses.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DetectedBy::IdempotencyKey => "idempotency_key",
-            DetectedBy::Fingerprint => "fingerprint",
-            DetectedBy::ProviderEventId => "provider_event_id",
-            DetectedBy::Interchange => "interchange",
-        }
-    }
-}
-
-/// What to do when a key comes back with a different payload.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum KeyReusePolicy {
-    /// Refuse with 422: nothing is silently dropped.
-    #[default]
-    Reject,
-    /// Answer with the first response as if the payload were the same.
-    Replay,
-}
-
-/// A request-level key (Idempotency-Key or provider event id) to claim.
-#[derive(Debug, Clone)]
-pub struct KeyClaim {
-    /// Which kind of key this is (`IdempotencyKey`, `ProviderEventId` or `Interchange`).
-    pub kind: DetectedBy,
-    /// The key as the sender sent it (event ids are prefixed with the integration id).
-    pub key: String,
-    /// SHA-256 hex of the raw request body, to recognise a different payload.
-    pub request_sha256: String,
-    /// What to do with the same key and another payload.
-    pub on_reuse: KeyReusePolicy,
 }
 
 /// One business message to store (one IDoc of a packet, or one JSON document).
@@ -162,77 +105,6 @@ impl std::ops::Deref for MessageRow {
     fn deref(&self) -> &MessageMeta {
         &self.meta
     }
-}
-
-/// What happened to one message of a request.
-#[derive(Debug, Clone, PartialEq)]
-pub enum MessageOutcome {
-    /// Stored as a new message.
-    Accepted(MessageSummary),
-    /// Not stored: it repeats `existing`.
-    Duplicate {
-        /// The original message.
-        existing: MessageSummary,
-        /// How the repeat was recognised.
-        detected_by: DetectedBy,
-    },
-}
-
-impl MessageOutcome {
-    /// The id the outcome refers to: the new message, or the original a
-    /// duplicate repeats (what a key's stored response points to).
-    pub fn id(&self) -> Uuid {
-        match self {
-            MessageOutcome::Accepted(s) => s.id,
-            MessageOutcome::Duplicate { existing, .. } => existing.id,
-        }
-    }
-}
-
-/// An HTTP response kept with a key so a repeat gets the same answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredResponse {
-    /// HTTP status of the first answer.
-    pub status: u16,
-    /// Body of the first answer.
-    pub body: String,
-}
-
-/// Turns the per-message outcomes into the response stored with the key.
-pub type Renderer = dyn Fn(&[MessageOutcome]) -> StoredResponse + Send + Sync;
-
-/// Everything one request asks the store to do, in one transaction.
-pub struct IngestRequest<'a> {
-    /// Where the messages belong.
-    pub scope: &'a Scope,
-    /// A request-level key to claim first, if the sender gave one.
-    pub key: Option<KeyClaim>,
-    /// The messages, in packet order.
-    pub messages: Vec<NewMessage>,
-    /// The time the request is processed (used for windows and timestamps).
-    pub now: DateTime<Utc>,
-    /// Builds the response to store with the key (shared, because the group
-    /// insert may render it on another task).
-    pub render: std::sync::Arc<Renderer>,
-}
-
-/// What the ingest transaction did; returned only after it committed.
-#[derive(Debug, Clone, PartialEq)]
-pub enum IngestOutcome {
-    /// The messages were processed (each accepted or a duplicate).
-    Processed {
-        /// One outcome per message, in order.
-        outcomes: Vec<MessageOutcome>,
-        /// The rendered response (also stored with the key, if any).
-        response: StoredResponse,
-    },
-    /// The key was seen before: this is the first response, to replay.
-    Replayed {
-        /// The stored first response.
-        response: StoredResponse,
-    },
-    /// The key was seen before with a different payload.
-    KeyMismatch,
 }
 
 /// Filters for [`crate::Store::find_messages`]; every field is optional.

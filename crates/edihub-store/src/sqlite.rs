@@ -7,31 +7,27 @@
 //! - every write transaction starts with `BEGIN IMMEDIATE`, taking the write
 //!   lock up front, so concurrent requests queue on `busy_timeout` instead of
 //!   failing when a read transaction tries to upgrade.
-//! - one group insert in flight at a time (see [`crate::batch`]): SQLite has
+//! - one group insert in flight at a time (see [`crate::ingest::group`]): SQLite has
 //!   one writer, so the new messages of concurrent requests queue in edihub
 //!   and go in together, one statement and one commit per batch, instead of
 //!   each request waiting for the lock on its own.
 
 use std::str::FromStr;
 
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
-};
-use sqlx::{Sqlite, Transaction};
+use sqlx::Sqlite;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
-use crate::Result;
+use crate::backend::{Backend, SqlStore};
+use crate::ingest::group::{Batchers, STATEMENT_CACHE};
+use crate::ingest::statements::ScopedHolder;
+use crate::{Result, Scope};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
 
 /// A [`crate::Store`] on an SQLite file.
-#[derive(Debug, Clone)]
-pub struct SqliteStore {
-    pool: SqlitePool,
-    batch_pool: SqlitePool,
-    batchers: crate::batch::Batchers,
-}
+pub type SqliteStore = SqlStore<Sqlite>;
 
-impl SqliteStore {
+impl SqlStore<Sqlite> {
     /// Opens (creating if needed, with its folder) the database at `url` (`sqlite://path`).
     pub async fn connect(url: &str, opts: &crate::PoolSettings) -> Result<Self> {
         let connect = SqliteConnectOptions::from_str(url)?
@@ -56,15 +52,37 @@ impl SqliteStore {
         let batch_pool = SqlitePoolOptions::new()
             .max_connections(2)
             .acquire_timeout(opts.acquire_timeout)
-            .connect_with(connect.statement_cache_capacity(crate::batch::STATEMENT_CACHE))
+            .connect_with(connect.statement_cache_capacity(STATEMENT_CACHE))
             .await?;
-        let batchers = crate::batch::Batchers::spawn(batch_pool.clone(), 1, None);
+        let batchers = Batchers::spawn(batch_pool.clone(), 1, None);
         Ok(Self { pool, batch_pool, batchers })
-    }
-
-    async fn begin(&self) -> Result<Transaction<'static, Sqlite>> {
-        Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
     }
 }
 
-crate::ingest::impl_sql_store!(SqliteStore, Sqlite, MIGRATOR, "BEGIN IMMEDIATE");
+/// The packet lookup's fingerprints as one JSON array (SQLite's planner
+/// keeps no generic plans, so the statement is prepared as usual).
+const PACKET_HOLDERS: &str = "SELECT tenant_id, environment_id, id, message_type, mestyp, docnum, \
+    key_fingerprint AS fingerprint, received_at, fingerprint_expires_at FROM messages \
+    WHERE tenant_id = $1 AND environment_id = $2 AND fingerprint IN (SELECT value FROM json_each($3))";
+
+impl Backend for Sqlite {
+    const BEGIN: &'static str = "BEGIN IMMEDIATE";
+
+    fn migrator() -> &'static sqlx::migrate::Migrator {
+        &MIGRATOR
+    }
+
+    async fn packet_holders(
+        conn: &mut Self::Connection,
+        scope: &Scope,
+        fingerprints: &[&str],
+    ) -> Result<Vec<ScopedHolder>> {
+        let list = serde_json::to_string(fingerprints)?;
+        Ok(sqlx::query_as(PACKET_HOLDERS)
+            .bind(&scope.tenant_id)
+            .bind(&scope.environment_id)
+            .bind(list)
+            .fetch_all(&mut *conn)
+            .await?)
+    }
+}

@@ -6,7 +6,7 @@ mod body;
 mod response;
 
 pub use body::{BodyBudget, BodyPermit, check_body_headers, parse, read_body};
-pub use response::{outcome_json, outcome_response, render_outcomes};
+pub use response::{outcome_json, outcome_response, render_answer};
 
 use axum::http::HeaderMap;
 use chrono::{DateTime, Utc};
@@ -171,8 +171,8 @@ pub fn record_outcome(
     let label =
         |t: &str| if state.catalog.is_configured(tenant, t) { t.to_string() } else { "other".to_string() };
     match outcome {
-        IngestOutcome::Processed { outcomes, .. } => {
-            for o in outcomes {
+        IngestOutcome::Processed(answer) => {
+            for o in &answer.outcomes {
                 match o {
                     MessageOutcome::Accepted(s) => metrics.accepted(&label(&s.message_type)),
                     MessageOutcome::Duplicate { existing, detected_by } => {

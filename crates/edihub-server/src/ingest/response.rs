@@ -1,11 +1,16 @@
 //! The answer to an ingest, the same for every route and for every replay:
 //! one JSON object per message (`"status":"accepted"` or `"duplicate"`), a
-//! packet as `{"messages":[…]}`, 202 when anything was new.
+//! packet as `{"messages":[…]}`, an interchange as
+//! `{"interchange":{…},"messages":[…]}`, 202 when anything was new.
+//!
+//! The store keeps a key's answer as data ([`Answer`]), so a repeat is
+//! rendered here by the same code from the same data: byte for byte the
+//! first answer.
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, SecondsFormat, Utc};
-use edihub_store::{IngestOutcome, MessageOutcome, MessageSummary, StoredResponse};
+use edihub_store::{Answer, IngestOutcome, MessageOutcome, MessageSummary, Replay};
 use serde_json::{Value, json};
 
 use crate::error::ApiError;
@@ -48,15 +53,18 @@ pub fn outcome_json(o: &MessageOutcome) -> Value {
     }
 }
 
-/// 202 when any message was new, else 200; a packet answers `{"messages":[…]}`.
-pub fn render_outcomes(outcomes: &[MessageOutcome], packet: bool) -> StoredResponse {
-    let any_new = outcomes.iter().any(|o| matches!(o, MessageOutcome::Accepted(_)));
-    let body = if packet {
-        json!({ "messages": outcomes.iter().map(outcome_json).collect::<Vec<_>>() })
-    } else {
-        outcomes.first().map(outcome_json).unwrap_or(Value::Null)
+/// The status and body of an answer: 202 when any message was new, else
+/// 200; more than one message (a packet) answers `{"messages":[…]}`, an
+/// interchange adds its envelope.
+pub fn render_answer(answer: &Answer) -> (StatusCode, String) {
+    let any_new = answer.outcomes.iter().any(MessageOutcome::is_new);
+    let messages = || Value::Array(answer.outcomes.iter().map(outcome_json).collect());
+    let body = match &answer.envelope {
+        Some(envelope) => json!({ "interchange": envelope, "messages": messages() }),
+        None if answer.outcomes.len() > 1 => json!({ "messages": messages() }),
+        None => answer.outcomes.first().map(outcome_json).unwrap_or(Value::Null),
     };
-    StoredResponse { status: if any_new { 202 } else { 200 }, body: body.to_string() }
+    (if any_new { StatusCode::ACCEPTED } else { StatusCode::OK }, body.to_string())
 }
 
 fn json_response(status: StatusCode, body: String) -> Response {
@@ -65,18 +73,22 @@ fn json_response(status: StatusCode, body: String) -> Response {
     res
 }
 
-/// The HTTP answer to a committed ingest.
+/// The HTTP answer to a committed ingest. A replay is 200 with the first
+/// answer's body and `Idempotency-Replayed: true`.
 pub fn outcome_response(outcome: IngestOutcome) -> Result<Response, ApiError> {
+    let replayed = |body: String| {
+        let mut res = json_response(StatusCode::OK, body);
+        res.headers_mut().insert("idempotency-replayed", HeaderValue::from_static("true"));
+        res
+    };
     match outcome {
-        IngestOutcome::Processed { response, .. } => {
-            let status = StatusCode::from_u16(response.status).unwrap_or(StatusCode::OK);
-            Ok(json_response(status, response.body))
+        IngestOutcome::Processed(answer) => {
+            let (status, body) = render_answer(&answer);
+            Ok(json_response(status, body))
         }
-        IngestOutcome::Replayed { response } => {
-            let mut res = json_response(StatusCode::OK, response.body);
-            res.headers_mut().insert("idempotency-replayed", HeaderValue::from_static("true"));
-            Ok(res)
-        }
+        IngestOutcome::Replayed(Replay::Answer(answer)) => Ok(replayed(render_answer(&answer).1)),
+        // Kept by an edihub from before answers were data: as it was sent.
+        IngestOutcome::Replayed(Replay::Rendered { body, .. }) => Ok(replayed(body)),
         IngestOutcome::KeyMismatch => Err(ApiError::Unprocessable(
             "this Idempotency-Key was already used with a different payload; use a new key for a new message"
                 .into(),

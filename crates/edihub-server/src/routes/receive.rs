@@ -8,8 +8,6 @@
 //! response is rendered by the store before the commit (so it can be stored
 //! with the Idempotency-Key) and sent only after it.
 
-use std::sync::Arc;
-
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::HeaderMap;
@@ -20,12 +18,12 @@ use sha2::{Digest, Sha256};
 
 use crate::api_doc::{MessageResult, Problem};
 use crate::auth::Sender;
-use crate::edi::{interchange_claim, render_interchange};
+use crate::edi::{envelope, interchange_claim};
 use crate::error::ApiError;
 use crate::extract::ApiQuery;
 use crate::ingest::{
     MessageSource, build_messages, header_text, now, outcome_response, parse, read_body, record_outcome,
-    refuse_repeated, render_outcomes, validate_key, validate_type,
+    refuse_repeated, validate_key, validate_type,
 };
 use crate::producers::Producer;
 use crate::state::AppState;
@@ -98,7 +96,6 @@ async fn receive(
         payload,
     };
     let messages = build_messages(&state, &sender.scope, &parsed.documents, &source)?;
-    let packet = parsed.documents.len() > 1;
     let interchange = parsed.interchange.clone();
     // The parsed tree is a few times the body's size: gone before the insert.
     drop(parsed);
@@ -117,12 +114,11 @@ async fn receive(
     };
     let detector = key.as_ref().map_or(DetectedBy::IdempotencyKey, |k| k.kind);
     let first_type = messages.first().map(|m| m.message_type.clone()).unwrap_or_default();
-    let render = Arc::new(move |outcomes: &[_]| match &interchange {
-        Some(interchange) => render_interchange(outcomes, interchange),
-        None => render_outcomes(outcomes, packet),
-    });
-    let outcome =
-        state.store.ingest(IngestRequest { scope: &sender.scope, key, messages, now: now(), render }).await?;
+    let envelope = interchange.as_ref().map(envelope).transpose()?;
+    let outcome = state
+        .store
+        .ingest(IngestRequest { scope: &sender.scope, key, messages, now: now(), envelope })
+        .await?;
     record_outcome(&state, &sender.scope.tenant_id, &outcome, &first_type, detector);
     outcome_response(outcome)
 }

@@ -15,7 +15,6 @@
 //! fingerprint rules of the message type apply to the payload.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 use axum::Extension;
 use axum::body::Body;
@@ -32,7 +31,7 @@ use crate::error::ApiError;
 use crate::extract::ApiPath;
 use crate::ingest::{
     MAX_KEY_LEN, MessageSource, build_messages, check_body_headers, header_text, now, outcome_response,
-    parse, read_body, record_outcome, refuse_repeated, render_outcomes, validate_key,
+    parse, read_body, record_outcome, refuse_repeated, validate_key,
 };
 use crate::producers::{Producer, check_type};
 use crate::state::AppState;
@@ -170,7 +169,6 @@ async fn receive(
         payload: bytes.clone(),
     };
     let messages = build_messages(&state, &integ.scope, &parsed.documents, &source)?;
-    let packet = parsed.documents.len() > 1;
     drop(parsed);
     let key = event_id.map(|id| KeyClaim {
         kind: DetectedBy::ProviderEventId,
@@ -180,9 +178,10 @@ async fn receive(
         on_reuse: KeyReusePolicy::Replay,
     });
     let first_type = messages.first().map(|m| m.message_type.clone()).unwrap_or_default();
-    let render = Arc::new(move |outcomes: &[_]| render_outcomes(outcomes, packet));
-    let outcome =
-        state.store.ingest(IngestRequest { scope: &integ.scope, key, messages, now: now(), render }).await?;
+    let outcome = state
+        .store
+        .ingest(IngestRequest { scope: &integ.scope, key, messages, now: now(), envelope: None })
+        .await?;
     record_outcome(&state, &integ.scope.tenant_id, &outcome, &first_type, DetectedBy::ProviderEventId);
     outcome_response(outcome)
 }

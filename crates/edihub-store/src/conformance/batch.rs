@@ -1,4 +1,4 @@
-//! The group insert (see `crate::batch`): many requests' new messages in one
+//! The group insert (see `crate::ingest::group`): many requests' new messages in one
 //! statement must behave exactly like one transaction per request.
 //!
 //! The requests run concurrently on the multi-threaded runtime, so they
@@ -57,13 +57,8 @@ pub async fn bad_row_fails_only_its_request(store: StoreRef) {
         tasks.push(tokio::spawn(async move {
             // Every 16th request reuses the taken id.
             let m = if i % 16 == 0 { taken } else { message(Some(&format!("ok-{i}"))) };
-            let req = IngestRequest {
-                scope: &scope,
-                key: None,
-                messages: vec![m],
-                now: now(),
-                render: std::sync::Arc::new(render),
-            };
+            let req =
+                IngestRequest { scope: &scope, key: None, messages: vec![m], now: now(), envelope: None };
             store.ingest(req).await
         }));
     }
@@ -165,20 +160,21 @@ pub async fn keyed_burst_claims_each_key_once(store: StoreRef) {
         })
     };
     let tasks: Vec<_> = (0..BURST).map(|i| (i % keys, send(i % keys, format!("sha-{}", i % keys)))).collect();
-    let mut first: Vec<Option<StoredResponse>> = vec![None; keys];
+    let mut first: Vec<Option<Answer>> = vec![None; keys];
     let mut replays = Vec::new();
     for (k, t) in tasks {
         match t.await.expect("task") {
-            IngestOutcome::Processed { response, .. } => {
-                assert!(first[k].replace(response).is_none(), "key {k} processed twice");
+            IngestOutcome::Processed(answer) => {
+                assert!(first[k].replace(answer).is_none(), "key {k} processed twice");
             }
-            IngestOutcome::Replayed { response } => replays.push((k, response)),
+            IngestOutcome::Replayed(Replay::Answer(answer)) => replays.push((k, answer)),
+            IngestOutcome::Replayed(other) => panic!("key {k}: a new key replays its answer, got {other:?}"),
             IngestOutcome::KeyMismatch => panic!("key {k}: same body is no mismatch"),
         }
     }
     assert_eq!(replays.len(), BURST - keys);
-    for (k, response) in replays {
-        assert_eq!(Some(response), first[k], "key {k} replays its first response");
+    for (k, answer) in replays {
+        assert_eq!(Some(answer), first[k], "key {k} replays its first answer");
     }
     let reuse: Vec<_> = (0..keys / 4).map(|k| send(k, format!("other-{k}"))).collect();
     for t in reuse {
@@ -207,6 +203,6 @@ pub async fn keyed_request_after_an_expired_window(store: StoreRef) {
     let again =
         ingest_at(&store, &scope, Some(k), vec![NewMessage { id: uuid::Uuid::now_v7(), ..retry }], later)
             .await;
-    assert!(matches!(again, IngestOutcome::Replayed { .. }), "{again:?}");
+    assert!(matches!(again, IngestOutcome::Replayed(Replay::Answer(_))), "{again:?}");
     assert_eq!(store.count_messages(&scope).await.unwrap(), 2);
 }

@@ -88,17 +88,17 @@ pub async fn scopes_are_isolated(store: StoreRef) {
 pub async fn idempotency_key_replay_and_mismatch(store: StoreRef) {
     let scope = fresh_scope();
     let first = ingest_at(&store, &scope, Some(key("k1", "sha-1")), vec![message(Some("f1"))], now()).await;
-    let IngestOutcome::Processed { response, .. } = first else { panic!("first is processed") };
-    assert_eq!(response.status, 202);
+    let IngestOutcome::Processed(answer) = first else { panic!("first is processed") };
+    assert!(answer.outcomes[0].is_new());
     // The repeat carries a message with another fingerprint: the key decides first.
     let again = ingest_at(&store, &scope, Some(key("k1", "sha-1")), vec![message(Some("f2"))], now()).await;
-    assert_eq!(again, IngestOutcome::Replayed { response: response.clone() });
+    assert_eq!(again, IngestOutcome::Replayed(Replay::Answer(answer.clone())));
     let other = ingest_at(&store, &scope, Some(key("k1", "sha-2")), vec![message(Some("f3"))], now()).await;
     assert_eq!(other, IngestOutcome::KeyMismatch);
     let mut lenient = key("k1", "sha-3");
     lenient.on_reuse = KeyReusePolicy::Replay;
     let replayed = ingest_at(&store, &scope, Some(lenient), vec![message(Some("f4"))], now()).await;
-    assert_eq!(replayed, IngestOutcome::Replayed { response });
+    assert_eq!(replayed, IngestOutcome::Replayed(Replay::Answer(answer)));
     assert_eq!(store.count_messages(&scope).await.unwrap(), 1, "only the first stored anything");
     let all = AuditFilter { tenant: Some(scope.tenant_id.clone()), limit: 10, ..Default::default() };
     let events = store.list_audit(&all).await.unwrap();

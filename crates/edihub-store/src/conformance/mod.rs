@@ -26,8 +26,8 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 
 use crate::{
-    DetectedBy, IngestOutcome, IngestRequest, KeyClaim, KeyReusePolicy, MessageOutcome, NewMessage, Scope,
-    Store, StoredResponse,
+    Answer, DetectedBy, IngestOutcome, IngestRequest, KeyClaim, KeyReusePolicy, MessageOutcome, NewMessage,
+    Replay, Scope, Store,
 };
 
 /// The store under test.
@@ -74,14 +74,6 @@ pub fn key(key: &str, body_sha: &str) -> KeyClaim {
     }
 }
 
-/// Renders outcomes the way the server does in spirit: 202 when anything was
-/// new, the ids in order.
-pub fn render(outcomes: &[MessageOutcome]) -> StoredResponse {
-    let accepted = outcomes.iter().any(|o| matches!(o, MessageOutcome::Accepted(_)));
-    let ids: Vec<String> = outcomes.iter().map(|o| outcome_id(o).to_string()).collect();
-    StoredResponse { status: if accepted { 202 } else { 200 }, body: ids.join(",") }
-}
-
 /// The id an outcome refers to (new or original).
 pub fn outcome_id(o: &MessageOutcome) -> uuid::Uuid {
     o.id()
@@ -95,16 +87,13 @@ pub async fn ingest_at(
     messages: Vec<NewMessage>,
     at: DateTime<Utc>,
 ) -> IngestOutcome {
-    store
-        .ingest(IngestRequest { scope, key, messages, now: at, render: Arc::new(render) })
-        .await
-        .expect("ingest")
+    store.ingest(IngestRequest { scope, key, messages, now: at, envelope: None }).await.expect("ingest")
 }
 
 /// The outcomes of a processed ingest; panics on a replay or mismatch.
 pub fn processed(outcome: IngestOutcome) -> Vec<MessageOutcome> {
     match outcome {
-        IngestOutcome::Processed { outcomes, .. } => outcomes,
+        IngestOutcome::Processed(answer) => answer.outcomes,
         other => panic!("expected Processed, got {other:?}"),
     }
 }

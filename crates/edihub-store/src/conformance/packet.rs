@@ -1,4 +1,4 @@
-//! Large packets (see `crate::packet`): stored in chunks with the same
+//! Large packets (see `crate::ingest::packet`): stored in chunks with the same
 //! outcomes as one transaction, re-sent as duplicates settled set-wise, a
 //! retry after a partial commit storing only what is missing, a key claimed
 //! with the last chunk, and two copies racing storing each IDoc once.
@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 
 use super::*;
-use crate::packet::TX_CHUNK;
+use crate::ingest::packet::TX_CHUNK;
 use crate::{AuditFilter, DUPLICATE_BLOCKED};
 
 /// More IDocs than two chunks hold, so a packet has three.
@@ -88,11 +88,11 @@ pub async fn large_packet_retry_stores_only_the_rest(store: StoreRef) {
 pub async fn large_packet_with_a_key(store: StoreRef) {
     let scope = fresh_scope();
     let out = ingest_at(&store, &scope, Some(key("big-1", "sha-a")), packet("kp"), now()).await;
-    let IngestOutcome::Processed { response, outcomes } = out else { panic!("processed: {out:?}") };
-    assert_eq!(outcomes.len(), IDOCS);
-    assert_eq!(response.status, 202);
+    let IngestOutcome::Processed(answer) = out else { panic!("processed: {out:?}") };
+    assert_eq!(answer.outcomes.len(), IDOCS);
+    assert!(answer.outcomes.iter().all(MessageOutcome::is_new));
     let replay = ingest_at(&store, &scope, Some(key("big-1", "sha-a")), packet("kp"), now()).await;
-    assert_eq!(replay, IngestOutcome::Replayed { response });
+    assert_eq!(replay, IngestOutcome::Replayed(Replay::Answer(answer)));
     let other = ingest_at(&store, &scope, Some(key("big-1", "sha-b")), packet("kp2"), now()).await;
     assert_eq!(other, IngestOutcome::KeyMismatch);
     assert_eq!(store.count_messages(&scope).await.unwrap(), i64::try_from(IDOCS).unwrap());

@@ -53,10 +53,11 @@ pub async fn racing_keys_store_one(store: StoreRef) {
     let mut replays = Vec::new();
     for t in tasks {
         match t.await.expect("task") {
-            IngestOutcome::Processed { response, .. } => {
-                assert!(first.replace(response).is_none(), "only one request is processed");
+            IngestOutcome::Processed(answer) => {
+                assert!(first.replace(answer).is_none(), "only one request is processed");
             }
-            IngestOutcome::Replayed { response } => replays.push(response),
+            IngestOutcome::Replayed(Replay::Answer(answer)) => replays.push(answer),
+            IngestOutcome::Replayed(other) => panic!("a new key replays its answer, got {other:?}"),
             IngestOutcome::KeyMismatch => panic!("same payload is no mismatch"),
         }
     }

@@ -319,6 +319,10 @@ pub struct StoredMessage {
     pub received_at: DateTime<Utc>,
 }
 
+/// The request keys, each with whether it keeps an answer.
+const KEYS: &str = "SELECT tenant_id, key, (answer IS NOT NULL OR status_code <> 0) AS answered, message_id \
+    FROM idempotency_keys";
+
 /// An `idempotency_keys` row.
 #[derive(Debug, Clone)]
 pub struct StoredKey {
@@ -326,8 +330,9 @@ pub struct StoredKey {
     pub tenant_id: String,
     /// The key.
     pub key: String,
-    /// 0 = claimed without a response.
-    pub status_code: i32,
+    /// Whether the key keeps an answer (as data, or a rendered response
+    /// kept by an earlier version); false = claimed without one.
+    pub answered: bool,
     /// The message it answered with.
     pub message_id: Option<Uuid>,
 }
@@ -369,7 +374,7 @@ pub async fn read_db(url: &str) -> DbState {
                 .with_timezone(&Utc),
         })
         .collect();
-        let keys = sqlx::query("SELECT tenant_id, key, status_code, message_id FROM idempotency_keys")
+        let keys = sqlx::query(KEYS)
             .fetch_all(&pool)
             .await
             .expect("read keys")
@@ -377,7 +382,7 @@ pub async fn read_db(url: &str) -> DbState {
             .map(|r| StoredKey {
                 tenant_id: r.get("tenant_id"),
                 key: r.get("key"),
-                status_code: r.get::<i64, _>("status_code") as i32,
+                answered: r.get("answered"),
                 message_id: r.get("message_id"),
             })
             .collect();
@@ -409,7 +414,7 @@ pub async fn read_db(url: &str) -> DbState {
             received_at: r.get("received_at"),
         })
         .collect();
-        let keys = sqlx::query("SELECT tenant_id, key, status_code, message_id FROM idempotency_keys")
+        let keys = sqlx::query(KEYS)
             .fetch_all(&pool)
             .await
             .expect("read keys")
@@ -417,7 +422,7 @@ pub async fn read_db(url: &str) -> DbState {
             .map(|r| StoredKey {
                 tenant_id: r.get("tenant_id"),
                 key: r.get("key"),
-                status_code: r.get("status_code"),
+                answered: r.get("answered"),
                 message_id: r.get("message_id"),
             })
             .collect();
@@ -556,7 +561,7 @@ pub fn check(docs: &[Doc], attempts: &[Attempt], db: &DbState, tenant: &str) -> 
     // Keys: claimed ⇒ answered, and pointing at a stored message of that key.
     let keys: HashMap<&str, &StoredKey> = db.keys.iter().map(|k| (k.key.as_str(), k)).collect();
     for k in &db.keys {
-        if k.status_code == 0 {
+        if !k.answered {
             v.push(format!("key {} claimed without a response (half-stored)", k.key));
         }
         match k.message_id.and_then(|id| ids.get(&id)) {

@@ -34,11 +34,7 @@
 //! DOCNUM) can be stored twice when such a request is retried after a crash
 //! mid-way; the key cannot protect a chunk it does not yet hold.
 
-mod lookup;
-
 use uuid::Uuid;
-
-pub(crate) use lookup::PacketLookup;
 
 use crate::{IngestOutcome, MessageOutcome, NewMessage};
 
@@ -47,7 +43,7 @@ use crate::{IngestOutcome, MessageOutcome, NewMessage};
 pub(crate) const TX_CHUNK: usize = 256;
 
 /// Most fingerprints in one holders lookup (one parameter holds them all,
-/// see [`PacketLookup`]), and so most events in one audit insert.
+/// see `Backend::packet_holders`), and so most events in one audit insert.
 pub(crate) const LOOKUP_CHUNK: usize = 256;
 
 /// What a packet's earlier messages leave for the next ones.

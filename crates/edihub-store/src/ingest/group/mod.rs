@@ -39,16 +39,11 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use tokio::sync::{Semaphore, mpsc, oneshot};
-use uuid::Uuid;
 
-use crate::model::Holder;
-use crate::{
-    IngestOutcome, KeyClaim, MessageSummary, NewAuditEvent, NewMessage, Renderer, Result, Scope, StoreError,
-};
+use crate::backend::Backend;
+use crate::{IngestOutcome, KeyClaim, MessageSummary, NewMessage, Result, Scope, StoreError};
 
 mod settle;
-
-pub(crate) use settle::{KeyState, duplicate_of, live_duplicate, repeat, unsettled_claims};
 
 /// Largest payload that is batched; bigger bodies take the transaction path,
 /// so one statement never carries several large bodies.
@@ -64,6 +59,7 @@ const MAX_BYTES: usize = 1024 * 1024;
 pub(crate) const STATEMENT_CACHE: usize = 4 * MAX_ROWS;
 
 /// One message waiting for the group insert.
+#[derive(Debug)]
 pub(crate) struct Queued {
     /// Where it belongs.
     pub scope: Scope,
@@ -71,16 +67,10 @@ pub(crate) struct Queued {
     pub now: DateTime<Utc>,
     /// The request's key, if any.
     pub key: Option<KeyClaim>,
-    /// Renders the response stored with the key.
-    pub render: Arc<Renderer>,
+    /// The request's interchange envelope, kept with its key's answer.
+    pub envelope: Option<serde_json::Value>,
     /// The message.
     pub message: NewMessage,
-}
-
-impl std::fmt::Debug for Queued {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Queued").field("scope", &self.scope).field("message", &self.message.id).finish()
-    }
 }
 
 /// What the group insert decided for one message.
@@ -95,32 +85,6 @@ pub(crate) enum Verdict {
     Outcome(IngestOutcome),
     /// Not decided here: run the ingest transaction.
     Undecided,
-}
-
-/// A fingerprint holder with the scope it holds it in.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub(crate) struct ScopedHolder {
-    pub(crate) tenant_id: String,
-    pub(crate) environment_id: String,
-    #[sqlx(flatten)]
-    pub(crate) holder: Holder,
-}
-
-/// A backend's statements for the group insert (implemented for each pool
-/// by `batch_sql::group_insert_sql!`).
-#[async_trait::async_trait]
-pub(crate) trait GroupInsert: Send + Sync + 'static {
-    /// Inserts `items` in one autocommit statement (`ON CONFLICT DO
-    /// NOTHING`); returns the ids of the rows it inserted.
-    async fn insert_rows(&self, items: &[&Queued]) -> Result<Vec<Uuid>>;
-    /// The current holders of the given (scope, fingerprint) claims.
-    async fn holders(&self, claims: &[(&Scope, &str)]) -> Result<Vec<ScopedHolder>>;
-    /// Appends audit events, each with its time, in one statement.
-    async fn insert_audits(&self, events: &[(DateTime<Utc>, NewAuditEvent)]) -> Result<()>;
-    /// Settles requests with keys: one transaction for the claimed ones,
-    /// then the repeats (see the module docs). An error means nothing was
-    /// committed.
-    async fn settle_keyed(&self, items: &[&Queued]) -> Result<Vec<Verdict>>;
 }
 
 struct Job {
@@ -152,8 +116,7 @@ impl Batchers {
     /// `keyed: None` makes the two share the plain slots (SQLite, whose
     /// single writer makes a second batch wait anyway). The dispatchers end
     /// when the last clone is dropped.
-    pub(crate) fn spawn(db: impl GroupInsert, plain: usize, keyed: Option<usize>) -> Batchers {
-        let db = Arc::new(db);
+    pub(crate) fn spawn<DB: Backend>(pool: sqlx::Pool<DB>, plain: usize, keyed: Option<usize>) -> Batchers {
         let plain_slots = Arc::new(Semaphore::new(plain.max(1)));
         let keyed_slots = match keyed {
             Some(n) => Arc::new(Semaphore::new(n.max(1))),
@@ -162,8 +125,8 @@ impl Batchers {
         let single_writer = keyed.is_none().then(|| Arc::clone(&plain_slots));
         let (plain, plain_rx) = mpsc::unbounded_channel();
         let (keyed, keyed_rx) = mpsc::unbounded_channel();
-        tokio::spawn(dispatch(plain_rx, plain_slots, Arc::clone(&db), false));
-        tokio::spawn(dispatch(keyed_rx, keyed_slots, db, true));
+        tokio::spawn(dispatch(plain_rx, plain_slots, pool.clone(), false));
+        tokio::spawn(dispatch(keyed_rx, keyed_slots, pool, true));
         Batchers { plain, keyed, single_writer }
     }
 
@@ -203,10 +166,10 @@ impl Batchers {
 
 /// Takes the first waiting job, waits for a free slot, then closes the batch
 /// with everything that queued meanwhile.
-async fn dispatch<G: GroupInsert>(
+async fn dispatch<DB: Backend>(
     mut rx: mpsc::UnboundedReceiver<Job>,
     slots: Arc<Semaphore>,
-    db: Arc<G>,
+    pool: sqlx::Pool<DB>,
     keyed: bool,
 ) {
     while let Some(first) = rx.recv().await {
@@ -222,15 +185,15 @@ async fn dispatch<G: GroupInsert>(
                 Err(_) => break,
             }
         }
-        let db = Arc::clone(&db);
+        let pool = pool.clone();
         tokio::spawn(async move {
             let _slot = slot;
             let (items, replies): (Vec<Queued>, Vec<_>) = jobs.into_iter().map(|j| (j.item, j.reply)).unzip();
             let refs: Vec<&Queued> = items.iter().collect();
             let verdicts = if keyed {
-                settle::with_keys(db.as_ref(), &refs).await
+                settle::with_keys(&pool, &refs).await
             } else {
-                settle::without_keys(db.as_ref(), &refs).await
+                settle::without_keys(&pool, &refs).await
             };
             for ((item, verdict), reply) in items.into_iter().zip(verdicts).zip(replies) {
                 let _ = reply.send((item, verdict));

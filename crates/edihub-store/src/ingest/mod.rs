@@ -1,0 +1,150 @@
+//! The ingest: one request's messages stored exactly once, written once for
+//! both backends.
+//!
+//! A request takes one of three paths, and they all decide in [`decide`]
+//! with the statements of [`statements`]:
+//! - **group insert** ([`group`]): a request with one small message, with or
+//!   without a key, is settled together with the concurrent requests of its
+//!   batch: without keys in one autocommit statement, with keys in one
+//!   transaction per batch;
+//! - **transaction** ([`transaction`]): whatever the group insert cannot
+//!   decide (an expired window, a failed statement) and packets;
+//! - **chunks** ([`packet`]): a large packet whose key (if any) is new, one
+//!   transaction per chunk.
+//!
+//! Every path returns only after its commit, so a 2xx means stored.
+
+mod decide;
+pub(crate) mod group;
+pub(crate) mod packet;
+pub(crate) mod statements;
+mod transaction;
+
+use group::{Batchers, Queued, Verdict};
+use packet::{Chunk, ChunkDone, Progress, TX_CHUNK};
+
+use crate::backend::{Backend, SqlStore};
+use crate::{DetectedBy, IngestOutcome, IngestRequest, MessageOutcome, Result, StoreError};
+
+// Crate-internal methods: the bound names a crate-private trait on purpose
+// (what differs between backends is nobody else's business).
+#[expect(private_bounds)]
+impl<DB: Backend> SqlStore<DB> {
+    /// Runs one request (see the module docs for its path).
+    pub(crate) async fn run_ingest(&self, mut req: IngestRequest<'_>) -> Result<IngestOutcome> {
+        if !Batchers::eligible(&req) {
+            return self.ingest_tx(req).await;
+        }
+        let Some(message) = req.messages.pop() else { return self.ingest_tx(req).await };
+        let queued = Queued {
+            scope: req.scope.clone(),
+            now: req.now,
+            key: req.key.clone(),
+            envelope: req.envelope.clone(),
+            message,
+        };
+        let (queued, verdict) = self.batchers.insert(queued).await?;
+        let outcome = match verdict {
+            Verdict::Inserted => MessageOutcome::Accepted(queued.message.summary(req.now)),
+            Verdict::Duplicate(existing) => {
+                MessageOutcome::Duplicate { existing, detected_by: DetectedBy::Fingerprint }
+            }
+            Verdict::Outcome(outcome) => return Ok(outcome),
+            Verdict::Undecided => {
+                req.messages.push(queued.message);
+                return self.ingest_tx(req).await;
+            }
+        };
+        Ok(IngestOutcome::Processed(req.answer(vec![outcome])))
+    }
+
+    /// The ingest transaction, retried on deadlocks and busy errors; a large
+    /// packet whose key (if any) is new is stored in chunks.
+    async fn ingest_tx(&self, req: IngestRequest<'_>) -> Result<IngestOutcome> {
+        if req.messages.len() > TX_CHUNK && !self.key_taken(&req).await? {
+            return self.ingest_packet(&req).await;
+        }
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut tx = self.begin().await?;
+            match transaction::ingest_in::<DB>(&mut tx, &req).await {
+                Ok(outcome) => {
+                    tx.commit().await?;
+                    return Ok(outcome);
+                }
+                Err(e) => {
+                    drop(tx);
+                    if !pause_before_retry(&e, attempt).await {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether an earlier request claimed this request's key (then the
+    /// ordinary transaction replays or refuses it at once).
+    async fn key_taken(&self, req: &IngestRequest<'_>) -> Result<bool> {
+        let Some(key) = &req.key else { return Ok(false) };
+        let mut conn = self.pool.acquire().await?;
+        Ok(!DB::key_states(&mut conn, &[(req.scope, key)]).await?.is_empty())
+    }
+
+    /// A large packet, one transaction per chunk (see [`packet`]).
+    async fn ingest_packet(&self, req: &IngestRequest<'_>) -> Result<IngestOutcome> {
+        let mut earlier = Vec::with_capacity(req.messages.len());
+        let mut progress = Progress::START;
+        let count = req.messages.len().div_ceil(TX_CHUNK);
+        for (i, messages) in req.messages.chunks(TX_CHUNK).enumerate() {
+            let chunk = Chunk { messages, progress, earlier: &earlier, last: i + 1 == count };
+            match self.packet_chunk_tx(req, chunk).await? {
+                ChunkDone::Stored { outcomes, progress: after } => {
+                    earlier.extend(outcomes);
+                    progress = after;
+                }
+                ChunkDone::Final(outcome) => return Ok(outcome),
+            }
+        }
+        Err(StoreError::Invariant("a packet ended without its last chunk".into()))
+    }
+
+    /// One chunk's transaction, retried like the ingest transaction; on a
+    /// single-writer backend it waits its turn with the group insert.
+    async fn packet_chunk_tx(&self, req: &IngestRequest<'_>, chunk: Chunk<'_>) -> Result<ChunkDone> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let turn = self.batchers.write_turn().await;
+            let mut tx = self.begin().await?;
+            match transaction::packet_chunk_in::<DB>(&mut tx, req, chunk).await {
+                Ok(done) => {
+                    tx.commit().await?;
+                    return Ok(done);
+                }
+                Err(e) => {
+                    drop(tx);
+                    drop(turn);
+                    if !pause_before_retry(&e, attempt).await {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Whether a failed write transaction should run again: deadlocks (two
+/// packets claiming the same fingerprints in opposite order) and busy
+/// errors are cured by running again, up to eight attempts. Transactions
+/// that deadlocked together would collide again if all retried at once, so
+/// this first waits a random few milliseconds, longer each time.
+async fn pause_before_retry(e: &StoreError, attempt: u64) -> bool {
+    if !e.is_transient() || attempt >= 8 {
+        return false;
+    }
+    tracing::warn!(error = %e, attempt, "retrying ingest transaction");
+    let jitter = (uuid::Uuid::new_v4().as_u128() % 20) as u64 + 1;
+    tokio::time::sleep(std::time::Duration::from_millis(jitter * attempt)).await;
+    true
+}

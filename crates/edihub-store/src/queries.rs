@@ -1,0 +1,153 @@
+//! Reading what was stored: a message by id, message lookups and the audit
+//! log, for the admin API and the console.
+//!
+//! Lookups are keyset-paginated (newest first, the last row of a page is
+//! the next page's bound), so a page never repeats or skips a row when new
+//! ones arrive in between, and each filter is an equality or a range the
+//! indexes of `messages` and `audit_events` serve.
+
+use chrono::{DateTime, Utc};
+use sqlx::{Encode, Executor, FromRow, IntoArguments, QueryBuilder, Type};
+use uuid::Uuid;
+
+use crate::model::{docnum_forms, key_value_pattern};
+use crate::{AuditEvent, AuditFilter, MessageMeta, MessageQuery, MessageRow, Result, Scope};
+
+/// A full message; a packet's messages share the body stored with the first.
+const MESSAGE_BY_ID: &str = "SELECT m.id, m.tenant_id, m.environment_id, \
+    m.message_type, m.mestyp, m.docnum, m.sender, m.key_fingerprint AS fingerprint, \
+    m.fingerprint_basis, m.fingerprint_expires_at, (m.fingerprint IS NOT NULL) AS fingerprint_active, \
+    m.key_values, m.idempotency_key, m.provider_event_id, m.packet_index, m.content_type, \
+    COALESCE(h.payload, m.payload) AS payload, m.received_at \
+    FROM messages m LEFT JOIN messages h ON h.id = m.payload_message_id WHERE m.id = $1";
+const COUNT_MESSAGES: &str = "SELECT COUNT(*) FROM messages WHERE tenant_id = $1 AND environment_id = $2";
+const MESSAGE_META_COLUMNS: &str = "SELECT id, tenant_id, environment_id, message_type, \
+    mestyp, docnum, sender, key_fingerprint AS fingerprint, fingerprint_basis, \
+    fingerprint_expires_at, (fingerprint IS NOT NULL) AS fingerprint_active, idempotency_key, \
+    provider_event_id, packet_index, content_type, received_at FROM messages WHERE 1 = 1";
+const AUDIT_COLUMNS: &str = "SELECT id, occurred_at, action, tenant_id, \
+    environment_id, message_type, fingerprint, idempotency_key, detected_by, message_id, \
+    details FROM audit_events WHERE 1 = 1";
+
+/// The lookups' statements.
+pub(crate) trait QuerySql: sqlx::Database {
+    /// A message by id, payload included.
+    fn get_message(
+        conn: &mut Self::Connection,
+        id: Uuid,
+    ) -> impl Future<Output = Result<Option<MessageRow>>> + Send;
+    /// How many messages an environment holds.
+    fn count_messages(conn: &mut Self::Connection, scope: &Scope)
+    -> impl Future<Output = Result<i64>> + Send;
+    /// Message metadata matching `f`, newest first.
+    fn find_messages(
+        conn: &mut Self::Connection,
+        f: &MessageQuery,
+    ) -> impl Future<Output = Result<Vec<MessageMeta>>> + Send;
+    /// Audit events matching `f`, newest first.
+    fn list_audit(
+        conn: &mut Self::Connection,
+        f: &AuditFilter,
+    ) -> impl Future<Output = Result<Vec<AuditEvent>>> + Send;
+}
+
+impl<DB> QuerySql for DB
+where
+    DB: sqlx::Database,
+    DB::Arguments: IntoArguments<DB>,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'e> String: Encode<'e, DB> + Type<DB>,
+    for<'e> Uuid: Encode<'e, DB> + Type<DB>,
+    for<'e> i64: Encode<'e, DB> + Type<DB>,
+    for<'e> DateTime<Utc>: Encode<'e, DB> + Type<DB>,
+    for<'r> (i64,): FromRow<'r, DB::Row>,
+    for<'r> MessageRow: FromRow<'r, DB::Row>,
+    for<'r> MessageMeta: FromRow<'r, DB::Row>,
+    for<'r> AuditEvent: FromRow<'r, DB::Row>,
+{
+    async fn get_message(conn: &mut DB::Connection, id: Uuid) -> Result<Option<MessageRow>> {
+        Ok(sqlx::query_as(MESSAGE_BY_ID).bind(id).fetch_optional(&mut *conn).await?)
+    }
+
+    async fn count_messages(conn: &mut DB::Connection, scope: &Scope) -> Result<i64> {
+        let (n,): (i64,) = sqlx::query_as(COUNT_MESSAGES)
+            .bind(&scope.tenant_id)
+            .bind(&scope.environment_id)
+            .fetch_one(&mut *conn)
+            .await?;
+        Ok(n)
+    }
+
+    async fn find_messages(conn: &mut DB::Connection, f: &MessageQuery) -> Result<Vec<MessageMeta>> {
+        let mut q = QueryBuilder::<DB>::new(MESSAGE_META_COLUMNS);
+        let filters = [
+            (" AND tenant_id = ", &f.tenant),
+            (" AND environment_id = ", &f.environment),
+            (" AND key_fingerprint = ", &f.fingerprint),
+            (" AND idempotency_key = ", &f.idempotency_key),
+            (" AND message_type = ", &f.message_type),
+            (" AND sender = ", &f.sender),
+        ];
+        for (clause, value) in filters {
+            if let Some(v) = value {
+                q.push(clause).push_bind(v);
+            }
+        }
+        if let Some(docnum) = &f.docnum {
+            let mut forms = q.push(" AND docnum IN (").separated(", ");
+            for form in docnum_forms(docnum) {
+                forms.push_bind(form);
+            }
+            q.push(")");
+        }
+        if let Some(value) = &f.key_value {
+            // Key values are a short JSON array per message: matched as
+            // text, within the other filters' rows.
+            q.push(" AND CAST(key_values AS TEXT) LIKE ")
+                .push_bind(key_value_pattern(value))
+                .push(" ESCAPE '\\'");
+        }
+        if let Some(since) = f.since {
+            q.push(" AND received_at >= ").push_bind(since);
+        }
+        if let Some(until) = f.until {
+            q.push(" AND received_at < ").push_bind(until);
+        }
+        if let Some((at, id)) = f.before {
+            q.push(" AND (received_at < ").push_bind(at);
+            q.push(" OR (received_at = ").push_bind(at).push(" AND id < ").push_bind(id).push("))");
+        }
+        q.push(" ORDER BY received_at DESC, id DESC LIMIT ").push_bind(f.limit);
+        Ok(q.build_query_as().fetch_all(&mut *conn).await?)
+    }
+
+    async fn list_audit(conn: &mut DB::Connection, f: &AuditFilter) -> Result<Vec<AuditEvent>> {
+        let mut q = QueryBuilder::<DB>::new(AUDIT_COLUMNS);
+        let text_filters = [
+            (" AND action = ", &f.action),
+            (" AND tenant_id = ", &f.tenant),
+            (" AND environment_id = ", &f.environment),
+            (" AND message_type = ", &f.message_type),
+            (" AND fingerprint = ", &f.fingerprint),
+        ];
+        for (clause, value) in text_filters {
+            if let Some(v) = value {
+                q.push(clause).push_bind(v);
+            }
+        }
+        if let Some(id) = f.message_id {
+            q.push(" AND message_id = ").push_bind(id);
+        }
+        if let Some(since) = f.since {
+            q.push(" AND occurred_at >= ").push_bind(since);
+        }
+        if let Some(until) = f.until {
+            q.push(" AND occurred_at < ").push_bind(until);
+        }
+        if let Some(cursor) = f.cursor {
+            q.push(" AND id < ").push_bind(cursor);
+        }
+        q.push(" ORDER BY id DESC LIMIT ").push_bind(f.limit);
+        Ok(q.build_query_as().fetch_all(&mut *conn).await?)
+    }
+}

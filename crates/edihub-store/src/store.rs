@@ -1,0 +1,121 @@
+//! [`Store`] for [`SqlStore`], written once for both backends: each method
+//! takes a connection (or a write transaction, where a change and its audit
+//! event must commit together) and runs its concept's statements.
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::backend::{Backend, SqlStore};
+use crate::{
+    ActivityCount, ActivityPoint, AuditEvent, AuditFilter, IngestOutcome, IngestRequest, IntegrationRow,
+    KeyPurge, MessageMeta, MessageQuery, MessageRow, MessageTypeRow, NewAuditEvent, Result, RetentionStep,
+    Scope, Store,
+};
+
+#[async_trait::async_trait]
+impl<DB: Backend> Store for SqlStore<DB> {
+    fn backend(&self) -> &'static str {
+        DB::NAME
+    }
+
+    async fn migrate(&self) -> Result<()> {
+        DB::migrator().run(&self.pool).await?;
+        Ok(())
+    }
+
+    fn pool_status(&self) -> (u32, usize) {
+        (self.pool.size(), self.pool.num_idle())
+    }
+
+    async fn ping(&self) -> Result<()> {
+        let mut conn = self.pool.acquire().await?;
+        sqlx::Connection::ping(&mut *conn).await?;
+        Ok(())
+    }
+
+    async fn close(&self) {
+        self.batch_pool.close().await;
+        self.pool.close().await;
+    }
+
+    async fn seed_message_types(&self, rows: &[MessageTypeRow]) -> Result<()> {
+        let mut tx = self.begin().await?;
+        DB::seed_message_types(&mut tx, rows).await?;
+        Ok(tx.commit().await?)
+    }
+
+    async fn list_message_types(&self) -> Result<Vec<MessageTypeRow>> {
+        DB::list_message_types(&mut *self.pool.acquire().await?).await
+    }
+
+    async fn seed_integrations(&self, rows: &[IntegrationRow]) -> Result<()> {
+        let mut tx = self.begin().await?;
+        DB::seed_integrations(&mut tx, rows).await?;
+        Ok(tx.commit().await?)
+    }
+
+    async fn list_integrations(&self) -> Result<Vec<IntegrationRow>> {
+        DB::list_integrations(&mut *self.pool.acquire().await?).await
+    }
+
+    async fn ingest(&self, req: IngestRequest<'_>) -> Result<IngestOutcome> {
+        self.run_ingest(req).await
+    }
+
+    async fn get_message(&self, id: Uuid) -> Result<Option<MessageRow>> {
+        DB::get_message(&mut *self.pool.acquire().await?, id).await
+    }
+
+    async fn count_messages(&self, scope: &Scope) -> Result<i64> {
+        DB::count_messages(&mut *self.pool.acquire().await?, scope).await
+    }
+
+    async fn insert_audit(&self, event: &NewAuditEvent) -> Result<()> {
+        let at = Utc::now();
+        DB::insert_audits(&mut *self.pool.acquire().await?, &[(at, event.clone())]).await
+    }
+
+    async fn list_audit(&self, filter: &AuditFilter) -> Result<Vec<AuditEvent>> {
+        DB::list_audit(&mut *self.pool.acquire().await?, filter).await
+    }
+
+    async fn put_message_type(&self, row: &MessageTypeRow) -> Result<Option<MessageTypeRow>> {
+        let mut tx = self.begin().await?;
+        let old = DB::put_message_type(&mut tx, row).await?;
+        tx.commit().await?;
+        Ok(old)
+    }
+
+    async fn put_integration(&self, row: &IntegrationRow) -> Result<Option<IntegrationRow>> {
+        let mut tx = self.begin().await?;
+        let old = DB::put_integration(&mut tx, row).await?;
+        tx.commit().await?;
+        Ok(old)
+    }
+
+    async fn find_messages(&self, query: &MessageQuery) -> Result<Vec<MessageMeta>> {
+        DB::find_messages(&mut *self.pool.acquire().await?, query).await
+    }
+
+    async fn activity(&self, since: DateTime<Utc>) -> Result<Vec<ActivityCount>> {
+        DB::activity(&mut *self.pool.acquire().await?, since).await
+    }
+
+    async fn activity_series(&self, bounds: &[DateTime<Utc>]) -> Result<Vec<ActivityPoint>> {
+        DB::activity_series(&mut *self.pool.acquire().await?, bounds).await
+    }
+
+    async fn retention_step(
+        &self,
+        step: RetentionStep,
+        cutoff: DateTime<Utc>,
+        now: DateTime<Utc>,
+        batch: i64,
+    ) -> Result<u64> {
+        DB::retention_step(&mut *self.pool.acquire().await?, step, cutoff, now, batch).await
+    }
+
+    async fn purge_keys(&self, which: KeyPurge<'_>, cutoff: DateTime<Utc>, batch: i64) -> Result<u64> {
+        DB::purge_keys(&mut *self.pool.acquire().await?, which, cutoff, batch).await
+    }
+}
