@@ -63,42 +63,31 @@ const LIST_TYPES: &str = "SELECT tenant_id, id, duplicate_key_fields, exclude_fi
     duplicate_window_seconds, source, updated_at FROM message_types ORDER BY tenant_id, id";
 const GET_TYPE: &str = "SELECT tenant_id, id, duplicate_key_fields, exclude_fields, \
     duplicate_window_seconds, source, updated_at FROM message_types WHERE tenant_id = $1 AND id = $2";
-/// Follows the configuration without undoing an admin's edit.
-const SEED_TYPE: &str = "INSERT INTO message_types \
+/// A change from the configuration (`$6 = 'config'`) or by an admin
+/// (`'admin'`). The configuration never overwrites an admin's edit; an
+/// admin's change makes the row stop following the configuration.
+const UPSERT_TYPE: &str = "INSERT INTO message_types \
     (tenant_id, id, duplicate_key_fields, exclude_fields, duplicate_window_seconds, source, updated_at) \
-    VALUES ($1, $2, $3, $4, $5, 'config', $6) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7) \
     ON CONFLICT (tenant_id, id) DO UPDATE SET \
     duplicate_key_fields = excluded.duplicate_key_fields, exclude_fields = excluded.exclude_fields, \
-    duplicate_window_seconds = excluded.duplicate_window_seconds, updated_at = excluded.updated_at \
-    WHERE message_types.source = 'config'";
-/// An admin's change: the row stops following the configuration.
-const PUT_TYPE: &str = "INSERT INTO message_types \
-    (tenant_id, id, duplicate_key_fields, exclude_fields, duplicate_window_seconds, source, updated_at) \
-    VALUES ($1, $2, $3, $4, $5, 'admin', $6) \
-    ON CONFLICT (tenant_id, id) DO UPDATE SET \
-    duplicate_key_fields = excluded.duplicate_key_fields, exclude_fields = excluded.exclude_fields, \
-    duplicate_window_seconds = excluded.duplicate_window_seconds, source = 'admin', \
-    updated_at = excluded.updated_at";
+    duplicate_window_seconds = excluded.duplicate_window_seconds, source = excluded.source, \
+    updated_at = excluded.updated_at \
+    WHERE message_types.source = 'config' OR excluded.source = 'admin'";
 const DELETE_CONFIG_TYPE: &str =
     "DELETE FROM message_types WHERE tenant_id = $1 AND id = $2 AND source = 'config'";
 const LIST_INTEGRATIONS: &str = "SELECT id, tenant_id, environment_id, definition, \
     source, updated_at FROM integrations ORDER BY id";
 const GET_INTEGRATION: &str = "SELECT id, tenant_id, environment_id, definition, \
     source, updated_at FROM integrations WHERE id = $1";
-/// Follows the configuration without undoing an admin's edit.
-const SEED_INTEGRATION: &str = "INSERT INTO integrations \
+/// Like [`UPSERT_TYPE`], for integrations.
+const UPSERT_INTEGRATION: &str = "INSERT INTO integrations \
     (id, tenant_id, environment_id, definition, source, updated_at) \
-    VALUES ($1, $2, $3, $4, 'config', $5) \
+    VALUES ($1, $2, $3, $4, $5, $6) \
     ON CONFLICT (id) DO UPDATE SET tenant_id = excluded.tenant_id, \
     environment_id = excluded.environment_id, definition = excluded.definition, \
-    updated_at = excluded.updated_at WHERE integrations.source = 'config'";
-/// An admin's change: the row stops following the configuration.
-const PUT_INTEGRATION: &str = "INSERT INTO integrations \
-    (id, tenant_id, environment_id, definition, source, updated_at) \
-    VALUES ($1, $2, $3, $4, 'admin', $5) \
-    ON CONFLICT (id) DO UPDATE SET tenant_id = excluded.tenant_id, \
-    environment_id = excluded.environment_id, definition = excluded.definition, \
-    source = 'admin', updated_at = excluded.updated_at";
+    source = excluded.source, updated_at = excluded.updated_at \
+    WHERE integrations.source = 'config' OR excluded.source = 'admin'";
 const DELETE_CONFIG_INTEGRATION: &str = "DELETE FROM integrations WHERE id = $1 AND source = 'config'";
 
 /// The catalog's statements. Seeding and admin changes run in the caller's
@@ -121,6 +110,18 @@ pub(crate) trait CatalogSql: IngestSql {
     fn seed_integrations(
         conn: &mut Self::Connection,
         rows: &[IntegrationRow],
+    ) -> impl Future<Output = Result<()>> + Send;
+    /// Writes a message type from `source` (see [`UPSERT_TYPE`]).
+    fn upsert_message_type(
+        conn: &mut Self::Connection,
+        row: &MessageTypeRow,
+        source: &str,
+    ) -> impl Future<Output = Result<()>> + Send;
+    /// Writes an integration from `source` (see [`UPSERT_INTEGRATION`]).
+    fn upsert_integration(
+        conn: &mut Self::Connection,
+        row: &IntegrationRow,
+        source: &str,
     ) -> impl Future<Output = Result<()>> + Send;
     /// An admin's change of a message type, audited; returns the old row.
     fn put_message_type(
@@ -168,15 +169,7 @@ where
             }
         }
         for row in rows {
-            sqlx::query(SEED_TYPE)
-                .bind(&row.tenant_id)
-                .bind(&row.id)
-                .bind(&row.duplicate_key_fields)
-                .bind(&row.exclude_fields)
-                .bind(row.duplicate_window_seconds)
-                .bind(row.updated_at)
-                .execute(&mut *conn)
-                .await?;
+            Self::upsert_message_type(conn, row, SOURCE_CONFIG).await?;
         }
         Ok(())
     }
@@ -189,15 +182,39 @@ where
             }
         }
         for row in rows {
-            sqlx::query(SEED_INTEGRATION)
-                .bind(&row.id)
-                .bind(&row.tenant_id)
-                .bind(&row.environment_id)
-                .bind(&row.definition)
-                .bind(row.updated_at)
-                .execute(&mut *conn)
-                .await?;
+            Self::upsert_integration(conn, row, SOURCE_CONFIG).await?;
         }
+        Ok(())
+    }
+
+    async fn upsert_message_type(
+        conn: &mut DB::Connection,
+        row: &MessageTypeRow,
+        source: &str,
+    ) -> Result<()> {
+        sqlx::query(UPSERT_TYPE)
+            .bind(&row.tenant_id)
+            .bind(&row.id)
+            .bind(&row.duplicate_key_fields)
+            .bind(&row.exclude_fields)
+            .bind(row.duplicate_window_seconds)
+            .bind(source)
+            .bind(row.updated_at)
+            .execute(&mut *conn)
+            .await?;
+        Ok(())
+    }
+
+    async fn upsert_integration(conn: &mut DB::Connection, row: &IntegrationRow, source: &str) -> Result<()> {
+        sqlx::query(UPSERT_INTEGRATION)
+            .bind(&row.id)
+            .bind(&row.tenant_id)
+            .bind(&row.environment_id)
+            .bind(&row.definition)
+            .bind(source)
+            .bind(row.updated_at)
+            .execute(&mut *conn)
+            .await?;
         Ok(())
     }
 
@@ -207,15 +224,7 @@ where
     ) -> Result<Option<MessageTypeRow>> {
         let get = |tenant: &str| sqlx::query_as(GET_TYPE).bind(tenant.to_string()).bind(row.id.clone());
         let old: Option<MessageTypeRow> = get(&row.tenant_id).fetch_optional(&mut *conn).await?;
-        sqlx::query(PUT_TYPE)
-            .bind(&row.tenant_id)
-            .bind(&row.id)
-            .bind(&row.duplicate_key_fields)
-            .bind(&row.exclude_fields)
-            .bind(row.duplicate_window_seconds)
-            .bind(row.updated_at)
-            .execute(&mut *conn)
-            .await?;
+        Self::upsert_message_type(conn, row, SOURCE_ADMIN).await?;
         // A new tenant override replaces the global rule: record that as
         // what was in effect before.
         let inherited: Option<MessageTypeRow> = match (&old, row.tenant_id.is_empty()) {
@@ -239,14 +248,7 @@ where
     ) -> Result<Option<IntegrationRow>> {
         let old: Option<IntegrationRow> =
             sqlx::query_as(GET_INTEGRATION).bind(&row.id).fetch_optional(&mut *conn).await?;
-        sqlx::query(PUT_INTEGRATION)
-            .bind(&row.id)
-            .bind(&row.tenant_id)
-            .bind(&row.environment_id)
-            .bind(&row.definition)
-            .bind(row.updated_at)
-            .execute(&mut *conn)
-            .await?;
+        Self::upsert_integration(conn, row, SOURCE_ADMIN).await?;
         let event = NewAuditEvent {
             action: INTEGRATION_UPDATED.into(),
             tenant_id: Some(row.tenant_id.clone()),

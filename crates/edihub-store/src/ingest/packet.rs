@@ -24,13 +24,13 @@
 //!   retry after a crash or a timeout stores only what is missing.
 //!
 //! With a key (Idempotency-Key), the *last* chunk claims it and stores the
-//! response, in one transaction with its messages: a claimed key always has
-//! its response, and before the first chunk a key that is already claimed
+//! answer, in one transaction with its messages: a claimed key always has
+//! its answer, and before the first chunk a key that is already claimed
 //! sends the request down the ordinary transaction, which replays (or
 //! refuses) it without touching the messages. Two requests with one key
 //! racing through their chunks settle on the key at the end: the loser's
 //! IDocs are duplicates of the winner's, and it answers with the winner's
-//! response. Only an IDoc with no fingerprint at all (no key values, no
+//! answer. Only an IDoc with no fingerprint at all (no key values, no
 //! DOCNUM) can be stored twice when such a request is retried after a crash
 //! mid-way; the key cannot protect a chunk it does not yet hold.
 
@@ -69,9 +69,9 @@ pub(crate) struct Chunk<'a> {
     pub messages: &'a [NewMessage],
     /// What the earlier chunks left.
     pub progress: Progress,
-    /// Outcomes of the earlier chunks (used by the last chunk's response).
+    /// Outcomes of the earlier chunks (part of the last chunk's answer).
     pub earlier: &'a [MessageOutcome],
-    /// Whether this is the last chunk: it claims the key and stores the response.
+    /// Whether this is the last chunk: it claims the key and keeps the answer.
     pub last: bool,
 }
 

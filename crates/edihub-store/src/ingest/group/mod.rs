@@ -26,14 +26,16 @@
 //! windows and retries; a failed statement changed nothing, so one bad row
 //! cannot fail its neighbours' requests.
 //!
-//! Requests with a key (an Idempotency-Key or a provider's event id) are
-//! batched too, but in one transaction, because the key's claim, the message
-//! and the stored response must commit together: claim all keys in one
-//! statement, insert the claimed requests' messages in one, settle their
-//! duplicates, store each response with its key, commit. A key that was not
-//! claimed belongs to an earlier request (or an earlier row of this batch);
-//! after the commit its stored response is read, for all of them in one
-//! statement, and replayed or refused as a mismatch (see `settle`).
+//! Requests with a key (an Idempotency-Key, a provider's event id or an
+//! interchange) are batched too, but in one transaction, because the key's
+//! claim, the message and the kept answer must commit together: claim all
+//! keys in one statement, each written with the answer of a new message
+//! already in it, insert the claimed requests' messages in one, and only
+//! for a message that turned out a duplicate write its audit event and
+//! rewrite its key's answer; commit. A key that was not claimed belongs to
+//! an earlier request (or an earlier row of this batch); after the commit
+//! its kept answer is read, for all of them in one statement, and replayed
+//! or refused as a mismatch (see `settle`).
 
 use std::sync::Arc;
 
