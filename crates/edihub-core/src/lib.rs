@@ -6,7 +6,9 @@
 //! from HTTP and the database: the server, the CLI's `fingerprint` command
 //! and the tests all call the same functions and cannot disagree.
 //!
-//! The pipeline, one module per stage:
+//! # Layout
+//!
+//! The pipeline, one module per stage (each `x.rs` with its parts in `x/`):
 //!
 //! 1. [`parse_body`] (`body`) picks XML or JSON from the Content-Type, or
 //!    sniffs the first character when the type is generic, and refuses any

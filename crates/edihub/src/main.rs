@@ -3,6 +3,17 @@
 //! A thin shell: it parses the command line, loads and validates the
 //! configuration, wires signals to a shutdown token and hands over to the
 //! `edihub-server` library. Everything testable lives in the libraries.
+//!
+//! # Layout
+//!
+//! - `main.rs`: the subcommands (`serve`, `migrate`, `check-config`,
+//!   `fingerprint`, `send`), signals, exit codes.
+//! - `config_file.rs`: where the configuration comes from (file, `EDIHUB_*`
+//!   environment) and what is logged about it.
+//! - `explain.rs`: `edihub fingerprint FILE`, why a message was or would be
+//!   blocked.
+//! - `send.rs`, `send/`: `edihub send FILE|DIR`, posting files to a hub with
+//!   a progress bar.
 
 mod config_file;
 mod explain;
