@@ -8,24 +8,22 @@
 //! response is rendered by the store before the commit (so it can be stored
 //! with the Idempotency-Key) and sent only after it.
 
-use std::sync::Arc;
-
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
-use edihub_store::{DetectedBy, IngestRequest, KeyClaim};
+use edihub_store::{DetectedBy, KeyClaim};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use crate::api_doc::{MessageResult, Problem};
 use crate::auth::Sender;
-use crate::edi::{interchange_claim, render_interchange};
+use crate::edi::interchange_claim;
 use crate::error::ApiError;
 use crate::extract::ApiQuery;
 use crate::ingest::{
-    MessageSource, build_messages, header_text, now, outcome_response, parse, read_body, record_outcome,
-    refuse_repeated, render_outcomes, validate_key, validate_type,
+    AnswerShape, MessageSource, Submission, build_messages, header_text, parse, read_body, refuse_repeated,
+    submit, validate_key, validate_type,
 };
 use crate::producers::Producer;
 use crate::state::AppState;
@@ -115,14 +113,9 @@ async fn receive(
             on_reuse: sender.on_key_reuse,
         }),
     };
-    let detector = key.as_ref().map_or(DetectedBy::IdempotencyKey, |k| k.kind);
-    let first_type = messages.first().map(|m| m.message_type.clone()).unwrap_or_default();
-    let render = Arc::new(move |outcomes: &[_]| match &interchange {
-        Some(interchange) => render_interchange(outcomes, interchange),
-        None => render_outcomes(outcomes, packet),
-    });
-    let outcome =
-        state.store.ingest(IngestRequest { scope: &sender.scope, key, messages, now: now(), render }).await?;
-    record_outcome(&state, &sender.scope.tenant_id, &outcome, &first_type, detector);
-    outcome_response(outcome)
+    let shape = match interchange {
+        Some(interchange) => AnswerShape::Interchange(interchange),
+        None => AnswerShape::Messages { packet },
+    };
+    submit(&state, Submission { scope: &sender.scope, key, messages, shape }).await
 }

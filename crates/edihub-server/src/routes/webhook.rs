@@ -15,7 +15,6 @@
 //! fingerprint rules of the message type apply to the payload.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 use axum::Extension;
 use axum::body::Body;
@@ -23,7 +22,7 @@ use axum::extract::{ConnectInfo, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use edihub_core::{Document, KeyPath};
-use edihub_store::{DetectedBy, IngestRequest, KeyClaim, KeyReusePolicy};
+use edihub_store::{DetectedBy, KeyClaim, KeyReusePolicy};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -31,8 +30,8 @@ use crate::api_doc::{MessageResult, Problem};
 use crate::error::ApiError;
 use crate::extract::ApiPath;
 use crate::ingest::{
-    MAX_KEY_LEN, MessageSource, build_messages, check_body_headers, header_text, now, outcome_response,
-    parse, read_body, record_outcome, refuse_repeated, render_outcomes, validate_key,
+    AnswerShape, MAX_KEY_LEN, MessageSource, Submission, build_messages, check_body_headers, header_text,
+    now, parse, read_body, refuse_repeated, submit, validate_key,
 };
 use crate::producers::{Producer, check_type};
 use crate::state::AppState;
@@ -179,10 +178,6 @@ async fn receive(
         // A provider retry may re-serialise its body; the event id decides.
         on_reuse: KeyReusePolicy::Replay,
     });
-    let first_type = messages.first().map(|m| m.message_type.clone()).unwrap_or_default();
-    let render = Arc::new(move |outcomes: &[_]| render_outcomes(outcomes, packet));
-    let outcome =
-        state.store.ingest(IngestRequest { scope: &integ.scope, key, messages, now: now(), render }).await?;
-    record_outcome(&state, &integ.scope.tenant_id, &outcome, &first_type, DetectedBy::ProviderEventId);
-    outcome_response(outcome)
+    let shape = AnswerShape::Messages { packet };
+    submit(&state, Submission { scope: &integ.scope, key, messages, shape }).await
 }
