@@ -16,7 +16,10 @@ use edihub_store::{DetectedBy, KeyClaim};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use crate::api_doc::{MessageResult, Problem};
+use crate::api_doc::MessageResult;
+use crate::api_doc::errors::{
+    BadInput, SenderTypeForbidden, TooLarge, Unauthenticated, Unavailable, UnsupportedType, Unusable,
+};
 use crate::auth::Sender;
 use crate::edi::interchange_claim;
 use crate::error::ApiError;
@@ -54,11 +57,7 @@ struct ReceiveQuery {
     responses(
         (status = 202, description = "New message stored (a packet: any IDoc new)", body = MessageResult),
         (status = 200, description = "Duplicate or Idempotency-Key replay; nothing new stored", body = MessageResult),
-        (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "The environment may not send this message type", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over max_body_bytes", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Unsupported content type", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Well-formed but unusable", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")
+        BadInput, Unauthenticated, SenderTypeForbidden, TooLarge, UnsupportedType, Unusable, Unavailable
     ),
     security(("bearer" = []), ("basic" = []))
 )]

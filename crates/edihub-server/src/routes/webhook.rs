@@ -26,7 +26,10 @@ use edihub_store::{DetectedBy, KeyClaim, KeyReusePolicy};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::api_doc::{MessageResult, Problem};
+use crate::api_doc::MessageResult;
+use crate::api_doc::errors::{
+    BadInput, BadSignature, IntegrationTypeForbidden, NotFound, TooLarge, Unavailable, Unusable,
+};
 use crate::error::ApiError;
 use crate::extract::ApiPath;
 use crate::ingest::{
@@ -98,12 +101,7 @@ fn reject_signature(
     responses(
         (status = 202, description = "New message stored", body = MessageResult),
         (status = 200, description = "Duplicate or provider event replay", body = MessageResult),
-        (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Bad, missing or stale signature", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "The payload names a message type this integration may not send", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "Not found", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over max_body_bytes", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Well-formed but unusable", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")
+        BadInput, BadSignature, IntegrationTypeForbidden, NotFound, TooLarge, Unusable, Unavailable
     )
 )]
 async fn receive(
