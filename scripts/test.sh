@@ -84,7 +84,7 @@ fi
 # The binary under test must not pick up a stray DATABASE_URL.
 unset DATABASE_URL
 
-# The Standard Webhooks cross-check (webhook/signature_tests.rs) signs with the
+# The Standard Webhooks cross-check (integrations/signature_tests.rs) signs with the
 # reference library; install it only when missing. A failed install does not stop
 # the run: that one test then fails and says why.
 if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import standardwebhooks' 2>/dev/null; then

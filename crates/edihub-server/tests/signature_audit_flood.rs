@@ -18,7 +18,7 @@ use common::live::LiveServer;
 use common::raw::{head, request};
 use common::webhook::*;
 use common::*;
-use edihub_server::webhook::rejections::{MAX_SOURCES, OTHER_SOURCES};
+use edihub_server::integrations::rejections::{MAX_SOURCES, OTHER_SOURCES};
 
 backend_tests!(bad_signatures_are_audited_in_aggregate, addresses_past_the_cap_are_counted_as_other);
 

@@ -2,11 +2,12 @@
 //! plain JSON, and EDIFACT / X12 interchanges (one message per transaction
 //! set, answered like a packet with the interchange's envelope).
 //!
-//! The handler only translates HTTP into an [`IngestRequest`]: authentication
-//! happens in the extractor, parsing and fingerprints in `edihub-core`, every
-//! dedup decision in the store (its group insert or its transaction). The
-//! response is rendered by the store before the commit (so it can be stored
-//! with the Idempotency-Key) and sent only after it.
+//! The handler only translates HTTP into a [`Submission`] for
+//! [`crate::ingest::submit`]: authentication happens in the extractor,
+//! parsing and fingerprints in `edihub-core`, every dedup decision in the
+//! store (its group insert or its transaction). The response is rendered by
+//! the store before the commit (so it can be stored with the Idempotency-Key)
+//! and sent only after it.
 
 use axum::body::Body;
 use axum::extract::State;

@@ -6,7 +6,7 @@
 //! read. Only then is the body read, within `max_inflight_webhook_body_bytes`
 //! (never the authenticated senders' budget), and its signature checked
 //! (401). Refusals are counted and audited in aggregate as
-//! `webhook.signature_rejected` (see [`crate::webhook::rejections`]);
+//! `webhook.signature_rejected` (see [`crate::integrations::rejections`]);
 //! nothing is stored. Then the body must be JSON (400/422), its type and
 //! event id well-formed (422), and the integration allowed to send that type
 //! (403, see [`crate::producers`]). Then the same ingest transaction as
@@ -36,10 +36,10 @@ use crate::ingest::{
     AnswerShape, MAX_KEY_LEN, MessageSource, Submission, build_messages, check_body_headers, header_text,
     now, parse, read_body, refuse_repeated, submit, validate_key,
 };
+use crate::integrations::signature::SignatureError;
+use crate::integrations::{EventIdSource, Integration, TypeSource};
 use crate::producers::{Producer, check_type};
 use crate::state::AppState;
-use crate::webhook::signature::SignatureError;
-use crate::webhook::{EventIdSource, Integration, TypeSource};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 

@@ -149,8 +149,8 @@ pub async fn run(state: AppState, shutdown: CancellationToken) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::webhook::TypeSource;
-    use crate::webhook::signature::Verifier;
+    use crate::integrations::TypeSource;
+    use crate::integrations::signature::Verifier;
     use edihub_store::Scope;
 
     fn integration(id: &str) -> Integration {

@@ -1,5 +1,10 @@
 //! Partner webhook integrations: what each `POST /api/webhook/{id}` endpoint
 //! means (tenant, environment, message type, event id, signature).
+//! The HTTP side, the handler and its order of checks, is
+//! [`crate::routes::webhook`]; this module and its children hold what the
+//! handler consults: the registry, the signature schemes (`signature`), the
+//! names an integration may use (`names`) and the aggregated audit of
+//! refused signatures (`rejections`).
 //!
 //! Integrations live in the database (seeded from the config like message
 //! types) and are held parsed in memory, reloaded with the message types.
