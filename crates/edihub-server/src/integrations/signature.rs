@@ -314,7 +314,3 @@ fn stripe_headers(headers: &HeaderMap, now: i64) -> Result<Presented, SignatureE
     let candidates = v1.iter().filter_map(|s| hex::decode(s).ok()).collect();
     Ok(Presented { signed_prefix: format!("{ts}.").into_bytes(), candidates })
 }
-
-#[cfg(test)]
-#[path = "signature_tests.rs"]
-mod tests;
