@@ -23,11 +23,9 @@ backend_tests!(
 );
 
 /// A type whose key is a large free-text field.
-const BLOB_TYPE: &str = r#"
-[[message_types]]
-id = "blob.note"
-duplicate_key_fields = ["$.blob"]
-"#;
+fn blob_type() -> TestConfig {
+    TestConfig::new().message_type("blob.note", |t| t.duplicate_key_fields = strings(["$.blob"]))
+}
 
 async fn oversized_docnum_is_refused_and_nothing_stored(backend: Backend) {
     let app = TestApp::new(backend).await;
@@ -48,7 +46,7 @@ async fn oversized_docnum_is_refused_and_nothing_stored(backend: Backend) {
 }
 
 async fn audit_details_are_cut_at_write_time(backend: Backend) {
-    let app = TestApp::with_config(backend, BLOB_TYPE).await;
+    let app = TestApp::start(backend, blob_type()).await;
     let blob = "b".repeat(200_000);
     let body = json!({ "blob": blob, "docnum": "D-1" }).to_string();
     let first = accepted(&app.post_json(ACME_PROD, body.clone(), &[("x-message-type", "blob.note")]).await);

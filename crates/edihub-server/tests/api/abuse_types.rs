@@ -11,6 +11,8 @@
 
 use crate::support::webhook::*;
 use crate::support::*;
+use edihub_server::config::EnvironmentConfig;
+use edihub_store::KeyReusePolicy;
 use serde_json::json;
 
 backend_tests!(
@@ -183,12 +185,11 @@ async fn admin_secret_env_is_restricted(backend: Backend) {
 const INITECH: &str = "initech-prod-key";
 
 async fn environment_list_limits_its_api_keys(backend: Backend) {
-    let extra = format!(
-        "[[tenants]]\nid = \"initech\"\n  [[tenants.environments]]\n  id = \"prod\"\n  \
-         api_keys_sha256 = [\"{}\"]\n  message_types = [\"ORDERS05\"]\n",
-        sha256_hex(INITECH)
-    );
-    let app = TestApp::with_config(backend, &extra).await;
+    let initech = EnvironmentConfig {
+        message_types: Some(strings(["ORDERS05"])),
+        ..environment("prod", &[INITECH], KeyReusePolicy::default())
+    };
+    let app = TestApp::start(backend, TestConfig::new().environment("initech", initech)).await;
     let json_body = r#"{"docnum":"1","order":{"id":"O-1"}}"#;
     for t in ["free.event", "shop.order"] {
         let res = app.post_json(INITECH, json_body, &[("x-message-type", t)]).await;

@@ -23,15 +23,13 @@ backend_tests!(
 );
 
 const LATIN1_CT: &str = "application/xml; charset=ISO-8859-1";
-const ORDERS05_KEYS: [&str; 2] = ["E1EDK01.BELNR", "E1EDK02[QUALF=001].BELNR"];
-
 /// acme has its own ORDERS05 row (from the config), equal to the global one.
-const ACME_ORDERS05: &str = r#"
-[[message_types]]
-id = "ORDERS05"
-tenant = "acme"
-duplicate_key_fields = ["E1EDK01.BELNR", "E1EDK02[QUALF=001].BELNR"]
-"#;
+fn with_acme_orders05() -> TestConfig {
+    TestConfig::new().message_type("ORDERS05", |t| {
+        t.tenant = Some("acme".into());
+        t.duplicate_key_fields = strings(ORDERS05_KEYS);
+    })
+}
 
 fn admin() -> String {
     bearer(ADMIN_TOKEN)
@@ -204,7 +202,7 @@ async fn acme_orders05(app: &TestApp) -> Value {
 }
 
 async fn message_type_change_applies_to_the_next_decision(backend: Backend) {
-    let app = TestApp::with_config(backend, ACME_ORDERS05).await;
+    let app = TestApp::start(backend, with_acme_orders05()).await;
     let before = acme_orders05(&app).await;
     assert_eq!(before["source"], "config");
     accepted(&app.post_xml(ACME_PROD, fixture("orders05.xml")).await);
@@ -270,7 +268,7 @@ async fn message_type_change_applies_to_the_next_decision(backend: Backend) {
 }
 
 async fn invalid_message_type_change_changes_nothing(backend: Backend) {
-    let app = TestApp::with_config(backend, ACME_ORDERS05).await;
+    let app = TestApp::start(backend, with_acme_orders05()).await;
     let first = accepted(&app.post_xml(ACME_PROD, fixture("orders05.xml")).await);
     let types_before = app.get("/admin/message-types", Some(&admin())).await.json();
     for (query, body, key) in [

@@ -22,6 +22,9 @@ use crate::support::*;
 use axum::body::Body;
 use axum::http::{HeaderValue, Method, Request, header};
 use edihub_core::{FingerprintSpec, KeyPath, fingerprint, parse_body};
+use edihub_server::config::MessageTypeConfig;
+use figment::Figment;
+use figment::providers::{Format, Toml};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -35,6 +38,24 @@ struct Manifest {
     #[serde(default)]
     extra_config: String,
     cases: Vec<Case>,
+}
+
+/// The tables the manifest's `extra_config` may hold, read as a
+/// configuration file's (the corpus is data: its config stays TOML).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExtraConfig {
+    #[serde(default)]
+    message_types: Vec<MessageTypeConfig>,
+}
+
+/// The base test configuration with the manifest's body limit and types.
+fn corpus_config(manifest: &Manifest) -> TestConfig {
+    let extra: ExtraConfig = Figment::from(Toml::string(&manifest.extra_config))
+        .extract()
+        .unwrap_or_else(|e| panic!("extra_config of the manifest: {e}"));
+    let config = TestConfig::new().with(|c| c.max_body_bytes = manifest.max_body_bytes);
+    extra.message_types.into_iter().fold(config, TestConfig::message_type_config)
 }
 
 /// One file of the corpus and what the hub must answer.
@@ -299,8 +320,7 @@ fn check_prometheus_text(text: &str) -> Result<(), String> {
 async fn bad_corpus(backend: Backend) {
     let manifest = load_manifest();
     assert!(manifest.cases.len() >= 60, "the corpus has {} cases", manifest.cases.len());
-    let extra = format!("max_body_bytes = {}\n{}", manifest.max_body_bytes, manifest.extra_config);
-    let app = TestApp::with_config(backend, &extra).await;
+    let app = TestApp::start(backend, corpus_config(&manifest)).await;
     let mut failures = Vec::new();
     let mut accepted_ids = Vec::new();
     for case in &manifest.cases {

@@ -14,7 +14,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 /// 128 KiB of budget: one ~100 KiB upload fills it.
-const BUDGET: &str = "max_inflight_body_bytes = 131072";
+/// A body budget of 128 KiB.
+fn budget() -> TestConfig {
+    TestConfig::new().with(|c| c.max_inflight_body_bytes = 131_072)
+}
 
 /// The ORDERS05 fixture with its own order number, padded with a comment to
 /// about `size` bytes (anything over 64 KiB counts against the budget).
@@ -49,7 +52,7 @@ async fn finish_upload(mut stream: TcpStream, body: Vec<u8>, sent: usize) -> u16
 }
 
 async fn large_uploads_queue_and_small_ones_pass(backend: Backend) {
-    let app = TestApp::with_config(backend, BUDGET).await;
+    let app = TestApp::start(backend, budget()).await;
     let server = LiveServer::start(app.state.clone()).await;
     let scope = edihub_store::Scope::new("acme", "prod");
 
@@ -77,7 +80,7 @@ async fn large_uploads_queue_and_small_ones_pass(backend: Backend) {
 }
 
 async fn a_body_larger_than_the_budget_is_processed_alone(backend: Backend) {
-    let app = TestApp::with_config(backend, BUDGET).await;
+    let app = TestApp::start(backend, budget()).await;
     let big = order("4500000004", 300_000);
     let res = app.post_xml(ACME_PROD, big).await;
     accepted(&res);

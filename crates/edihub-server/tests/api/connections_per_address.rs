@@ -18,12 +18,17 @@ use crate::support::*;
 const ABUSER: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 2);
 const SENDER: Ipv4Addr = Ipv4Addr::LOCALHOST;
 
-const LIMITS: &str =
-    "max_connections = 100\nmax_connections_per_address = 20\nheader_read_timeout_secs = 60\n";
+fn limits() -> TestConfig {
+    TestConfig::new().with(|c| {
+        c.max_connections = 100;
+        c.max_connections_per_address = 20;
+        c.header_read_timeout_secs = 60;
+    })
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn one_address_cannot_hold_the_connections_of_others() {
-    let app = TestApp::with_config(Backend::Sqlite, LIMITS).await;
+    let app = TestApp::start(Backend::Sqlite, limits()).await;
     let server = LiveServer::start(app.state.clone()).await;
 
     // 100 silent connections from one address.

@@ -181,7 +181,8 @@ async fn readyz(router: &axum::Router) -> TestResponse {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn readyz_follows_postgresql_down_and_up() {
     let cluster = tokio::task::spawn_blocking(PgCluster::start).await.expect("start cluster");
-    let (_state, router) = app_on(&cluster.url(), "database_acquire_timeout_secs = 2").await;
+    let (_state, router) =
+        app_on(&cluster.url(), TestConfig::new().with(|c| c.database_acquire_timeout_secs = 2)).await;
     readyz(&router).await.expect(200);
     let post =
         || receive_request(Some(&bearer(ACME_PROD)), Some("application/xml"), fixture("orders05.xml"), &[]);

@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::support::*;
 use axum::body::Body;
 use axum::http::{Method, Request};
+use edihub_server::config::SignatureConfig;
 use serde_json::Value;
 
 /// Every route PRODUCT.md and the README promise, and nothing else.
@@ -37,14 +38,18 @@ const PRODUCT_ROUTES: [(&str, &str); 15] = [
 const METHODS: [&str; 8] = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 
 /// A webhook integration without signatures, so its route can be exercised.
-const PROBE_INTEGRATION: &str = r#"
-[[integrations]]
-id = "probe"
-tenant = "acme"
-environment = "prod"
-message_type = "probe.event"
-signature = { scheme = "none" }
-"#;
+fn probe_integration() -> TestConfig {
+    TestConfig::new().integration("probe", |i| {
+        i.message_type = Some("probe.event".into());
+        i.signature = Some(SignatureConfig {
+            scheme: "none".into(),
+            secret_env: None,
+            header: None,
+            encoding: None,
+            prefix: None,
+        });
+    })
+}
 
 async fn document(app: &TestApp) -> Value {
     let res = app.get("/openapi.json", None).await;
@@ -91,7 +96,7 @@ fn is_no_such_route(res: &TestResponse) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn document_matches_the_router() {
-    let app = TestApp::with_config(Backend::Sqlite, PROBE_INTEGRATION).await;
+    let app = TestApp::start(Backend::Sqlite, probe_integration()).await;
     let doc = document(&app).await;
     assert!(doc["openapi"].as_str().is_some_and(|v| v.starts_with("3.1")), "OpenAPI 3.1: {}", doc["openapi"]);
     assert_eq!(doc, serde_json::to_value(edihub_server::routes().1).unwrap(), "served = built");

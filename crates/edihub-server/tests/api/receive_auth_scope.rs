@@ -169,13 +169,11 @@ async fn keys_never_replay_across_environments(backend: Backend) {
 
 async fn tenant_override_changes_only_that_tenant(backend: Backend) {
     // globex keys ORDERS05 on the PO number alone.
-    let extra = r#"
-[[message_types]]
-id = "ORDERS05"
-tenant = "globex"
-duplicate_key_fields = ["E1EDK02[QUALF=001].BELNR"]
-"#;
-    let app = TestApp::with_config(backend, extra).await;
+    let config = TestConfig::new().message_type("ORDERS05", |t| {
+        t.tenant = Some("globex".into());
+        t.duplicate_key_fields = strings(["E1EDK02[QUALF=001].BELNR"]);
+    });
+    let app = TestApp::start(backend, config).await;
     let text = String::from_utf8(fixture("orders05.xml")).unwrap();
     let other_belnr = text.replace("<BELNR>4500012345</BELNR>", "<BELNR>4500099999</BELNR>");
     for key in [ACME_PROD, GLOBEX_PROD] {

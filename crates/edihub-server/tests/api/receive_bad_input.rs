@@ -137,7 +137,7 @@ async fn external_entities_are_400(backend: Backend) {
 }
 
 async fn body_over_limit_is_413(backend: Backend) {
-    let app = TestApp::with_config(backend, "max_body_bytes = 4096").await;
+    let app = TestApp::start(backend, TestConfig::new().with(|c| c.max_body_bytes = 4096)).await;
     let text = orders_text();
     let padded = text.replace("</ORDERS05>", &format!("{}</ORDERS05>", " ".repeat(4096)));
     assert!(padded.len() > 4096);

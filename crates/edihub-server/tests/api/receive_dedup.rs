@@ -213,8 +213,9 @@ async fn window_expiry_admits_a_new_original(backend: Backend) {
 }
 
 async fn extension_type_only_when_configured(backend: Backend) {
-    let extra = "[[message_types]]\nid = \"ZORDERS05\"\nduplicate_key_fields = [\"E1EDK01.BELNR\"]\n";
-    let app = TestApp::with_config(backend, extra).await;
+    let config =
+        TestConfig::new().message_type("ZORDERS05", |t| t.duplicate_key_fields = strings(["E1EDK01.BELNR"]));
+    let app = TestApp::start(backend, config).await;
     let text = String::from_utf8(fixture("orders05.xml")).unwrap();
     let with_ext = |ext: &str| {
         text.replace(
@@ -236,20 +237,15 @@ async fn extension_type_only_when_configured(backend: Backend) {
 }
 
 /// Rules for the real IDocs (the demo config's, plus one for LOIWCS03, which has no DOCNUM).
-const REAL_TYPES: &str = r#"
-[[message_types]]
-id = "INVOIC02"
-duplicate_key_fields = ["E1EDK02[QUALF=009].BELNR", "E1EDK01.BELNR"]
-[[message_types]]
-id = "DELVRY07"
-duplicate_key_fields = ["E1EDL20.VBELN"]
-[[message_types]]
-id = "MATMAS05"
-duplicate_key_fields = ["E1MARAM"]
-[[message_types]]
-id = "LOIWCS03"
-duplicate_key_fields = ["E1CRHDL.OBJID"]
-"#;
+fn real_types() -> TestConfig {
+    TestConfig::new()
+        .message_type("INVOIC02", |t| {
+            t.duplicate_key_fields = strings(["E1EDK02[QUALF=009].BELNR", "E1EDK01.BELNR"])
+        })
+        .message_type("DELVRY07", |t| t.duplicate_key_fields = strings(["E1EDL20.VBELN"]))
+        .message_type("MATMAS05", |t| t.duplicate_key_fields = strings(["E1MARAM"]))
+        .message_type("LOIWCS03", |t| t.duplicate_key_fields = strings(["E1CRHDL.OBJID"]))
+}
 
 async fn real_idocs_are_accepted_once(backend: Backend) {
     let cases = [
@@ -272,7 +268,7 @@ async fn real_idocs_are_accepted_once(backend: Backend) {
     assert_eq!(listed, cases.len(), "every real fixture is covered");
     for (file, message_type) in cases {
         // A fresh database per file: the two invoices share DOCNUM and BELNR.
-        let app = TestApp::with_config(backend, REAL_TYPES).await;
+        let app = TestApp::start(backend, real_types()).await;
         let body = fixture(&format!("real/{file}"));
         let first = app.post_xml(ACME_PROD, body.clone()).await;
         assert_eq!(first.status.as_u16(), 202, "{file}: {}", first.text());

@@ -22,15 +22,11 @@ backend_tests!(
 );
 
 /// The message types of the demo configuration, with their key fields.
-const EDI_TYPES: &str = r#"
-[[message_types]]
-id = "X12.850"
-duplicate_key_fields = ["BEG03"]
-
-[[message_types]]
-id = "EDIFACT.ORDERS"
-duplicate_key_fields = ["BGM.02"]
-"#;
+fn edi_types() -> TestConfig {
+    TestConfig::new()
+        .message_type("X12.850", |t| t.duplicate_key_fields = strings(["BEG03"]))
+        .message_type("EDIFACT.ORDERS", |t| t.duplicate_key_fields = strings(["BGM.02"]))
+}
 
 fn real(name: &str) -> Vec<u8> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/edifact/real").join(name);
@@ -50,7 +46,7 @@ fn messages(body: &Value) -> &Vec<Value> {
 }
 
 async fn x12_order_then_resend_is_a_duplicate(backend: Backend) {
-    let app = TestApp::with_config(backend, EDI_TYPES).await;
+    let app = TestApp::start(backend, edi_types()).await;
     let first = post(&app, Some("application/EDI-X12"), real(X12_850)).await;
     first.expect(202);
     let body = first.json();
@@ -99,7 +95,7 @@ async fn x12_order_then_resend_is_a_duplicate(backend: Backend) {
 }
 
 async fn interchange_numbers_are_scoped_by_sender(backend: Backend) {
-    let app = TestApp::with_config(backend, EDI_TYPES).await;
+    let app = TestApp::start(backend, edi_types()).await;
     post(&app, Some("application/EDI-X12"), real(X12_850)).await.expect(202);
     // ISA13 000006267 again, from another sender (fixed width kept), another order.
     let other = String::from_utf8(real(X12_850))
@@ -114,7 +110,7 @@ async fn interchange_numbers_are_scoped_by_sender(backend: Backend) {
 }
 
 async fn edifact_cross_version_pair_is_one_order(backend: Backend) {
-    let app = TestApp::with_config(backend, EDI_TYPES).await;
+    let app = TestApp::start(backend, edi_types()).await;
     // Generic types: the interchange is sniffed from `UNB`.
     let first = post(&app, Some("text/plain"), real(D96A)).await;
     first.expect(202);
@@ -147,7 +143,7 @@ async fn edifact_cross_version_pair_is_one_order(backend: Backend) {
 }
 
 async fn interchange_with_three_sets_gives_three_results(backend: Backend) {
-    let app = TestApp::with_config(backend, EDI_TYPES).await;
+    let app = TestApp::start(backend, edi_types()).await;
     let res = post(&app, Some("application/EDI-X12"), real("staedi_invoice810_po850_dual.edi")).await;
     res.expect(202);
     let body = res.json();
@@ -173,7 +169,7 @@ async fn interchange_with_three_sets_gives_three_results(backend: Backend) {
 }
 
 async fn counts_that_disagree_are_422_and_store_nothing(backend: Backend) {
-    let app = TestApp::with_config(backend, EDI_TYPES).await;
+    let app = TestApp::start(backend, edi_types()).await;
     // A real file whose UNT says 19 segments for a message of 21.
     post(&app, Some("application/EDIFACT"), real("sapb2bex_edi-ordrsp.edi"))
         .await
@@ -189,7 +185,7 @@ async fn counts_that_disagree_are_422_and_store_nothing(backend: Backend) {
 }
 
 async fn syntax_errors_are_400_and_store_nothing(backend: Backend) {
-    let app = TestApp::with_config(backend, EDI_TYPES).await;
+    let app = TestApp::start(backend, edi_types()).await;
     let edifact = String::from_utf8(real(D96A)).unwrap();
     post(&app, Some("application/EDIFACT"), edifact.replace("UNT+15+1'", ""))
         .await
@@ -209,7 +205,7 @@ async fn syntax_errors_are_400_and_store_nothing(backend: Backend) {
 /// together): one 202, 15 replays, one message stored, 15 interchange events.
 async fn one_interchange_sent_at_once_is_stored_once(backend: Backend) {
     const N: usize = 16;
-    let app = TestApp::with_config(backend, EDI_TYPES).await;
+    let app = TestApp::start(backend, edi_types()).await;
     let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(N));
     let mut tasks = JoinSet::new();
     for _ in 0..N {

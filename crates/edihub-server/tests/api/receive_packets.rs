@@ -176,7 +176,7 @@ async fn large_packet_in_chunks_then_resent(backend: Backend) {
 /// More IDocs than `max_idocs_per_packet`: 413 naming the limit, nothing
 /// of the packet stored; a packet at the limit is accepted.
 async fn packet_over_the_limit_is_413_and_stores_nothing(backend: Backend) {
-    let app = TestApp::with_config(backend, "max_idocs_per_packet = 10").await;
+    let app = TestApp::start(backend, TestConfig::new().with(|c| c.max_idocs_per_packet = 10)).await;
     let res = app.post_xml(ACME_PROD, minimal_packet("OL", 11)).await;
     res.expect_problem(413, "the request holds 11 messages (IDocs, or an interchange's messages), more than max_idocs_per_packet (10)");
     assert_eq!(app.count_prod().await, 0, "nothing stored");

@@ -14,29 +14,34 @@ use std::time::Duration;
 
 use crate::support::*;
 use chrono::{DateTime, Utc};
+use edihub_server::config::RetentionConfig;
 use edihub_server::retention::{RunReport, run_once};
 use tokio_util::sync::CancellationToken;
 
 backend_tests!(released_fingerprint_admits_the_document_again, purges_only_rows_past_their_retention);
 
-const CONFIG: &str = r#"
-[[message_types]]
-id = "WIN1S"
-duplicate_key_fields = ["E1EDK01.BELNR", "E1EDK02[QUALF=001].BELNR"]
-duplicate_window = "1s"
-
-[[message_types]]
-id = "LONGWIN"
-duplicate_key_fields = ["E1EDK01.BELNR", "E1EDK02[QUALF=001].BELNR"]
-duplicate_window = "3650d"
-
-[retention]
-interval_secs = 3600
-batch_size = 2
-messages_days = 90
-keys_days = 30
-audit_days = 365
-"#;
+/// A one-second and a ten-year window on ORDERS05's keys; retention in
+/// batches of two, on the default periods, run by the test (hourly timer).
+fn config() -> TestConfig {
+    TestConfig::new()
+        .message_type("WIN1S", |t| {
+            t.duplicate_key_fields = strings(ORDERS05_KEYS);
+            t.duplicate_window = Some("1s".into());
+        })
+        .message_type("LONGWIN", |t| {
+            t.duplicate_key_fields = strings(ORDERS05_KEYS);
+            t.duplicate_window = Some("3650d".into());
+        })
+        .with(|c| {
+            c.retention = RetentionConfig {
+                interval_secs: 3600,
+                batch_size: 2,
+                messages_days: 90,
+                keys_days: 30,
+                audit_days: 365,
+            }
+        })
+}
 
 /// Direct read access to the test database.
 enum Db {
@@ -128,7 +133,7 @@ async fn metric(app: &TestApp, step: &str) -> u64 {
 }
 
 async fn released_fingerprint_admits_the_document_again(backend: Backend) {
-    let app = TestApp::with_config(backend, CONFIG).await;
+    let app = TestApp::start(backend, config()).await;
     let short = [("x-message-type", "WIN1S")];
     let first = accepted(&app.post_xml_with(ACME_PROD, fixture("orders05.xml"), &short).await);
     let (first_id, fp) = (first["id"].as_str().unwrap(), first["fingerprint"].as_str().unwrap());
@@ -162,7 +167,7 @@ async fn released_fingerprint_admits_the_document_again(backend: Backend) {
 }
 
 async fn purges_only_rows_past_their_retention(backend: Backend) {
-    let app = TestApp::with_config(backend, CONFIG).await;
+    let app = TestApp::start(backend, config()).await;
     let db = Db::open(&app).await;
     let long = [("x-message-type", "LONGWIN")];
     let free = |k: &'static str| [("x-message-type", "free.event"), ("idempotency-key", k)];

@@ -20,7 +20,10 @@ use edihub_server::integrations::rejections::{MAX_SOURCES, OTHER_SOURCES};
 
 backend_tests!(bad_signatures_are_audited_in_aggregate, addresses_past_the_cap_are_counted_as_other);
 
-const HOURLY: &str = "signature_rejection_audit_secs = 3600\n";
+/// The webhook integrations, with rejections audited hourly (the test flushes them).
+fn hourly() -> TestConfig {
+    TestConfig::new().webhooks().with(|c| c.signature_rejection_audit_secs = 3600)
+}
 
 /// Posts `body` to `integration` from `source` with `headers`; asserts 401.
 async fn post_bad(server: &LiveServer, source: Ipv4Addr, integration: &str, headers: &[(&str, String)]) {
@@ -55,7 +58,7 @@ fn metric(text: &str, labels: &str) -> f64 {
 }
 
 async fn bad_signatures_are_audited_in_aggregate(backend: Backend) {
-    let app = webhook_app_with(backend, HOURLY).await;
+    let app = TestApp::start(backend, hourly()).await;
     let server = LiveServer::start(app.state.clone()).await;
     let (a, b) = (Ipv4Addr::new(127, 0, 0, 1), Ipv4Addr::new(127, 0, 0, 2));
     let wrong = vec![("x-gubee-signature", format!("sha256={}", "0".repeat(64)))];
@@ -96,7 +99,7 @@ async fn bad_signatures_are_audited_in_aggregate(backend: Backend) {
 }
 
 async fn addresses_past_the_cap_are_counted_as_other(backend: Backend) {
-    let app = webhook_app_with(backend, HOURLY).await;
+    let app = TestApp::start(backend, hourly()).await;
     let server = LiveServer::start(app.state.clone()).await;
     let wrong = vec![("x-gubee-signature", format!("sha256={}", "0".repeat(64)))];
     let extra = 30;

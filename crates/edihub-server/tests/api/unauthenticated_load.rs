@@ -26,7 +26,13 @@ const CLIENT: Ipv4Addr = Ipv4Addr::LOCALHOST;
 
 /// Long enough that no answer in these tests can come from the timeout
 /// unless a request really waited for it.
-const TIMEOUT: &str = "request_timeout_secs = 8\nmax_body_bytes = 1000000\n";
+/// The webhook integrations, an 8 s request timeout and 1 MB bodies.
+fn timeout() -> TestConfig {
+    TestConfig::new().webhooks().with(|c| {
+        c.request_timeout_secs = 8;
+        c.max_body_bytes = 1_000_000;
+    })
+}
 
 /// Sends `head` with a Content-Length of 500,000 and no body; returns the
 /// answer that arrives within 5 s (the request timeout is 8 s).
@@ -45,7 +51,7 @@ async fn answer_without_body(server: &LiveServer, path: &str, headers: &[(&str, 
 type Case = (&'static str, Vec<(&'static str, String)>, u16, &'static str);
 
 async fn headers_alone_are_refused_without_reading_the_body(backend: Backend) {
-    let app = webhook_app_with(backend, TIMEOUT).await;
+    let app = TestApp::start(backend, timeout()).await;
     let server = LiveServer::start(app.state.clone()).await;
     let now = now_secs();
     let zero_sig = format!("sha256={}", "0".repeat(64));
@@ -95,9 +101,11 @@ fn order(belnr: &str, size: usize) -> Vec<u8> {
 async fn trickled_webhooks_do_not_delay_a_sender(backend: Backend) {
     // Each trickled body (200 kB declared) wants the whole webhook budget;
     // before the fix it took 200 kB of the senders' 256 KiB.
-    let config =
-        format!("{TIMEOUT}max_inflight_body_bytes = 262144\nmax_inflight_webhook_body_bytes = 131072\n");
-    let app = webhook_app_with(backend, &config).await;
+    let config = timeout().with(|c| {
+        c.max_inflight_body_bytes = 262_144;
+        c.max_inflight_webhook_body_bytes = 131_072;
+    });
+    let app = TestApp::start(backend, config).await;
     let server = LiveServer::start(app.state.clone()).await;
     // Well-formed signature headers: nothing rules them out before the body.
     let trickled = [

@@ -1,4 +1,4 @@
-//! Running edihub outside the in-process harness: the test configuration on
+//! Running edihub outside the in-process harness: a test configuration on
 //! any database URL, the real server on a port-0 TCP listener (for a real
 //! browser), and a throwaway PostgreSQL cluster that a test may stop and
 //! start (for readiness). Everything is torn down on drop, also when the
@@ -9,21 +9,18 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use axum::Router;
-use edihub_server::{AppState, Config};
+use edihub_server::AppState;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-/// The harness configuration (see `config_toml`) on `database_url`.
-pub fn config_on(database_url: &str, extra: &str) -> Config {
-    Config::from_toml(&super::config_toml(database_url, extra))
-        .unwrap_or_else(|e| panic!("test config refused: {e}"))
-}
+use super::TestConfig;
 
-/// An application on `database_url`: connected with the configured pool
-/// settings, migrated, seeded; returns its state and the real router.
-pub async fn app_on(database_url: &str, extra: &str) -> (AppState, Router) {
-    let state = edihub_server::prepare(config_on(database_url, extra)).await.expect("prepare");
+/// An application with `config` on `database_url`: connected with the
+/// configured pool settings, migrated, seeded; returns its state and the
+/// real router.
+pub async fn app_on(database_url: &str, config: TestConfig) -> (AppState, Router) {
+    let state = edihub_server::prepare(config.build(database_url)).await.expect("prepare");
     let router = edihub_server::router(state.clone());
     (state, router)
 }

@@ -1,5 +1,5 @@
 //! Shared harness of the HTTP integration tests: a real edihub application
-//! (config parsed from TOML, store migrated and seeded, the real axum
+//! (a typed [`TestConfig`], store migrated and seeded, the real axum
 //! [`Router`]) on a throwaway SQLite file or PostgreSQL database, driven
 //! in-process with `tower::ServiceExt::oneshot`, plus request helpers and the
 //! macro that runs every test once per backend.
@@ -7,6 +7,7 @@
 //! Credentials are plain strings here; the config only ever sees their
 //! SHA-256 digests, exactly as in production.
 
+mod config;
 mod http;
 pub mod live;
 pub mod raw;
@@ -25,6 +26,7 @@ use edihub_store::testing::TestDb;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+pub use config::*;
 pub use edihub_store::testing::Backend;
 pub use http::*;
 pub use signing::{openssl_b64, openssl_hex, python_sign};
@@ -96,70 +98,6 @@ pub fn idoc_element(xml: &[u8]) -> String {
     text[start..end].to_string()
 }
 
-/// The TOML every test app starts from. `extra` goes between the top-level
-/// keys and the tables, so it may hold top-level keys (`max_body_bytes = …`)
-/// and further `[[message_types]]` / `[[tenants]]` tables.
-fn config_toml(database_url: &str, extra: &str) -> String {
-    format!(
-        r#"
-listen = "127.0.0.1:0"
-database_url = "{database_url}"
-{extra}
-
-[admin]
-token_sha256 = "{admin}"
-
-[[tenants]]
-id = "acme"
-  [[tenants.environments]]
-  id = "prod"
-  api_keys_sha256 = ["{acme_prod}", "{acme_prod_2}"]
-  on_key_reuse = "reject"
-
-  [[tenants.environments]]
-  id = "qa"
-  api_keys_sha256 = ["{acme_qa}"]
-  on_key_reuse = "replay"
-
-[[tenants]]
-id = "globex"
-  [[tenants.environments]]
-  id = "prod"
-  api_keys_sha256 = ["{globex_prod}"]
-
-[[message_types]]
-id = "ORDERS05"
-duplicate_key_fields = ["E1EDK01.BELNR", "E1EDK02[QUALF=001].BELNR"]
-duplicate_window_hours = 168
-
-# The same keys, but a two-second window (sent with X-Message-Type: WIN2S).
-[[message_types]]
-id = "WIN2S"
-duplicate_key_fields = ["E1EDK01.BELNR", "E1EDK02[QUALF=001].BELNR"]
-duplicate_window = "2s"
-
-# No key fields: the fingerprint falls back to DOCNUM with its sender.
-[[message_types]]
-id = "NOKEYS"
-
-# A key field no test document has: falls back to DOCNUM, then to nothing.
-[[message_types]]
-id = "ABSENTKEY"
-duplicate_key_fields = ["E1ZZZ01.NOPE"]
-
-# Plain JSON orders from a shop.
-[[message_types]]
-id = "shop.order"
-duplicate_key_fields = ["$.order.id"]
-"#,
-        admin = sha256_hex(ADMIN_TOKEN),
-        acme_prod = sha256_hex(ACME_PROD),
-        acme_prod_2 = sha256_hex(ACME_PROD_2),
-        acme_qa = sha256_hex(ACME_QA),
-        globex_prod = sha256_hex(GLOBEX_PROD),
-    )
-}
-
 /// One application on its own database.
 pub struct TestApp {
     /// The application state (store, config, catalog).
@@ -171,16 +109,15 @@ pub struct TestApp {
 }
 
 impl TestApp {
-    /// The default test configuration.
+    /// The base test configuration ([`TestConfig::new`]).
     pub async fn new(backend: Backend) -> TestApp {
-        Self::with_config(backend, "").await
+        Self::start(backend, TestConfig::new()).await
     }
 
-    /// The default configuration plus `extra` TOML (see [`config_toml`]).
-    pub async fn with_config(backend: Backend, extra: &str) -> TestApp {
+    /// An application with `config` on a fresh database of `backend`.
+    pub async fn start(backend: Backend, config: TestConfig) -> TestApp {
         let db = TestDb::new(backend).await;
-        let config = edihub_server::Config::from_toml(&config_toml(&db.url, extra))
-            .unwrap_or_else(|e| panic!("test config refused: {e}"));
+        let config = config.build(&db.url);
         let store = db.store().await;
         let state = edihub_server::prepare_with(store, config).await.expect("prepare");
         let router = edihub_server::router(state.clone());

@@ -1,19 +1,15 @@
 //! Webhook helpers: an application with one integration per signature scheme
-//! (secrets passed as `SecretSource::Fixed`, never through the process
-//! environment), requests to `POST /api/webhook/{id}`, and each scheme's
+//! ([`TestConfig::webhooks`]), requests to `POST /api/webhook/{id}`, and each scheme's
 //! signature headers, signed by the independent implementations of
 //! [`super::signing`].
 
-use std::collections::HashMap;
-
 use axum::body::Body;
 use axum::http::{HeaderValue, Method, Request, header};
-use edihub_server::SecretSource;
-use edihub_store::testing::TestDb;
+use edihub_server::config::{EventIdConfig, SignatureConfig};
 use serde_json::Value;
 
 use super::signing::{openssl_b64, openssl_hex, python_sign};
-use super::{ADMIN_TOKEN, Backend, TestApp, TestResponse, bearer, config_toml};
+use super::{ADMIN_TOKEN, Backend, TestApp, TestConfig, TestResponse, bearer, strings};
 
 /// Shopify app secret (the docs' demo value).
 pub const SHOP_SECRET: &str = "dev-shop-secret";
@@ -30,116 +26,105 @@ pub const PARTNER_SECRET: &str = "dev-partner-secret";
 /// The audit action of a refused signature.
 pub const REJECTED: &str = "webhook.signature_rejected";
 
-/// Integrations and their message types, added to the harness's base config.
-const WEBHOOK_TOML: &str = r#"
-[[message_types]]
-id = "shopify.order"
-duplicate_key_fields = ["$.id"]
-
-[[message_types]]
-id = "github.event"
-duplicate_key_fields = ["$"]
-
-[[message_types]]
-id = "invoice.paid"
-duplicate_key_fields = ["$.data.invoice"]
-
-[[message_types]]
-id = "payment_intent.succeeded"
-duplicate_key_fields = ["$.data.object.id"]
-
-[[message_types]]
-id = "gubee.item"
-duplicate_key_fields = ["$.itemId", "$.type", "$.received"]
-
-[[message_types]]
-id = "gubee.content"
-duplicate_key_fields = ["$"]
-exclude_fields = ["$.sent", "$.attempts"]
-
-[[integrations]]
-id = "shop"
-tenant = "acme"
-environment = "prod"
-message_type = "shopify.order"
-event_id = { header = "X-Shopify-Webhook-Id" }
-signature = { scheme = "shopify", secret_env = "SHOP_SECRET" }
-
-[[integrations]]
-id = "gh"
-tenant = "acme"
-environment = "prod"
-message_type = "github.event"
-event_id = { header = "X-GitHub-Delivery" }
-signature = { scheme = "github", secret_env = "GITHUB_SECRET" }
-
-[[integrations]]
-id = "std"
-tenant = "acme"
-environment = "prod"
-message_type_path = "$.type"
-event_id = { header = "webhook-id" }
-signature = { scheme = "standard-webhooks", secret_env = "STD_SECRET" }
-
-[[integrations]]
-id = "std-test"
-tenant = "acme"
-environment = "prod"
-message_type = "std.test"
-event_id = { header = "webhook-id" }
-signature = { scheme = "standard-webhooks", secret_env = "STD_SECRET" }
-
-[[integrations]]
-id = "stripe"
-tenant = "acme"
-environment = "prod"
-message_type_path = "$.type"
-event_id = { path = "$.id" }
-signature = { scheme = "stripe", secret_env = "STRIPE_SECRET" }
-
-[[integrations]]
-id = "gubee"
-tenant = "acme"
-environment = "prod"
-message_type = "gubee.item"
-signature = { scheme = "hmac", secret_env = "GUBEE_SECRET", header = "X-Gubee-Signature", encoding = "hex", prefix = "sha256=" }
-
-[[integrations]]
-id = "gubee-content"
-tenant = "acme"
-environment = "prod"
-message_type = "gubee.content"
-signature = { scheme = "hmac", secret_env = "PARTNER_SECRET", header = "X-Partner-Signature", encoding = "base64" }
-"#;
-
-/// The secrets of [`WEBHOOK_TOML`], by variable name.
-fn secrets() -> SecretSource {
-    let pairs = [
-        ("SHOP_SECRET", SHOP_SECRET),
-        ("GITHUB_SECRET", GITHUB_SECRET),
-        ("STD_SECRET", STD_SECRET),
-        ("STRIPE_SECRET", STRIPE_SECRET),
-        ("GUBEE_SECRET", GUBEE_SECRET),
-        ("PARTNER_SECRET", PARTNER_SECRET),
-    ];
-    SecretSource::Fixed(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<HashMap<_, _>>())
+/// An integration's signature: `scheme` with its secret in `secret_env`.
+fn signed(scheme: &str, secret_env: &str) -> Option<SignatureConfig> {
+    Some(SignatureConfig {
+        scheme: scheme.into(),
+        secret_env: Some(secret_env.into()),
+        header: None,
+        encoding: None,
+        prefix: None,
+    })
 }
 
-/// An application with the webhook integrations above.
+/// A generic HMAC signature in `header`, `encoding` (`hex`, `base64`), after `prefix`.
+fn hmac(secret_env: &str, header: &str, encoding: &str, prefix: Option<&str>) -> Option<SignatureConfig> {
+    signed("hmac", secret_env).map(|s| SignatureConfig {
+        header: Some(header.into()),
+        encoding: Some(encoding.into()),
+        prefix: prefix.map(str::to_string),
+        ..s
+    })
+}
+
+/// The provider's event id in `header`.
+fn id_header(header: &str) -> Option<EventIdConfig> {
+    Some(EventIdConfig { header: Some(header.into()), path: None })
+}
+
+impl TestConfig {
+    /// Adds one integration of `acme/prod` per signature scheme, their
+    /// message types and their secrets (as a fixed map, never through the
+    /// process environment):
+    ///
+    /// | integration | scheme | type | event id |
+    /// |---|---|---|---|
+    /// | `shop` | shopify | `shopify.order` | `X-Shopify-Webhook-Id` |
+    /// | `gh` | github | `github.event` | `X-GitHub-Delivery` |
+    /// | `std` | standard-webhooks | at `$.type` | `webhook-id` |
+    /// | `std-test` | standard-webhooks | `std.test` | `webhook-id` |
+    /// | `stripe` | stripe | at `$.type` | at `$.id` |
+    /// | `gubee` | hmac, hex, `sha256=` in `X-Gubee-Signature` | `gubee.item` | none |
+    /// | `gubee-content` | hmac, base64 in `X-Partner-Signature` | `gubee.content` | none |
+    pub fn webhooks(self) -> Self {
+        self.message_type("shopify.order", |t| t.duplicate_key_fields = strings(["$.id"]))
+            .message_type("github.event", |t| t.duplicate_key_fields = strings(["$"]))
+            .message_type("invoice.paid", |t| t.duplicate_key_fields = strings(["$.data.invoice"]))
+            .message_type("payment_intent.succeeded", |t| {
+                t.duplicate_key_fields = strings(["$.data.object.id"])
+            })
+            .message_type("gubee.item", |t| {
+                t.duplicate_key_fields = strings(["$.itemId", "$.type", "$.received"])
+            })
+            .message_type("gubee.content", |t| {
+                t.duplicate_key_fields = strings(["$"]);
+                t.exclude_fields = strings(["$.sent", "$.attempts"]);
+            })
+            .integration("shop", |i| {
+                i.message_type = Some("shopify.order".into());
+                i.event_id = id_header("X-Shopify-Webhook-Id");
+                i.signature = signed("shopify", "SHOP_SECRET");
+            })
+            .integration("gh", |i| {
+                i.message_type = Some("github.event".into());
+                i.event_id = id_header("X-GitHub-Delivery");
+                i.signature = signed("github", "GITHUB_SECRET");
+            })
+            .integration("std", |i| {
+                i.message_type_path = Some("$.type".into());
+                i.event_id = id_header("webhook-id");
+                i.signature = signed("standard-webhooks", "STD_SECRET");
+            })
+            .integration("std-test", |i| {
+                i.message_type = Some("std.test".into());
+                i.event_id = id_header("webhook-id");
+                i.signature = signed("standard-webhooks", "STD_SECRET");
+            })
+            .integration("stripe", |i| {
+                i.message_type_path = Some("$.type".into());
+                i.event_id = Some(EventIdConfig { header: None, path: Some("$.id".into()) });
+                i.signature = signed("stripe", "STRIPE_SECRET");
+            })
+            .integration("gubee", |i| {
+                i.message_type = Some("gubee.item".into());
+                i.signature = hmac("GUBEE_SECRET", "X-Gubee-Signature", "hex", Some("sha256="));
+            })
+            .integration("gubee-content", |i| {
+                i.message_type = Some("gubee.content".into());
+                i.signature = hmac("PARTNER_SECRET", "X-Partner-Signature", "base64", None);
+            })
+            .secret("SHOP_SECRET", SHOP_SECRET)
+            .secret("GITHUB_SECRET", GITHUB_SECRET)
+            .secret("STD_SECRET", STD_SECRET)
+            .secret("STRIPE_SECRET", STRIPE_SECRET)
+            .secret("GUBEE_SECRET", GUBEE_SECRET)
+            .secret("PARTNER_SECRET", PARTNER_SECRET)
+    }
+}
+
+/// An application with the webhook integrations of [`TestConfig::webhooks`].
 pub async fn webhook_app(backend: Backend) -> TestApp {
-    webhook_app_with(backend, "").await
-}
-
-/// [`webhook_app`] with top-level keys `extra` (e.g. `request_timeout_secs = 5`).
-pub async fn webhook_app_with(backend: Backend, extra: &str) -> TestApp {
-    let db = TestDb::new(backend).await;
-    let toml = config_toml(&db.url, &format!("{extra}\n{WEBHOOK_TOML}"));
-    let config = edihub_server::Config::from_toml_with_secrets(&toml, secrets())
-        .unwrap_or_else(|e| panic!("webhook test config refused: {e}"));
-    let store = db.store().await;
-    let state = edihub_server::prepare_with(store, config).await.expect("prepare");
-    let router = edihub_server::router(state.clone());
-    TestApp { state, router, db }
+    TestApp::start(backend, TestConfig::new().webhooks()).await
 }
 
 /// Unix seconds now.
