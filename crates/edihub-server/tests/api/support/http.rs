@@ -1,5 +1,5 @@
 //! Requests and responses of the harness: building receive requests,
-//! sending them through a router clone (one by one or in a [`burst`]), and asserting on the answers
+//! sending them through a router clone, and asserting on the answers
 //! (problem documents, accepted and duplicate outcomes).
 
 use axum::Router;
@@ -9,7 +9,7 @@ use http_body_util::BodyExt;
 use serde_json::Value;
 use tower::ServiceExt;
 
-use super::{PROBLEM_JSON, RECEIVE, TestApp};
+use super::{PROBLEM_JSON, RECEIVE};
 
 /// A collected response.
 #[derive(Debug, Clone)]
@@ -94,27 +94,6 @@ pub async fn send_on(router: Router, request: Request<Body>) -> TestResponse {
     let (parts, body) = response.into_parts();
     let body = body.collect().await.expect("response body").to_bytes();
     TestResponse { status: parts.status, headers: parts.headers, body }
-}
-
-/// Sends all `requests` at once, each in its own task on its own clone of
-/// the router, released together by a barrier, and collects the answers (in
-/// completion order).
-pub async fn burst(app: &TestApp, requests: Vec<Request<Body>>) -> Vec<TestResponse> {
-    let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(requests.len()));
-    let mut tasks = tokio::task::JoinSet::new();
-    let mut out = Vec::with_capacity(requests.len());
-    for request in requests {
-        let router = app.router.clone();
-        let barrier = barrier.clone();
-        tasks.spawn(async move {
-            barrier.wait().await;
-            send_on(router, request).await
-        });
-    }
-    while let Some(res) = tasks.join_next().await {
-        out.push(res.expect("request task"));
-    }
-    out
 }
 
 /// Asserts the shape of one message outcome and returns its id.

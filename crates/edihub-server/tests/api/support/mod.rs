@@ -7,6 +7,7 @@
 //! Credentials are plain strings here; the config only ever sees their
 //! SHA-256 digests, exactly as in production.
 
+mod burst;
 mod config;
 mod http;
 pub mod live;
@@ -26,6 +27,7 @@ use edihub_store::testing::TestDb;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+pub use burst::*;
 pub use config::*;
 pub use edihub_store::testing::Backend;
 pub use http::*;
