@@ -84,7 +84,7 @@ fi
 # The binary under test must not pick up a stray DATABASE_URL.
 unset DATABASE_URL
 
-# The Standard Webhooks cross-check (webhook/signature_tests.rs) signs with the
+# The Standard Webhooks cross-checks (crates/edihub-server/tests/api) sign with the
 # reference library; install it only when missing. A failed install does not stop
 # the run: that one test then fails and says why.
 if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import standardwebhooks' 2>/dev/null; then
@@ -94,7 +94,7 @@ if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import standardwebhooks' 
         log "could not install standardwebhooks: the Standard Webhooks reference test will fail"
 fi
 
-# The browser test (crates/edihub-server/tests/browser.rs) drives headless
+# The browser test (crates/edihub-server/tests/api/browser.rs) drives headless
 # Chromium; install Debian's package when it is missing and we are root.
 if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     log "installing Debian's chromium for the browser test"

@@ -5,6 +5,8 @@
 //! The schema types below describe the JSON the handlers write; the
 //! integration tests compare real responses against them.
 
+pub mod errors;
+
 use serde::Serialize;
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi, ToSchema};
@@ -14,6 +16,9 @@ use utoipa::{Modify, OpenApi, ToSchema};
 #[openapi(
     info(title = "edihub", description = "EDI message ingestion hub: every business message stored exactly once."),
     modifiers(&Security),
+    // The error answers (`errors`) reference `Problem` without registering
+    // it, unlike a `body = …` in a path: it is listed here once.
+    components(schemas(Problem)),
     tags(
         (name = "receive", description = "SAP IDocs and JSON messages"),
         (name = "webhooks", description = "Partner webhooks"),

@@ -1,7 +1,55 @@
 //! The edihub HTTP API as a library: the binary and the tests build the same
-//! [`router`] and run it with [`serve`] on a listener and a shutdown token they
+//! [`router`] and run it with [`serve()`] on a listener and a shutdown token they
 //! own, so tests can drive the real application on a port-0 listener or
 //! in-process.
+//!
+//! # Layout
+//!
+//! This crate speaks HTTP and holds the configuration; parsing and
+//! fingerprints are `edihub-core`'s, every dedup decision is the store's
+//! (`edihub-store`). A request goes `serve` → `telemetry` → `admin_http` →
+//! a handler in `routes` → `ingest` → the store, and comes back through
+//! `error` when it fails.
+//!
+//! Starting and serving
+//! - `lib.rs` (here): [`routes()`], [`router`], [`prepare`] (open, migrate,
+//!   seed) and [`serve()`] (the server and its background tasks).
+//! - [`config`]: the typed configuration, TOML plus `EDIHUB_*` overrides,
+//!   validated at start naming the key (`sections` holds the file's tables).
+//! - [`state`]: [`AppState`], what every handler shares.
+//! - [`serve`](mod@serve): the accept loop with connection caps and the header-read
+//!   timeout that `axum::serve` lacks.
+//! - [`telemetry`]: request id, log line, request metrics and timeout per request.
+//! - [`retention`]: the background task that releases windows and purges old rows.
+//!
+//! HTTP, route by route
+//! - [`routes`](mod@routes): one module per resource, each with its `router()` and
+//!   `#[utoipa::path]`; `*_page` modules are the console's HTML faces of the
+//!   same resources, `page` is what those pages share.
+//! - [`routes::receive`]: `POST /api/edi-hub/receive-message` (senders).
+//! - [`routes::webhook`]: `POST /api/webhook/{id}` (partners), with its order
+//!   of checks.
+//! - [`api_doc`]: the OpenAPI document's fixed parts and schemas;
+//!   [`api_doc::errors`] defines each documented error answer once.
+//! - [`error`]: [`error::ApiError`], the one mapping from failures to
+//!   `application/problem+json`.
+//! - [`extract`]: path and query extractors whose rejections are problem documents.
+//! - [`auth`]: API keys and the admin credential, as extractors.
+//! - [`admin_http`]: rules every `/admin` route follows (no caching, CSP,
+//!   no cross-site writes).
+//!
+//! Ingesting
+//! - [`ingest`]: what both ingest routes share: reading a body within its
+//!   budget (`body`), header checks, building the messages, handing them to
+//!   the store ([`ingest::submit`]) and the JSON answer (`response`).
+//! - [`edi`]: what EDIFACT / X12 interchanges add (their envelope in the
+//!   answer, their control number as the request's claim).
+//! - [`catalog`]: message type rules (key fields, windows) held in memory.
+//! - [`producers`]: who may send which message type.
+//! - [`integrations`]: what each webhook integration is (type, event id,
+//!   signature scheme), its signature checks (`signature`) and the
+//!   aggregated audit of refused signatures (`rejections`).
+//! - [`metrics`]: the Prometheus counters behind `GET /metrics`.
 
 pub mod admin_http;
 pub mod api_doc;
@@ -12,6 +60,7 @@ pub mod edi;
 pub mod error;
 pub mod extract;
 pub mod ingest;
+pub mod integrations;
 pub mod metrics;
 pub mod producers;
 pub mod retention;
@@ -19,7 +68,6 @@ pub mod routes;
 pub mod serve;
 pub mod state;
 pub mod telemetry;
-pub mod webhook;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -107,7 +155,7 @@ pub async fn prepare(config: Config) -> Result<AppState, StartError> {
 /// Like [`prepare`], on an already open and migrated store.
 pub async fn prepare_with(store: Arc<dyn Store>, config: Config) -> Result<AppState, StartError> {
     store.seed_message_types(&catalog::seed_rows(&config, ingest::now())).await?;
-    store.seed_integrations(&webhook::seed_rows(&config, ingest::now())).await?;
+    store.seed_integrations(&integrations::seed_rows(&config, ingest::now())).await?;
     let state = AppState::new(store, config);
     state.reload().await?;
     Ok(state)
@@ -123,7 +171,7 @@ pub async fn serve(
 ) -> Result<(), StartError> {
     tasks.spawn(refresh_catalog(state.clone(), shutdown.clone()));
     tasks.spawn(retention::run(state.clone(), shutdown.clone()));
-    tasks.spawn(webhook::rejections::run(state.clone(), shutdown.clone()));
+    tasks.spawn(integrations::rejections::run(state.clone(), shutdown.clone()));
     let limits = serve::ServeLimits {
         max_connections: state.config.max_connections,
         max_connections_per_address: state.config.max_connections_per_address,

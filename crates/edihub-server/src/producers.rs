@@ -22,7 +22,7 @@
 use edihub_store::Scope;
 
 use crate::error::ApiError;
-use crate::webhook::{Integration, Registry, TypeSource};
+use crate::integrations::{Integration, Registry, TypeSource};
 
 /// Longest message type.
 pub const MAX_TYPE_LEN: usize = 100;

@@ -9,9 +9,9 @@ use crate::auth::Credentials;
 use crate::catalog::Catalog;
 use crate::config::Config;
 use crate::ingest::BodyBudget;
+use crate::integrations::Registry;
+use crate::integrations::rejections::Rejections;
 use crate::metrics::Metrics;
-use crate::webhook::Registry;
-use crate::webhook::rejections::Rejections;
 
 /// Cheap to clone; everything a handler needs.
 #[derive(Debug, Clone)]

@@ -175,12 +175,19 @@ impl Config {
     }
 
     fn extract(fig: Figment, secrets: SecretSource) -> Result<Config, ConfigError> {
-        let mut config: Config = fig.extract().map_err(ConfigError::from_figment)?;
-        config.secrets = secrets;
-        config.file_secret_names =
-            config.integrations.iter().filter_map(|i| i.signature.as_ref()?.secret_env.clone()).collect();
-        config.validate()?;
-        Ok(config)
+        let config: Config = fig.extract().map_err(ConfigError::from_figment)?;
+        config.validated(secrets)
+    }
+
+    /// A configuration built in code (tests, embedders) made ready the way a
+    /// loaded file is: `secrets` as its secret source, the `secret_env`
+    /// names of its integrations fixed as the file's own, every rule checked.
+    pub fn validated(mut self, secrets: SecretSource) -> Result<Config, ConfigError> {
+        self.secrets = secrets;
+        self.file_secret_names =
+            self.integrations.iter().filter_map(|i| i.signature.as_ref()?.secret_env.clone()).collect();
+        self.validate()?;
+        Ok(self)
     }
 }
 

@@ -164,7 +164,7 @@ impl Config {
                 }
                 Some(true) => {}
             }
-            crate::webhook::parse(def, &at, &self.config_to_validate(def))
+            crate::integrations::parse(def, &at, &self.config_to_validate(def))
                 .map_err(|(key, reason)| ConfigError::new(key, reason))?;
         }
         Ok(())

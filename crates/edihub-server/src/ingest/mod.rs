@@ -1,17 +1,20 @@
 //! Pieces every ingest route shares: bounded body reading (`body`), header
-//! and identifier checks, building the messages of a request, and the
-//! response format of stored and duplicate messages (`response`).
+//! and identifier checks, building the messages of a request, handing them
+//! to the store (`submit`), and the response format of stored and duplicate
+//! messages (`response`).
 
 mod body;
 mod response;
+mod submit;
 
 pub use body::{BodyBudget, BodyPermit, check_body_headers, parse, read_body};
 pub use response::{outcome_json, outcome_response, render_answer};
+pub use submit::{Submission, submit};
 
 use axum::http::HeaderMap;
 use chrono::{DateTime, Utc};
 use edihub_core::{Document, FingerprintSpec};
-use edihub_store::{IngestOutcome, MessageOutcome, NewMessage, Scope};
+use edihub_store::{NewMessage, Scope};
 
 use crate::error::ApiError;
 use crate::producers::Producer;
@@ -154,36 +157,4 @@ pub fn build_messages(
         });
     }
     Ok(messages)
-}
-
-/// Counts what an ingest did. A replay has no per-message outcomes: it is
-/// counted once for `replay_type` under the key's detector.
-pub fn record_outcome(
-    state: &AppState,
-    tenant: &str,
-    outcome: &IngestOutcome,
-    replay_type: &str,
-    replay: edihub_store::DetectedBy,
-) {
-    let metrics = &state.metrics;
-    // Senders choose message types freely (X-Message-Type); only configured
-    // types become label values, so a sender cannot create unbounded series.
-    let label =
-        |t: &str| if state.catalog.is_configured(tenant, t) { t.to_string() } else { "other".to_string() };
-    match outcome {
-        IngestOutcome::Processed(answer) => {
-            for o in &answer.outcomes {
-                match o {
-                    MessageOutcome::Accepted(s) => metrics.accepted(&label(&s.message_type)),
-                    MessageOutcome::Duplicate { existing, detected_by } => {
-                        metrics.duplicate(&label(&existing.message_type), detected_by.as_str());
-                    }
-                }
-            }
-        }
-        IngestOutcome::Replayed { .. } => {
-            metrics.duplicate(&label(replay_type), replay.as_str());
-        }
-        IngestOutcome::KeyMismatch => {}
-    }
 }

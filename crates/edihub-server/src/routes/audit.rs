@@ -13,7 +13,8 @@ use edihub_store::{AuditEvent, AuditFilter};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::api_doc::{AuditPage, Problem};
+use crate::api_doc::AuditPage;
+use crate::api_doc::errors::{BadInput, Unauthenticated, Unavailable};
 use crate::auth::Admin;
 use crate::error::ApiError;
 use crate::extract::ApiQuery;
@@ -132,7 +133,8 @@ pub fn event_json(e: &AuditEvent) -> Value {
         ("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "default 100")
     ),
     responses((status = 200, description = "A page of events (HTML for browsers)",
-        content((AuditPage = "application/json"), (String = "text/html"))), (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")),
+        content((AuditPage = "application/json"), (String = "text/html"))),
+        BadInput, Unauthenticated, Unavailable),
     security(("bearer" = []), ("basic" = []))
 )]
 async fn list(

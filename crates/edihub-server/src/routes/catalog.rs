@@ -15,7 +15,7 @@ use edihub_store::{IntegrationRow, MessageTypeRow, SOURCE_ADMIN};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::api_doc::Problem;
+use crate::api_doc::errors::{BadInput, CrossOrigin, NotJson, Unauthenticated, Unavailable, Unusable};
 use crate::auth::Admin;
 use crate::config::{Config, IntegrationConfig, MessageTypeConfig};
 use crate::error::ApiError;
@@ -36,7 +36,8 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// All message types (global rows have an empty tenant).
 #[utoipa::path(get, path = "/admin/message-types", tag = "admin",
-    responses((status = 200, description = "Message types", body = Object), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
+    responses((status = 200, description = "Message types", body = Object), Unauthenticated, Unavailable),
+    security(("bearer" = []), ("basic" = [])))]
 async fn list_types(
     State(state): State<AppState>,
     _admin: Admin,
@@ -98,7 +99,9 @@ fn validate_with(state: &AppState, edit: impl FnOnce(&mut Config)) -> Result<Con
 #[utoipa::path(put, path = "/admin/message-types/{id}", tag = "admin",
     params(("id" = String, Path), ("tenant" = Option<String>, Query, description = "Absent: the global default")),
     request_body(content = TypeBody, content_type = "application/json"),
-    responses((status = 200, description = "Old and new value", body = Object), (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 403, description = "Sent from a page of another origin", body = Problem, content_type = "application/problem+json"), (status = 415, description = "Not application/json", body = Problem, content_type = "application/problem+json"), (status = 422, description = "Well-formed but unusable", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
+    responses((status = 200, description = "Old and new value", body = Object),
+        BadInput, Unauthenticated, CrossOrigin, NotJson, Unusable, Unavailable),
+    security(("bearer" = []), ("basic" = [])))]
 async fn put_type(
     State(state): State<AppState>,
     _admin: Admin,
@@ -132,7 +135,8 @@ async fn put_type(
 
 /// All webhook integrations.
 #[utoipa::path(get, path = "/admin/integrations", tag = "admin",
-    responses((status = 200, description = "Integrations", body = Object), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
+    responses((status = 200, description = "Integrations", body = Object), Unauthenticated, Unavailable),
+    security(("bearer" = []), ("basic" = [])))]
 async fn list_integrations(
     State(state): State<AppState>,
     _admin: Admin,
@@ -149,7 +153,9 @@ async fn list_integrations(
 #[utoipa::path(put, path = "/admin/integrations/{id}", tag = "admin", params(("id" = String, Path)),
     request_body(content = IntegrationConfig, content_type = "application/json",
         description = "The `id` comes from the path"),
-    responses((status = 200, description = "Old and new value", body = Object), (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 403, description = "Sent from a page of another origin", body = Problem, content_type = "application/problem+json"), (status = 415, description = "Not application/json", body = Problem, content_type = "application/problem+json"), (status = 422, description = "Well-formed but unusable", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
+    responses((status = 200, description = "Old and new value", body = Object),
+        BadInput, Unauthenticated, CrossOrigin, NotJson, Unusable, Unavailable),
+    security(("bearer" = []), ("basic" = [])))]
 async fn put_integration(
     State(state): State<AppState>,
     _admin: Admin,

@@ -7,7 +7,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
-use crate::api_doc::Problem;
+use crate::api_doc::errors::Unavailable;
 use crate::error::ApiError;
 use crate::state::AppState;
 use utoipa_axum::router::OpenApiRouter;
@@ -26,7 +26,7 @@ async fn healthz() -> Json<Value> {
 
 /// Readiness: the database answers.
 #[utoipa::path(get, path = "/readyz", tag = "operations",
-    responses((status = 200, description = "Ready", body = Object), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, description = "Ready", body = Object), Unavailable))]
 async fn readyz(State(state): State<AppState>) -> Result<(StatusCode, Json<Value>), ApiError> {
     match state.store.ping().await {
         Ok(()) => Ok((StatusCode::OK, Json(json!({ "status": "ready", "database": state.store.backend() })))),

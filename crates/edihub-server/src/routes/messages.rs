@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::api_doc::Problem;
+use crate::api_doc::errors::{BadInput, NotFound, Unauthenticated, Unavailable};
 use crate::auth::Admin;
 use crate::error::ApiError;
 use crate::extract::{ApiPath, ApiQuery};
@@ -70,7 +70,9 @@ fn message_json(m: &MessageRow) -> Value {
 
 /// A message with its raw payload.
 #[utoipa::path(get, path = "/admin/messages/{id}", tag = "admin", params(("id" = uuid::Uuid, Path)),
-    responses((status = 200, description = "The message", body = Object), (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 404, description = "Not found", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
+    responses((status = 200, description = "The message", body = Object),
+        BadInput, Unauthenticated, NotFound, Unavailable),
+    security(("bearer" = []), ("basic" = [])))]
 async fn show(
     State(state): State<AppState>,
     _admin: Admin,
@@ -112,7 +114,8 @@ fn docnum_scope(m: &MessageRow) -> Option<[Option<String>; 3]> {
 /// The raw payload exactly as received, with its original Content-Type.
 #[utoipa::path(get, path = "/admin/messages/{id}/payload", tag = "admin", params(("id" = uuid::Uuid, Path)),
     responses((status = 200, description = "The bytes as received, with their original Content-Type", body = String, content_type = "*/*"),
-        (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 404, description = "Not found", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
+        BadInput, Unauthenticated, NotFound, Unavailable),
+    security(("bearer" = []), ("basic" = [])))]
 async fn payload(
     State(state): State<AppState>,
     _admin: Admin,
@@ -204,7 +207,9 @@ impl FindQuery {
         ("until" = Option<String>, Query, description = "RFC 3339, exclusive"),
         ("cursor" = Option<String>, Query, description = "next_cursor of the previous page"),
         ("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "default 100")),
-    responses((status = 200, description = "Matching messages, newest first (HTML for browsers)", body = Object), (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
+    responses((status = 200, description = "Matching messages, newest first (HTML for browsers)", body = Object),
+        BadInput, Unauthenticated, Unavailable),
+    security(("bearer" = []), ("basic" = [])))]
 async fn find(
     State(state): State<AppState>,
     _admin: Admin,

@@ -7,7 +7,7 @@ use axum::extract::State;
 use axum::response::{Html, IntoResponse, Response};
 use chrono::Duration;
 
-use crate::api_doc::Problem;
+use crate::api_doc::errors::{Unauthenticated, Unavailable};
 use crate::auth::Admin;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -21,7 +21,9 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// The console's overview page (HTML).
 #[utoipa::path(get, path = "/admin", tag = "admin",
-    responses((status = 200, description = "The overview page", body = String, content_type = "text/html"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
+    responses((status = 200, description = "The overview page", body = String, content_type = "text/html"),
+        Unauthenticated, Unavailable),
+    security(("bearer" = []), ("basic" = [])))]
 async fn show(State(state): State<AppState>, _admin: Admin) -> Result<Response, ApiError> {
     let now = crate::ingest::now();
     let day = state.store.activity(now - Duration::hours(24)).await?;

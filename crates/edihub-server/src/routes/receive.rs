@@ -2,28 +2,31 @@
 //! plain JSON, and EDIFACT / X12 interchanges (one message per transaction
 //! set, answered like a packet with the interchange's envelope).
 //!
-//! The handler only translates HTTP into an [`IngestRequest`]: authentication
-//! happens in the extractor, parsing and fingerprints in `edihub-core`, every
-//! dedup decision in the store (its group insert or its transaction). The
-//! response is rendered by the store before the commit (so it can be stored
-//! with the Idempotency-Key) and sent only after it.
+//! The handler only translates HTTP into a [`Submission`] for
+//! [`crate::ingest::submit`]: authentication happens in the extractor,
+//! parsing and fingerprints in `edihub-core`, every dedup decision in the
+//! store (its group insert or its transaction). The answer is rendered from
+//! the store's outcomes after the commit.
 
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
-use edihub_store::{DetectedBy, IngestRequest, KeyClaim};
+use edihub_store::{DetectedBy, KeyClaim};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use crate::api_doc::{MessageResult, Problem};
+use crate::api_doc::MessageResult;
+use crate::api_doc::errors::{
+    BadInput, SenderTypeForbidden, TooLarge, Unauthenticated, Unavailable, UnsupportedType, Unusable,
+};
 use crate::auth::Sender;
-use crate::edi::{envelope, interchange_claim};
+use crate::edi::interchange_claim;
 use crate::error::ApiError;
 use crate::extract::ApiQuery;
 use crate::ingest::{
-    MessageSource, build_messages, header_text, now, outcome_response, parse, read_body, record_outcome,
-    refuse_repeated, validate_key, validate_type,
+    MessageSource, Submission, build_messages, header_text, parse, read_body, refuse_repeated, submit,
+    validate_key, validate_type,
 };
 use crate::producers::Producer;
 use crate::state::AppState;
@@ -54,11 +57,7 @@ struct ReceiveQuery {
     responses(
         (status = 202, description = "New message stored (a packet: any IDoc new)", body = MessageResult),
         (status = 200, description = "Duplicate or Idempotency-Key replay; nothing new stored", body = MessageResult),
-        (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "The environment may not send this message type", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over max_body_bytes", body = Problem, content_type = "application/problem+json"),
-        (status = 415, description = "Unsupported content type", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Well-formed but unusable", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")
+        BadInput, Unauthenticated, SenderTypeForbidden, TooLarge, UnsupportedType, Unusable, Unavailable
     ),
     security(("bearer" = []), ("basic" = []))
 )]
@@ -112,13 +111,5 @@ async fn receive(
             on_reuse: sender.on_key_reuse,
         }),
     };
-    let detector = key.as_ref().map_or(DetectedBy::IdempotencyKey, |k| k.kind);
-    let first_type = messages.first().map(|m| m.message_type.clone()).unwrap_or_default();
-    let envelope = interchange.as_ref().map(envelope).transpose()?;
-    let outcome = state
-        .store
-        .ingest(IngestRequest { scope: &sender.scope, key, messages, now: now(), envelope })
-        .await?;
-    record_outcome(&state, &sender.scope.tenant_id, &outcome, &first_type, detector);
-    outcome_response(outcome)
+    submit(&state, Submission { scope: &sender.scope, key, messages, interchange }).await
 }

@@ -6,7 +6,7 @@
 //! read. Only then is the body read, within `max_inflight_webhook_body_bytes`
 //! (never the authenticated senders' budget), and its signature checked
 //! (401). Refusals are counted and audited in aggregate as
-//! `webhook.signature_rejected` (see [`crate::webhook::rejections`]);
+//! `webhook.signature_rejected` (see [`crate::integrations::rejections`]);
 //! nothing is stored. Then the body must be JSON (400/422), its type and
 //! event id well-formed (422), and the integration allowed to send that type
 //! (403, see [`crate::producers`]). Then the same ingest transaction as
@@ -22,21 +22,24 @@ use axum::extract::{ConnectInfo, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use edihub_core::{Document, KeyPath};
-use edihub_store::{DetectedBy, IngestRequest, KeyClaim, KeyReusePolicy};
+use edihub_store::{DetectedBy, KeyClaim, KeyReusePolicy};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::api_doc::{MessageResult, Problem};
+use crate::api_doc::MessageResult;
+use crate::api_doc::errors::{
+    BadInput, BadSignature, IntegrationTypeForbidden, NotFound, TooLarge, Unavailable, Unusable,
+};
 use crate::error::ApiError;
 use crate::extract::ApiPath;
 use crate::ingest::{
-    MAX_KEY_LEN, MessageSource, build_messages, check_body_headers, header_text, now, outcome_response,
-    parse, read_body, record_outcome, refuse_repeated, validate_key,
+    MAX_KEY_LEN, MessageSource, Submission, build_messages, check_body_headers, header_text, now, parse,
+    read_body, refuse_repeated, submit, validate_key,
 };
+use crate::integrations::signature::SignatureError;
+use crate::integrations::{EventIdSource, Integration, TypeSource};
 use crate::producers::{Producer, check_type};
 use crate::state::AppState;
-use crate::webhook::signature::SignatureError;
-use crate::webhook::{EventIdSource, Integration, TypeSource};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -98,12 +101,7 @@ fn reject_signature(
     responses(
         (status = 202, description = "New message stored", body = MessageResult),
         (status = 200, description = "Duplicate or provider event replay", body = MessageResult),
-        (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"),
-        (status = 401, description = "Bad, missing or stale signature", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "The payload names a message type this integration may not send", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "Not found", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "Body over max_body_bytes", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Well-formed but unusable", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")
+        BadInput, BadSignature, IntegrationTypeForbidden, NotFound, TooLarge, Unusable, Unavailable
     )
 )]
 async fn receive(
@@ -177,11 +175,5 @@ async fn receive(
         // A provider retry may re-serialise its body; the event id decides.
         on_reuse: KeyReusePolicy::Replay,
     });
-    let first_type = messages.first().map(|m| m.message_type.clone()).unwrap_or_default();
-    let outcome = state
-        .store
-        .ingest(IngestRequest { scope: &integ.scope, key, messages, now: now(), envelope: None })
-        .await?;
-    record_outcome(&state, &integ.scope.tenant_id, &outcome, &first_type, DetectedBy::ProviderEventId);
-    outcome_response(outcome)
+    submit(&state, Submission { scope: &integ.scope, key, messages, interchange: None }).await
 }

@@ -1,0 +1,76 @@
+//! The end every ingest route shares: hand the checked messages and the
+//! request's key claim to the store, count what happened, and answer.
+//!
+//! The receive and webhook handlers differ in how they authenticate, read
+//! and check a request; from the store call on they are the same, so that
+//! part lives here once.
+
+use axum::response::Response;
+use edihub_core::Interchange;
+use edihub_store::{DetectedBy, IngestOutcome, IngestRequest, KeyClaim, MessageOutcome, NewMessage, Scope};
+
+use super::{now, outcome_response};
+use crate::edi::envelope;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// A request that passed its route's checks, ready for the store.
+#[derive(Debug)]
+pub struct Submission<'a> {
+    /// Where the messages belong.
+    pub scope: &'a Scope,
+    /// The request-level claim (Idempotency-Key, provider event id or
+    /// interchange control number), if any.
+    pub key: Option<KeyClaim>,
+    /// The messages, in request order.
+    pub messages: Vec<NewMessage>,
+    /// The EDIFACT / X12 interchange the messages came in, whose envelope
+    /// the answer carries (and the key keeps for repeats).
+    pub interchange: Option<Interchange>,
+}
+
+/// Stores a request's messages (or replays its key), counts the outcome and
+/// builds the HTTP answer from it.
+pub async fn submit(state: &AppState, submission: Submission<'_>) -> Result<Response, ApiError> {
+    let Submission { scope, key, messages, interchange } = submission;
+    // A replay has no per-message outcomes: it is counted once, for the
+    // first message's type, under the detector of the key that replayed.
+    let detector = key.as_ref().map_or(DetectedBy::IdempotencyKey, |k| k.kind);
+    let first_type = messages.first().map(|m| m.message_type.clone()).unwrap_or_default();
+    let envelope = interchange.as_ref().map(envelope).transpose()?;
+    let outcome = state.store.ingest(IngestRequest { scope, key, messages, now: now(), envelope }).await?;
+    record_outcome(state, &scope.tenant_id, &outcome, &first_type, detector);
+    outcome_response(outcome)
+}
+
+/// Counts what an ingest did. A replay has no per-message outcomes: it is
+/// counted once for `replay_type` under the key's detector.
+fn record_outcome(
+    state: &AppState,
+    tenant: &str,
+    outcome: &IngestOutcome,
+    replay_type: &str,
+    replay: DetectedBy,
+) {
+    let metrics = &state.metrics;
+    // Senders choose message types freely (X-Message-Type); only configured
+    // types become label values, so a sender cannot create unbounded series.
+    let label =
+        |t: &str| if state.catalog.is_configured(tenant, t) { t.to_string() } else { "other".to_string() };
+    match outcome {
+        IngestOutcome::Processed(answer) => {
+            for o in &answer.outcomes {
+                match o {
+                    MessageOutcome::Accepted(s) => metrics.accepted(&label(&s.message_type)),
+                    MessageOutcome::Duplicate { existing, detected_by } => {
+                        metrics.duplicate(&label(&existing.message_type), detected_by.as_str());
+                    }
+                }
+            }
+        }
+        IngestOutcome::Replayed(_) => {
+            metrics.duplicate(&label(replay_type), replay.as_str());
+        }
+        IngestOutcome::KeyMismatch => {}
+    }
+}

@@ -1,0 +1,49 @@
+//! The HTTP integration tests of `edihub-server`, as one test binary (one
+//! link of the application and of `support`, instead of one per file).
+//!
+//! Each module below was once its own test file and keeps its name, so
+//! `cargo test -p edihub-server --test api receive_dedup::` runs what
+//! `--test receive_dedup` used to. Most tests run once per backend
+//! (`<module>::sqlite::<name>` and `<module>::postgres::<name>`, see
+//! [`backend_tests!`]); PostgreSQL comes from `EDIHUB_TEST_DATABASE_URL`.
+//! `support` holds the harness: the typed test configuration, the
+//! in-process app, the live server, raw HTTP, webhook signing and bursts.
+
+#[macro_use]
+mod support;
+
+// The receive endpoint.
+mod receive_auth_scope;
+mod receive_bad_input;
+mod receive_dedup;
+mod receive_edi;
+mod receive_idempotency;
+mod receive_packets;
+mod receive_races;
+
+// Webhooks.
+mod signature_audit_flood;
+mod signature_schemes;
+mod webhook_dedup;
+mod webhook_races;
+mod webhook_signatures;
+
+// Admin API, console and operations.
+mod admin_api;
+mod admin_hardening;
+mod audit_api;
+mod browser;
+mod console_pages;
+mod metrics_ops;
+mod openapi;
+mod retention;
+
+// Hostile senders and limits.
+mod abuse_fields;
+mod abuse_types;
+mod bad_corpus;
+mod body_budget;
+mod connections_per_address;
+mod error_hints;
+mod security;
+mod unauthenticated_load;
