@@ -50,6 +50,12 @@
 //!   signature scheme), its signature checks (`signature`) and the
 //!   aggregated audit of refused signatures (`rejections`).
 //! - [`metrics`]: the Prometheus counters behind `GET /metrics`.
+//!
+//! Tests
+//! - `tests/api/`: the HTTP tests, one binary with a module per area;
+//!   `tests/api/support/` is their harness (the typed `TestConfig`, the
+//!   in-process app on either backend, the live server, raw HTTP, webhook
+//!   signing, bursts). Unit tests sit beside their code (`config/tests.rs`).
 
 pub mod admin_http;
 pub mod api_doc;
