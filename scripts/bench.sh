@@ -54,13 +54,16 @@ command -v python3 >/dev/null || apt_install python3
 PG_BIN=$(find_pg_bin) || { log "PostgreSQL installed but initdb/pgbench not found"; exit 1; }
 
 # --- build ---------------------------------------------------------------------
-# One cargo invocation builds the server and the criterion bench of edihub-core
-# (features unified once, nothing compiled twice); the bench executable is then
-# run directly.
+# The binary on its own, as `make release` builds it: a build that includes a
+# bench target also resolves the workspace's dev-dependencies, which would
+# switch on the store's `testing` feature and link test support into the
+# binary under test. The criterion bench of edihub-core is built next; its
+# executable is then run directly.
 log "building the release binary and the criterion bench"
 t=$(date +%s)
+cargo build --release --locked -p edihub --bins
 BUILD_JSON=$(mktemp /tmp/edihub-bench-build.XXXXXX)
-cargo build --release --locked -p edihub -p edihub-core --bins --bench core \
+cargo build --release --locked -p edihub-core --bench core \
     --message-format=json-render-diagnostics >"$BUILD_JSON"
 export BENCH_BUILD_S=$(( $(date +%s) - t ))
 EDIHUB="$ROOT/target/release/edihub"
