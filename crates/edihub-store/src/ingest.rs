@@ -149,6 +149,10 @@ macro_rules! impl_sql_store {
                 self.db_purge_keys(which, cutoff, batch).await
             }
 
+            async fn next_ack_number(&self, scope: &$crate::Scope, partner: &str) -> $crate::Result<i64> {
+                $crate::ack_numbers::next_ack_number(&self.pool, scope, partner).await
+            }
+
             async fn ingest(
                 &self,
                 mut req: $crate::IngestRequest<'_>,

@@ -7,6 +7,7 @@
 //! replicas can share one PostgreSQL. The [`conformance`] suite checks both
 //! backends against the same expectations.
 
+mod ack_numbers;
 mod admin_sql;
 mod audit;
 mod batch;
@@ -123,6 +124,9 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         cutoff: chrono::DateTime<chrono::Utc>,
         batch: i64,
     ) -> Result<u64>;
+    /// The next acknowledgement control number for `partner` in `scope`
+    /// (1, 2, 3, …): never the same twice, across restarts and replicas.
+    async fn next_ack_number(&self, scope: &Scope, partner: &str) -> Result<i64>;
 }
 
 /// Which request keys [`Store::purge_keys`] deletes.
