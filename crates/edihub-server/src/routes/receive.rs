@@ -21,6 +21,7 @@ use sha2::{Digest, Sha256};
 use crate::api_doc::{MessageResult, Problem};
 use crate::auth::Sender;
 use crate::edi::{interchange_claim, render_interchange};
+use crate::edi_ack::{self, PendingAck};
 use crate::error::ApiError;
 use crate::extract::ApiQuery;
 use crate::ingest::{
@@ -40,6 +41,8 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[derive(Debug, Deserialize)]
 struct ReceiveQuery {
     message_type: Option<String>,
+    /// `997`, `999` or `contrl`: answer with that acknowledgement.
+    ack: Option<String>,
 }
 
 /// Receive an IDoc (XML or JSON, single or packet), a plain JSON message, or an EDIFACT / X12 interchange.
@@ -51,13 +54,17 @@ struct ReceiveQuery {
     params(
         ("Idempotency-Key" = Option<String>, Header, description = "1–200 printable ASCII characters"),
         ("X-Message-Type" = Option<String>, Header, description = "Message type (required for plain JSON)"),
-        ("message_type" = Option<String>, Query, description = "Message type, as the header")
+        ("message_type" = Option<String>, Query, description = "Message type, as the header"),
+        ("ack" = Option<String>, Query, description = "997, 999 or contrl: answer an EDIFACT or X12 interchange with that acknowledgement (as does Accept: application/EDI-X12 or application/EDIFACT)")
     ),
     responses(
-        (status = 202, description = "New message stored (a packet: any IDoc new)", body = MessageResult),
-        (status = 200, description = "Duplicate or Idempotency-Key replay; nothing new stored", body = MessageResult),
+        (status = 202, description = "New message stored (a packet: any IDoc new); with ?ack= or an EDI Accept, the acknowledgement", content(
+            (MessageResult = "application/json"), (String = "application/EDI-X12"), (String = "application/EDIFACT"))),
+        (status = 200, description = "Duplicate or Idempotency-Key replay; nothing new stored; with ?ack= or an EDI Accept, the acknowledgement", content(
+            (MessageResult = "application/json"), (String = "application/EDI-X12"), (String = "application/EDIFACT"))),
         (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "The environment may not send this message type", body = Problem, content_type = "application/problem+json"),
+        (status = 406, description = "Accept allows only an acknowledgement this body cannot have", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body over max_body_bytes", body = Problem, content_type = "application/problem+json"),
         (status = 415, description = "Unsupported content type", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Well-formed but unusable", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")
@@ -80,11 +87,12 @@ async fn receive(
     let content_type = header_text(&headers, "content-type")?.map(str::to_string);
     let (bytes, _permit) = read_body(&state, &state.body_budget, &headers, body).await?;
 
-    let parsed = parse(&bytes, content_type.as_deref()).await?;
+    let mut parsed = parse(&bytes, content_type.as_deref()).await?;
     let limit = state.config.max_idocs_per_packet;
     if parsed.documents.len() > limit {
         return Err(ApiError::PacketTooLarge { idocs: parsed.documents.len(), limit });
     }
+    let ack = edi_ack::requested(query.ack.as_deref(), &headers, parsed.format)?;
     let body_key = parsed.idempotency_key.as_deref().map(validate_key).transpose()?;
     // The header wins over the body member.
     let idempotency_key = header_key.or(body_key);
@@ -100,8 +108,13 @@ async fn receive(
     let messages = build_messages(&state, &sender.scope, &parsed.documents, &source)?;
     let packet = parsed.documents.len() > 1;
     let interchange = parsed.interchange.clone();
+    let envelope = parsed.envelope.take();
     // The parsed tree is a few times the body's size: gone before the insert.
     drop(parsed);
+    let ack = match (ack, envelope) {
+        (Some(kind), Some(envelope)) => Some(PendingAck::take(&state, &sender.scope, kind, envelope).await?),
+        _ => None,
+    };
     let request_sha256 = hex::encode(Sha256::digest(&bytes));
     // An interchange's control number is its request key (see `crate::edi`):
     // a request has one key claim, and for EDI the control number is the one
@@ -124,5 +137,8 @@ async fn receive(
     let outcome =
         state.store.ingest(IngestRequest { scope: &sender.scope, key, messages, now: now(), render }).await?;
     record_outcome(&state, &sender.scope.tenant_id, &outcome, &first_type, detector);
-    outcome_response(outcome)
+    match ack {
+        Some(ack) => ack.respond(outcome),
+        None => outcome_response(outcome),
+    }
 }
