@@ -110,24 +110,13 @@ struct Group {
     number: usize,
 }
 
-/// The envelope before its groups are read: UNB's parties and syntax.
-fn envelope(unb: &Segment, separators: Separators, una: Option<String>) -> Result<Envelope, CoreError> {
-    let interchange = Interchange {
+/// UNB's control reference and parties.
+fn interchange(unb: &Segment) -> Result<Interchange, CoreError> {
+    Ok(Interchange {
         syntax: SYNTAX,
         control_number: required(unb, 5, "UNB 0020 (interchange control reference)")?,
         sender: party(unb, 2),
         receiver: party(unb, 3),
-    };
-    Ok(Envelope {
-        interchange,
-        separators,
-        una,
-        syntax_id: unb.el(1).to_string(),
-        syntax_version: unb.text(1, 1).trim().to_string(),
-        date: unb.el(4).to_string(),
-        time: unb.text(4, 1).trim().to_string(),
-        test: unb.el(11) == "1",
-        groups: Vec::new(),
     })
 }
 
@@ -140,10 +129,9 @@ fn walk(
     let mut segs = segments.into_iter();
     let unb =
         segs.next().filter(|s| s.tag == "UNB").ok_or_else(|| malformed(SYNTAX, "no UNB segment".into()))?;
-    let mut envelope = envelope(&unb, seps, una)?;
-    let interchange = envelope.interchange.clone();
-    // Messages outside UNG: one group without a reference.
-    let mut loose = GroupRef::open(None, UNG);
+    let interchange = interchange(&unb)?;
+    let mut envelope = Envelope::edifact(&unb, interchange.clone(), seps, una);
+    let mut loose = GroupRef::open(None, UNG); // the messages outside UNG
     let mut messages = Vec::new();
     let (mut group, mut groups, mut open): (Option<Group>, usize, Option<OpenMessage>) = (None, 0, None);
     for seg in segs.by_ref() {

@@ -33,6 +33,41 @@ pub struct Envelope {
 }
 
 impl Envelope {
+    /// The envelope of an X12 interchange, before its groups are read.
+    pub(crate) fn x12(isa: &Segment, interchange: Interchange, separators: Separators) -> Envelope {
+        Envelope {
+            interchange,
+            separators,
+            una: None,
+            syntax_id: isa.text(11, 0).to_string(),
+            syntax_version: isa.el(12).to_string(),
+            date: isa.el(9).to_string(),
+            time: isa.el(10).to_string(),
+            test: isa.el(15) == "T",
+            groups: Vec::new(),
+        }
+    }
+
+    /// The envelope of an EDIFACT interchange, before its groups are read.
+    pub(crate) fn edifact(
+        unb: &Segment,
+        interchange: Interchange,
+        separators: Separators,
+        una: Option<String>,
+    ) -> Envelope {
+        Envelope {
+            interchange,
+            separators,
+            una,
+            syntax_id: unb.el(1).to_string(),
+            syntax_version: unb.text(1, 1).trim().to_string(),
+            date: unb.el(4).to_string(),
+            time: unb.text(4, 1).trim().to_string(),
+            test: unb.el(11) == "1",
+            groups: Vec::new(),
+        }
+    }
+
     /// How many messages (transaction sets) the interchange holds.
     pub fn message_count(&self) -> usize {
         self.groups.iter().map(|g| g.messages.len()).sum()

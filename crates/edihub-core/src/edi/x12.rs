@@ -111,35 +111,19 @@ struct Group {
     sets: GroupRef,
 }
 
-/// The envelope before its groups are read: ISA's parties and syntax.
-fn envelope(isa: &Segment, separators: Separators) -> Result<Envelope, CoreError> {
-    let interchange = Interchange {
-        syntax: SYNTAX,
-        control_number: required(isa, 13)?,
-        sender: party(isa, 5, 6),
-        receiver: party(isa, 7, 8),
-    };
-    Ok(Envelope {
-        interchange,
-        separators,
-        una: None,
-        syntax_id: isa.text(11, 0).to_string(),
-        syntax_version: isa.el(12).to_string(),
-        date: isa.el(9).to_string(),
-        time: isa.el(10).to_string(),
-        test: isa.el(15) == "T",
-        groups: Vec::new(),
-    })
-}
-
 /// Walks the envelope and checks its counts and references.
 fn walk(
     isa: Segment,
     segments: Vec<Segment>,
     seps: Separators,
 ) -> Result<(Vec<RawMessage>, Envelope), CoreError> {
-    let mut envelope = envelope(&isa, seps)?;
-    let interchange = envelope.interchange.clone();
+    let interchange = Interchange {
+        syntax: SYNTAX,
+        control_number: required(&isa, 13)?,
+        sender: party(&isa, 5, 6),
+        receiver: party(&isa, 7, 8),
+    };
+    let mut envelope = Envelope::x12(&isa, interchange.clone(), seps);
     let mut messages = Vec::new();
     let (mut group, mut groups, mut open): (Option<Group>, usize, Option<OpenMessage>) = (None, 0, None);
     let mut segs = segments.into_iter();
