@@ -161,7 +161,7 @@ impl PendingAck {
             hour: now.hour() as u8,
             minute: now.minute() as u8,
         };
-        let text = acknowledge(&self.envelope, self.kind, duplicate, self.number, at).ok_or_else(|| {
+        let bytes = acknowledge(&self.envelope, self.kind, duplicate, self.number, at).ok_or_else(|| {
             ApiError::Internal(edihub_store::StoreError::Invariant(
                 "acknowledgement of the other syntax".into(),
             ))
@@ -169,6 +169,6 @@ impl PendingAck {
         let (mut parts, _) = outcome_response(outcome)?.into_parts();
         let media = media(self.kind.syntax());
         parts.headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(media));
-        Ok(Response::from_parts(parts, Body::from(text)))
+        Ok(Response::from_parts(parts, Body::from(bytes)))
     }
 }

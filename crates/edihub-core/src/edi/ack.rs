@@ -110,19 +110,30 @@ impl AckTime {
 /// value `number` (1, 2, …; wrapped to the syntax's width), made `at`.
 /// `duplicate` marks a repeated interchange (TA1 / rejecting UCI).
 /// `None` when `kind` is not written in the interchange's syntax.
+///
+/// The bytes are in the interchange's encoding: ISO 8859-1 for EDIFACT
+/// UNOA–UNOC (whose values were read as such, so every character fits),
+/// UTF-8 otherwise, so a party named with a non-ASCII character comes back
+/// as the partner wrote it.
 pub fn acknowledge(
     envelope: &Envelope,
     kind: AckKind,
     duplicate: bool,
     number: i64,
     at: AckTime,
-) -> Option<String> {
+) -> Option<Vec<u8>> {
     if kind.syntax() != envelope.interchange.syntax {
         return None;
     }
     Some(match kind {
-        AckKind::Contrl => edifact::contrl(envelope, duplicate, number, at),
-        _ => x12::acknowledgement(envelope, kind, duplicate, number, at),
+        AckKind::Contrl => {
+            let text = edifact::contrl(envelope, duplicate, number, at);
+            match envelope.syntax_id.as_str() {
+                "UNOA" | "UNOB" | "UNOC" => text.chars().map(|c| u8::try_from(c).unwrap_or(b'?')).collect(),
+                _ => text.into_bytes(),
+            }
+        }
+        _ => x12::acknowledgement(envelope, kind, duplicate, number, at).into_bytes(),
     })
 }
 

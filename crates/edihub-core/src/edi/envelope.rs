@@ -68,9 +68,10 @@ impl Envelope {
         }
     }
 
-    /// How many messages (transaction sets) the interchange holds.
-    pub fn message_count(&self) -> usize {
-        self.groups.iter().map(|g| g.messages.len()).sum()
+    /// How many groups the interchange holds (EDIFACT messages outside
+    /// `UNG` count as one).
+    pub fn group_count(&self) -> usize {
+        self.groups.len()
     }
 }
 

@@ -24,7 +24,11 @@ fn envelope(bytes: &[u8]) -> Envelope {
 }
 
 fn ack(name: &str, kind: AckKind, duplicate: bool, number: i64) -> String {
-    acknowledge(&envelope(&real(name)), kind, duplicate, number, AT).expect("kind fits the syntax")
+    text(acknowledge(&envelope(&real(name)), kind, duplicate, number, AT).expect("kind fits the syntax"))
+}
+
+fn text(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).expect("an ASCII acknowledgement")
 }
 
 /// Parses an acknowledgement back with the hub's own parser.
@@ -113,7 +117,7 @@ fn contrl_acknowledges_groups_with_ucf() {
                 UNG+ORDERS+5400110000009:14+5013546107732:14+010502:1237+1+UN+D:96A'\
                 UNH+1+ORDERS:D:96B:UN:EAN008B'BGM+220+C1441747'UNT+3+1'\
                 UNH+2+ORDERS:D:96B:UN:EAN008B'BGM+220+C1441748'UNT+3+2'UNE+2+1'UNZ+1+2722166169492'";
-    let text = acknowledge(&envelope(body.as_bytes()), AckKind::Contrl, false, 9, AT).unwrap();
+    let text = text(acknowledge(&envelope(body.as_bytes()), AckKind::Contrl, false, 9, AT).unwrap());
     let back = parse_back(&text);
     assert_eq!(segments_of(&back.documents[0]), ["UCI", "UCF", "UCM", "UCM"]);
     assert!(
@@ -135,10 +139,27 @@ fn contrl_keeps_una_and_releases_service_characters() {
     let body = "UNA:+.? 'UNB+UNOC:4+SEND?+ER:ZZ+RECV:ZZ+20240101:1200+IC1'UNH+M1+ORDERS:D:96A:UN'\
                 BGM+220+1'UNT+3+M1'UNZ+1+IC1'";
     let (_, env) = edifact::parse(body.as_bytes()).expect("parses");
-    let text = acknowledge(&env, AckKind::Contrl, false, 1, AT).unwrap();
+    let text = text(acknowledge(&env, AckKind::Contrl, false, 1, AT).unwrap());
     assert!(text.starts_with("UNA:+.? 'UNB+UNOC:4+RECV:ZZ+SEND?+ER:ZZ+20261130:0905+1'UNH+1+CONTRL:4:1:UN'"));
     let back = parse_back(&text);
     assert_eq!(back.interchange.unwrap().receiver.id, "SEND+ER");
+}
+
+#[test]
+fn contrl_is_written_in_the_interchanges_encoding() {
+    // UNOC is ISO 8859-1: `ü` is one byte (0xFC) in and out.
+    let latin1 =
+        b"UNB+UNOC:3+M\xFCller:ZZ+ACME:ZZ+240101:1200+IC1'UNH+M1+ORDERS:D:96A:UN'UNT+2+M1'UNZ+1+IC1'";
+    let bytes = acknowledge(&envelope(latin1), AckKind::Contrl, false, 1, AT).unwrap();
+    let wanted: &[u8] = b"+M\xFCller:ZZ+";
+    assert!(bytes.windows(wanted.len()).any(|w| w == wanted), "{}", String::from_utf8_lossy(&bytes));
+    let back = parse_body(&bytes, None).expect("parses back");
+    assert_eq!(back.interchange.unwrap().receiver.id, "M\u{fc}ller");
+    // UNOY is UTF-8.
+    let utf8 =
+        "UNB+UNOY:4+M\u{fc}ller:ZZ+ACME:ZZ+20240101:1200+IC1'UNH+M1+ORDERS:D:96A:UN'UNT+2+M1'UNZ+1+IC1'";
+    let bytes = acknowledge(&envelope(utf8.as_bytes()), AckKind::Contrl, false, 1, AT).unwrap();
+    assert!(text(bytes).contains("+ACME:ZZ+M\u{fc}ller:ZZ+20261130:0905+1'"));
 }
 
 #[test]
