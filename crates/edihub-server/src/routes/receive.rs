@@ -1,6 +1,7 @@
 //! `POST /api/edi-hub/receive-message`: IDocs (XML or JSON, single or packet),
 //! plain JSON, and EDIFACT / X12 interchanges (one message per transaction
-//! set, answered like a packet with the interchange's envelope).
+//! set, answered like a packet with the interchange's envelope, or with its
+//! acknowledgement when asked: see [`crate::edi_ack`]).
 //!
 //! The handler only translates HTTP into an [`IngestRequest`]: authentication
 //! happens in the extractor, parsing and fingerprints in `edihub-core`, every
