@@ -84,13 +84,11 @@ pub fn requested(
     }
     if edi_asked && json_q <= 0.0 {
         let what = match body_syntax {
-            Some(s) => format!("this {} interchange is acknowledged as {} only", s.as_str(), media(s)),
-            None => format!(
-                "this body is {format}, which has no acknowledgement: it is answered as application/json"
-            ),
+            Some(s) => format!("an {} interchange is acknowledged as {}", s.as_str(), media(s)),
+            None => format!("{format} has no acknowledgement and is answered as application/json"),
         };
         return Err(ApiError::NotAcceptable(format!(
-            "Accept allows only an EDI acknowledgement of another kind; {what}"
+            "Accept allows only an EDI acknowledgement this body cannot be answered with: {what}"
         )));
     }
     Ok(None)

@@ -231,10 +231,10 @@ async fn requests_no_ack_fits_store_nothing(backend: Backend) {
     let only_x12 = [("accept", "application/EDI-X12")];
     post(&app, xml(), "", &only_x12)
         .await
-        .expect_problem(406, "this body is IDoc-XML, which has no acknowledgement");
+        .expect_problem(406, "IDoc-XML has no acknowledgement and is answered as application/json");
     post(&app, real(D96A), "", &only_x12)
         .await
-        .expect_problem(406, "acknowledged as application/EDIFACT only");
+        .expect_problem(406, "an EDIFACT interchange is acknowledged as application/EDIFACT");
     assert_eq!(app.count_prod().await, 0, "nothing stored");
 
     // An Accept that also allows JSON gets JSON.
