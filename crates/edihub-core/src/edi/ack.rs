@@ -128,8 +128,11 @@ pub fn acknowledge(
     Some(match kind {
         AckKind::Contrl => {
             let text = edifact::contrl(envelope, duplicate, number, at);
-            match envelope.syntax_id.as_str() {
-                "UNOA" | "UNOB" | "UNOC" => text.chars().map(|c| u8::try_from(c).unwrap_or(b'?')).collect(),
+            // The first four characters decide, as when the interchange was read.
+            match envelope.syntax_id.get(..4) {
+                Some("UNOA" | "UNOB" | "UNOC") => {
+                    text.chars().map(|c| u8::try_from(c).unwrap_or(b'?')).collect()
+                }
                 _ => text.into_bytes(),
             }
         }

@@ -155,6 +155,11 @@ fn contrl_is_written_in_the_interchanges_encoding() {
     assert!(bytes.windows(wanted.len()).any(|w| w == wanted), "{}", String::from_utf8_lossy(&bytes));
     let back = parse_body(&bytes, None).expect("parses back");
     assert_eq!(back.interchange.unwrap().receiver.id, "M\u{fc}ller");
+    // Its first four characters name the syntax, as when it was read.
+    let longer =
+        b"UNB+UNOCX:3+M\xFCller:ZZ+ACME:ZZ+240101:1200+IC1'UNH+M1+ORDERS:D:96A:UN'UNT+2+M1'UNZ+1+IC1'";
+    let bytes = acknowledge(&envelope(longer), AckKind::Contrl, false, 1, AT).unwrap();
+    assert!(bytes.windows(wanted.len()).any(|w| w == wanted), "{}", String::from_utf8_lossy(&bytes));
     // UNOY is UTF-8.
     let utf8 =
         "UNB+UNOY:4+M\u{fc}ller:ZZ+ACME:ZZ+20240101:1200+IC1'UNH+M1+ORDERS:D:96A:UN'UNT+2+M1'UNZ+1+IC1'";
