@@ -84,15 +84,19 @@ fi
 # The binary under test must not pick up a stray DATABASE_URL.
 unset DATABASE_URL
 
-# The Standard Webhooks cross-checks (crates/edihub-server/tests/api) sign with the
-# reference library; install it only when missing. A failed install does not stop
-# the run: that one test then fails and says why.
-if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import standardwebhooks' 2>/dev/null; then
-    log "installing the standardwebhooks Python package for the signature tests"
-    PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 \
-        python3 -m pip install --quiet standardwebhooks >&2 ||
-        log "could not install standardwebhooks: the Standard Webhooks reference test will fail"
-fi
+# Python packages the tests check against, installed only when missing. A failed
+# install does not stop the run: the tests that need the package fail and say why.
+#   standardwebhooks: the Standard Webhooks reference (crates/edihub-server/tests/api/signature_schemes.rs)
+#   pyx12, pydifact:  independent X12 and EDIFACT readers of the acknowledgements
+#                     (crates/edihub-server/tests/api/edi_acks.rs, tests/ack_check/)
+for module in standardwebhooks pyx12 pydifact; do
+    if command -v python3 >/dev/null 2>&1 && ! python3 -c "import $module" 2>/dev/null; then
+        log "installing the $module Python package for the tests"
+        PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 \
+            python3 -m pip install --quiet "$module" >&2 ||
+            log "could not install $module: the tests that use it will fail"
+    fi
+done
 
 # The browser test (crates/edihub-server/tests/api/browser.rs) drives headless
 # Chromium; install Debian's package when it is missing and we are root.

@@ -16,8 +16,8 @@
 //! A failed assertion is a crash for libFuzzer, saved under `artifacts/`.
 
 use edihub_core::{
-    Basis, BodyFormat, CoreError, Document, Fingerprint, FingerprintSpec, KeyPath, ParsedBody, fingerprint,
-    parse_body,
+    AckKind, AckTime, Basis, BodyFormat, CoreError, Document, EdiSyntax, Envelope, Fingerprint,
+    FingerprintSpec, KeyPath, ParsedBody, acknowledge, fingerprint, parse_body,
 };
 use serde_json::{Map, Value, json};
 
@@ -202,7 +202,9 @@ pub fn check_json(data: &[u8]) {
                 assert_same_documents(&parsed, &reread, "plain JSON vs its rendering");
             }
         }
-        BodyFormat::IdocXml | BodyFormat::Edifact | BodyFormat::X12 => panic!("JSON read as {}", parsed.format),
+        BodyFormat::IdocXml | BodyFormat::Edifact | BodyFormat::X12 => {
+            panic!("JSON read as {}", parsed.format)
+        }
     }
 }
 
@@ -242,6 +244,37 @@ pub fn check_edi(data: &[u8]) {
         check_fingerprint(&fp);
         assert_ne!(fp.basis, Basis::None, "an EDI message always has control numbers");
         assert_eq!(fp, fingerprint(doc, &spec));
+    }
+    check_acknowledgements(parsed.envelope.as_ref().expect("an interchange has its envelope"));
+}
+
+/// Every acknowledgement of an accepted interchange parses back: from its
+/// receiver to its sender, one 997/999 per group (X12) or one CONTRL
+/// (EDIFACT); a repeated interchange's TA1 is an envelope without
+/// messages, its CONTRL one message.
+fn check_acknowledgements(envelope: &Envelope) {
+    let at = AckTime { year: 2026, month: 1, day: 2, hour: 3, minute: 4 };
+    let ic = &envelope.interchange;
+    let kinds: &[AckKind] = match ic.syntax {
+        EdiSyntax::X12 => &[AckKind::X12Functional, AckKind::X12Implementation],
+        EdiSyntax::Edifact => &[AckKind::Contrl],
+    };
+    for &kind in kinds {
+        let bytes = acknowledge(envelope, kind, false, 7, at).expect("a kind of the interchange's syntax");
+        let shown = String::from_utf8_lossy(&bytes).into_owned();
+        let back =
+            parse_body(&bytes, None).unwrap_or_else(|e| panic!("{kind:?} does not parse back: {e}\n{shown}"));
+        let back_ic = back.interchange.expect("an interchange");
+        assert_eq!((&back_ic.sender.id, &back_ic.receiver.id), (&ic.receiver.id, &ic.sender.id), "{shown}");
+        let expected = if ic.syntax == EdiSyntax::X12 { envelope.group_count() } else { 1 };
+        assert_eq!(back.documents.len(), expected, "{shown}");
+        let repeated = acknowledge(envelope, kind, true, 8, at).expect("a kind of the interchange's syntax");
+        match parse_body(&repeated, None) {
+            Ok(back) => assert_eq!((ic.syntax, back.documents.len()), (EdiSyntax::Edifact, 1)),
+            Err(e) => {
+                assert!(ic.syntax == EdiSyntax::X12 && e.to_string().contains("holds no message"), "{e}")
+            }
+        }
     }
 }
 

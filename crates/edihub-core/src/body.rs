@@ -61,6 +61,9 @@ pub struct ParsedBody {
     pub idempotency_key: Option<String>,
     /// The envelope of an EDIFACT or X12 interchange; `None` otherwise.
     pub interchange: Option<crate::edi::Interchange>,
+    /// What an acknowledgement of that interchange needs (its syntax,
+    /// groups and message references); `None` for other bodies.
+    pub envelope: Option<crate::edi::Envelope>,
 }
 
 /// The syntax chosen for a body.
@@ -96,6 +99,7 @@ pub fn parse_body(body: &[u8], content_type: Option<&str>) -> Result<ParsedBody,
                 documents,
                 idempotency_key: None,
                 interchange: None,
+                envelope: None,
             })
         }
         Syntax::Json => idoc::from_json(encoding::decode_json(body)?).map_err(|e| xml_sent_as_json(e, body)),

@@ -36,7 +36,9 @@
 //! (`REF[01=PO]`) or a component (`[01.01=ON]`) with a value. JSONPath works
 //! on the rendering as on any JSON.
 
+mod ack;
 mod edifact;
+mod envelope;
 mod segments;
 mod x12;
 
@@ -48,6 +50,8 @@ use crate::body::{BodyFormat, ParsedBody};
 use crate::document::Document;
 use crate::path::Step;
 
+pub use ack::{AckKind, AckTime, acknowledge};
+pub use envelope::Envelope;
 pub(crate) use segments::values;
 
 /// Which EDI standard an interchange follows.
@@ -211,8 +215,9 @@ pub(crate) fn parse_x12(bytes: &[u8]) -> Result<ParsedBody, CoreError> {
 
 fn finish(
     format: BodyFormat,
-    (interchange, messages): (Interchange, Vec<RawMessage>),
+    (messages, envelope): (Vec<RawMessage>, Envelope),
 ) -> Result<ParsedBody, CoreError> {
+    let interchange = envelope.interchange.clone();
     if messages.is_empty() {
         return Err(disagree(interchange.syntax, "the interchange holds no message".into()));
     }
@@ -220,7 +225,13 @@ fn finish(
         .into_iter()
         .map(|m| Document::edi(m.header, Value::Array(m.body.iter().map(Segment::render).collect())))
         .collect();
-    Ok(ParsedBody { format, documents, idempotency_key: None, interchange: Some(interchange) })
+    Ok(ParsedBody {
+        format,
+        documents,
+        idempotency_key: None,
+        interchange: Some(interchange),
+        envelope: Some(envelope),
+    })
 }
 
 /// Whether a (BOM- and whitespace-stripped) body starts like an interchange.

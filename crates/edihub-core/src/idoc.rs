@@ -117,6 +117,7 @@ pub(crate) fn from_json(text: &str) -> Result<ParsedBody, CoreError> {
             documents: documents(root.map(str::to_string), idocs)?,
             idempotency_key,
             interchange: None,
+            envelope: None,
         });
     }
     Ok(ParsedBody {
@@ -124,6 +125,7 @@ pub(crate) fn from_json(text: &str) -> Result<ParsedBody, CoreError> {
         documents: vec![Document::plain(Value::Object(members))],
         idempotency_key,
         interchange: None,
+        envelope: None,
     })
 }
 

@@ -115,7 +115,7 @@ mod xml;
 
 pub use body::{BodyFormat, ParsedBody, looks_like_message, parse_body};
 pub use document::{ControlRecord, Document};
-pub use edi::{EdiHeader, EdiSyntax, Interchange, Party};
+pub use edi::{AckKind, AckTime, EdiHeader, EdiSyntax, Envelope, Interchange, Party, acknowledge};
 pub use error::{CoreError, ErrorClass};
 pub use fingerprint::{Basis, Fingerprint, FingerprintSpec, KeyValue, fingerprint};
 pub use path::{IdocPath, JsonPathQuery, KeyPath};

@@ -27,6 +27,10 @@ pub enum ApiError {
     /// 404: no such resource.
     #[error("{0}")]
     NotFound(String),
+    /// 406: the answer asked for (an EDI acknowledgement) cannot be given
+    /// for this body.
+    #[error("{0}")]
+    NotAcceptable(String),
     /// 413: body over `max_body_bytes`.
     #[error("the body is larger than the limit of {0} bytes")]
     TooLarge(usize),
@@ -81,6 +85,7 @@ impl ApiError {
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::NotAcceptable(_) => StatusCode::NOT_ACCEPTABLE,
             ApiError::TooLarge(_) | ApiError::PacketTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,

@@ -63,6 +63,7 @@ pub mod auth;
 pub mod catalog;
 pub mod config;
 pub mod edi;
+pub mod edi_ack;
 pub mod error;
 pub mod extract;
 pub mod ingest;

@@ -5,7 +5,7 @@
 //! same Rust types onto both backends' columns, so the statements are
 //! written once, per concept, as traits with a single generic
 //! implementation ([`IngestSql`], [`CatalogSql`], [`QuerySql`],
-//! [`RetentionSql`], [`ConsoleSql`]; each states once which column types it
+//! [`RetentionSql`], [`ConsoleSql`], [`AckSql`]; each states once which column types it
 //! binds and which rows it reads). What is left is [`Backend`]: how a write
 //! transaction starts, the migrations, and the one lookup that needs a
 //! backend's own SQL. [`SqlStore`] is the store over either, and its
@@ -13,6 +13,7 @@
 
 use sqlx::{Database, Pool, Transaction};
 
+use crate::ack_numbers::AckSql;
 use crate::catalog::CatalogSql;
 use crate::console::ConsoleSql;
 use crate::ingest::group::Batchers;
@@ -23,7 +24,13 @@ use crate::{Result, Scope};
 
 /// A database edihub can store into: PostgreSQL or SQLite.
 pub(crate) trait Backend:
-    IngestSql + CatalogSql + QuerySql + RetentionSql + ConsoleSql + Database<Connection: sqlx::migrate::Migrate>
+    IngestSql
+    + CatalogSql
+    + QuerySql
+    + RetentionSql
+    + ConsoleSql
+    + AckSql
+    + Database<Connection: sqlx::migrate::Migrate>
 {
     /// The statement that starts a write transaction: `BEGIN` on PostgreSQL;
     /// `BEGIN IMMEDIATE` on SQLite, so the write lock is taken up front

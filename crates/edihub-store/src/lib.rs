@@ -29,6 +29,7 @@
 //!   - `group/`: many concurrent requests in one statement (`mod.rs`: the
 //!     queues; `settle.rs`: settling a batch);
 //!   - `packet.rs`: large packets committed in chunks.
+//! - `ack_numbers.rs`: acknowledgement control numbers per partner.
 //! - `catalog.rs`: message types and integrations, seeded from the
 //!   configuration, changed by admins (audited).
 //! - `audit.rs`: audit events; `queries.rs`: message and audit lookups;
@@ -38,6 +39,7 @@
 //!
 //! [`Backend`]: backend
 
+mod ack_numbers;
 mod audit;
 mod backend;
 mod catalog;
@@ -158,6 +160,9 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         cutoff: chrono::DateTime<chrono::Utc>,
         batch: i64,
     ) -> Result<u64>;
+    /// The next acknowledgement control number for `partner` in `scope`
+    /// (1, 2, 3, …): never the same twice, across restarts and replicas.
+    async fn next_ack_number(&self, scope: &Scope, partner: &str) -> Result<i64>;
 }
 
 /// Which request keys [`Store::purge_keys`] deletes.

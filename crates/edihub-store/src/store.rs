@@ -118,4 +118,8 @@ impl<DB: Backend> Store for SqlStore<DB> {
     async fn purge_keys(&self, which: KeyPurge<'_>, cutoff: DateTime<Utc>, batch: i64) -> Result<u64> {
         DB::purge_keys(&mut *self.pool.acquire().await?, which, cutoff, batch).await
     }
+
+    async fn next_ack_number(&self, scope: &Scope, partner: &str) -> Result<i64> {
+        DB::next_ack_number(&mut *self.pool.acquire().await?, scope, partner).await
+    }
 }

@@ -59,4 +59,32 @@ suite!(
     message_search_filters_and_pages,
     audit_events_of_one_message,
     activity_counts_and_series,
+    ack_numbers_count_per_partner,
+    racing_ack_numbers_are_distinct,
 );
+
+/// Acknowledgement numbers go on increasing after the store is closed and
+/// opened again on the same database (a restart, or another replica).
+async fn ack_numbers_survive_a_reopen(backend: Backend) {
+    let db = TestDb::new(backend).await;
+    let scope = conformance::fresh_scope();
+    let store = db.store().await;
+    for expected in 1..=3 {
+        assert_eq!(store.next_ack_number(&scope, "X12|ZZ:TP").await.unwrap(), expected);
+    }
+    store.close().await;
+    drop(store);
+    let reopened = db.store().await;
+    assert_eq!(reopened.next_ack_number(&scope, "X12|ZZ:TP").await.unwrap(), 4);
+    reopened.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_ack_numbers_survive_a_reopen() {
+    ack_numbers_survive_a_reopen(Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_ack_numbers_survive_a_reopen() {
+    ack_numbers_survive_a_reopen(Backend::Postgres).await;
+}

@@ -13,6 +13,7 @@
 //! there are none) and repeat UNB 0020.
 
 use super::OpenMessage;
+use super::envelope::{Envelope, GroupRef, MessageRef, UNG};
 use super::segments::tokenize;
 use super::{
     EdiHeader, EdiSyntax, Interchange, Party, RawMessage, Segment, Separators, count, disagree, malformed,
@@ -26,15 +27,17 @@ const DEFAULT: Separators =
     Separators { element: '+', component: ':', repetition: None, segment: '\'', release: Some('?') };
 
 /// Reads an EDIFACT interchange into its envelope and messages.
-pub(super) fn parse(bytes: &[u8]) -> Result<(Interchange, Vec<RawMessage>), CoreError> {
+pub(super) fn parse(bytes: &[u8]) -> Result<(Vec<RawMessage>, Envelope), CoreError> {
     let bytes = trim_start(bytes);
-    let (seps, rest) = match bytes.strip_prefix(b"UNA") {
-        Some(una) => (service_string_advice(una)?, &una[6..]),
-        None => (DEFAULT, bytes),
+    let (seps, rest, una) = match bytes.strip_prefix(b"UNA") {
+        Some(una) => {
+            (service_string_advice(una)?, &una[6..], Some(una[..6].iter().map(|&b| char::from(b)).collect()))
+        }
+        None => (DEFAULT, bytes, None),
     };
     let text = decode(trim_start(rest), seps)?;
     let segments = tokenize(SYNTAX, &text, seps, 1)?;
-    walk(segments)
+    walk(segments, seps, una)
 }
 
 /// Skips a UTF-8 byte order mark and leading whitespace.
@@ -103,30 +106,43 @@ fn party(seg: &Segment, e: usize) -> Party {
 /// An open group: UNG 0048 and the messages seen in it.
 struct Group {
     reference: String,
-    messages: usize,
+    messages: GroupRef,
     number: usize,
 }
 
+/// UNB's control reference and parties.
+fn interchange(unb: &Segment) -> Result<Interchange, CoreError> {
+    Ok(Interchange {
+        syntax: SYNTAX,
+        control_number: required(unb, 5, "UNB 0020 (interchange control reference)")?,
+        sender: party(unb, 2),
+        receiver: party(unb, 3),
+    })
+}
+
 /// Walks the envelope and checks its counts and references.
-fn walk(segments: Vec<Segment>) -> Result<(Interchange, Vec<RawMessage>), CoreError> {
+fn walk(
+    segments: Vec<Segment>,
+    seps: Separators,
+    una: Option<String>,
+) -> Result<(Vec<RawMessage>, Envelope), CoreError> {
     let mut segs = segments.into_iter();
     let unb =
         segs.next().filter(|s| s.tag == "UNB").ok_or_else(|| malformed(SYNTAX, "no UNB segment".into()))?;
-    let interchange = Interchange {
-        syntax: SYNTAX,
-        control_number: required(&unb, 5, "UNB 0020 (interchange control reference)")?,
-        sender: party(&unb, 2),
-        receiver: party(&unb, 3),
-    };
+    let interchange = interchange(&unb)?;
+    let mut envelope = Envelope::edifact(&unb, interchange.clone(), seps, una);
+    let mut loose = GroupRef::open(None, UNG); // the messages outside UNG
     let mut messages = Vec::new();
     let (mut group, mut groups, mut open): (Option<Group>, usize, Option<OpenMessage>) = (None, 0, None);
     for seg in segs.by_ref() {
         match (seg.tag.as_str(), &mut open) {
             ("UNT", Some(_)) => {
                 let (unh, body) = open.take().expect("open");
-                messages.push(message(&interchange, group.as_ref(), unh, body, &seg)?);
-                if let Some(g) = group.as_mut() {
-                    g.messages += 1;
+                let (raw, reference) = message(&interchange, group.as_ref(), unh, body, &seg)?;
+                messages.push(raw);
+                match group.as_mut() {
+                    Some(g) => g.messages.messages.push(reference),
+                    None => loose.messages.push(reference),
                 }
             }
             ("UNH" | "UNG" | "UNE" | "UNZ" | "UNB", Some((unh, _))) => {
@@ -153,17 +169,23 @@ fn walk(segments: Vec<Segment>) -> Result<(Interchange, Vec<RawMessage>), CoreEr
             }
             ("UNG", None) if group.is_none() && (groups > 0 || messages.is_empty()) => {
                 let reference = required(&seg, 5, "UNG 0048 (group reference number)")?;
-                group = Some(Group { reference, messages: 0, number: seg.number });
+                let messages = GroupRef::open(Some(&seg), UNG);
+                group = Some(Group { reference, messages, number: seg.number });
             }
             ("UNE", None) if group.is_some() => {
-                close_group(group.take().expect("group"), &seg)?;
+                envelope.groups.push(close_group(group.take().expect("group"), &seg)?);
                 groups += 1;
             }
             ("UNZ", None) if group.is_none() => {
                 let units = if groups > 0 { groups } else { messages.len() };
                 check_unz(&interchange, &seg, units, groups > 0)?;
                 return match segs.next() {
-                    None => Ok((interchange, messages)),
+                    None => {
+                        if groups == 0 {
+                            envelope.groups.push(loose);
+                        }
+                        Ok((messages, envelope))
+                    }
                     Some(after) => {
                         Err(malformed(SYNTAX, format!("segment {} ({}) after UNZ", after.number, after.tag)))
                     }
@@ -197,7 +219,7 @@ fn message(
     unh: Segment,
     body: Vec<Segment>,
     unt: &Segment,
-) -> Result<RawMessage, CoreError> {
+) -> Result<(RawMessage, MessageRef), CoreError> {
     let reference = required(&unh, 1, "UNH 0062 (message reference number)")?;
     let message_type = unh.el(2).to_string();
     if message_type.is_empty() {
@@ -227,6 +249,7 @@ fn message(
             ),
         ));
     }
+    let acknowledged = MessageRef::of(&unh, &message_type, &reference);
     let header = EdiHeader {
         interchange: interchange.clone(),
         message_type,
@@ -234,17 +257,18 @@ fn message(
         group_control: group.map(|g| g.reference.clone()),
         control_number: reference,
     };
-    Ok(RawMessage { header, body })
+    Ok((RawMessage { header, body }, acknowledged))
 }
 
-fn close_group(group: Group, une: &Segment) -> Result<(), CoreError> {
+fn close_group(group: Group, une: &Segment) -> Result<GroupRef, CoreError> {
     let declared = count(SYNTAX, une, 1, "UNE 0060 (number of messages)")?;
-    if declared != group.messages {
+    let messages = group.messages.messages.len();
+    if declared != messages {
         return Err(disagree(
             SYNTAX,
             format!(
                 "UNE 0060 of group {} says {declared} messages, the group has {}",
-                group.reference, group.messages
+                group.reference, messages
             ),
         ));
     }
@@ -254,7 +278,7 @@ fn close_group(group: Group, une: &Segment) -> Result<(), CoreError> {
             format!("UNE 0048 `{}` does not match UNG 0048 `{}`", une.el(2), group.reference),
         ));
     }
-    Ok(())
+    Ok(group.messages)
 }
 
 fn check_unz(interchange: &Interchange, unz: &Segment, units: usize, groups: bool) -> Result<(), CoreError> {

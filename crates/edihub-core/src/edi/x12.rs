@@ -8,12 +8,14 @@
 //! separators rather than by offsets, so a sender that pads a field wrongly
 //! still gets a precise error instead of garbled separators.
 //!
-//! The envelope is `ISA`, `GS…GE` groups, `ST…SE` transaction sets, `IEA`.
+//! The envelope is `ISA`, optional `TA1` interchange acknowledgements,
+//! `GS…GE` groups, `ST…SE` transaction sets, `IEA`.
 //! Checked: SE01 counts the set's segments including ST and SE, SE02 repeats
 //! ST02, GE01/GE02 count the group's sets and repeat GS06, IEA01/IEA02
 //! count the groups and repeat ISA13. The body is read as UTF-8.
 
 use super::OpenMessage;
+use super::envelope::{Envelope, GS, GroupRef, MessageRef};
 use super::segments::tokenize;
 use super::{
     EdiHeader, EdiSyntax, Interchange, Party, RawMessage, Segment, Separators, count, disagree, malformed,
@@ -23,7 +25,7 @@ use crate::CoreError;
 const SYNTAX: EdiSyntax = EdiSyntax::X12;
 
 /// Reads an X12 interchange into its envelope and messages.
-pub(super) fn parse(bytes: &[u8]) -> Result<(Interchange, Vec<RawMessage>), CoreError> {
+pub(super) fn parse(bytes: &[u8]) -> Result<(Vec<RawMessage>, Envelope), CoreError> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let start = bytes.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(bytes.len());
     let text = std::str::from_utf8(&bytes[start..])
@@ -31,7 +33,7 @@ pub(super) fn parse(bytes: &[u8]) -> Result<(Interchange, Vec<RawMessage>), Core
     let (seps, isa_len) = separators(text)?;
     let mut isa = tokenize(SYNTAX, &text[..isa_len], Separators { repetition: None, ..seps }, 1)?;
     let segments = tokenize(SYNTAX, &text[isa_len..], seps, 2)?;
-    walk(isa.remove(0), segments)
+    walk(isa.remove(0), segments, seps)
 }
 
 /// The separators, and the length of the ISA segment with its terminator.
@@ -106,17 +108,22 @@ fn required(seg: &Segment, e: usize) -> Result<String, CoreError> {
 struct Group {
     gs: Segment,
     control: String,
-    sets: usize,
+    sets: GroupRef,
 }
 
 /// Walks the envelope and checks its counts and references.
-fn walk(isa: Segment, segments: Vec<Segment>) -> Result<(Interchange, Vec<RawMessage>), CoreError> {
+fn walk(
+    isa: Segment,
+    segments: Vec<Segment>,
+    seps: Separators,
+) -> Result<(Vec<RawMessage>, Envelope), CoreError> {
     let interchange = Interchange {
         syntax: SYNTAX,
         control_number: required(&isa, 13)?,
         sender: party(&isa, 5, 6),
         receiver: party(&isa, 7, 8),
     };
+    let mut envelope = Envelope::x12(&isa, interchange.clone(), seps);
     let mut messages = Vec::new();
     let (mut group, mut groups, mut open): (Option<Group>, usize, Option<OpenMessage>) = (None, 0, None);
     let mut segs = segments.into_iter();
@@ -124,8 +131,9 @@ fn walk(isa: Segment, segments: Vec<Segment>) -> Result<(Interchange, Vec<RawMes
         match (seg.tag.as_str(), &mut open, &mut group) {
             ("SE", Some(_), Some(g)) => {
                 let (st, body) = open.take().expect("open");
-                messages.push(transaction_set(&interchange, g, st, body, &seg)?);
-                g.sets += 1;
+                let set = transaction_set(&interchange, g, st, body, &seg)?;
+                g.sets.messages.push(set.1);
+                messages.push(set.0);
             }
             ("ST" | "GS" | "GE" | "IEA" | "ISA", Some((st, _)), _) => {
                 return Err(malformed(
@@ -141,15 +149,21 @@ fn walk(isa: Segment, segments: Vec<Segment>) -> Result<(Interchange, Vec<RawMes
             }
             (_, Some((_, body)), _) => body.push(seg),
             ("ST", None, Some(_)) => open = Some((seg, Vec::new())),
-            ("GS", None, None) => group = Some(Group { control: required(&seg, 6)?, gs: seg, sets: 0 }),
+            // Interchange acknowledgements come before the groups; they
+            // are part of the envelope, not messages.
+            ("TA1", None, None) if groups == 0 => {}
+            ("GS", None, None) => {
+                let sets = GroupRef::open(Some(&seg), GS);
+                group = Some(Group { control: required(&seg, 6)?, gs: seg, sets });
+            }
             ("GE", None, Some(_)) => {
-                close_group(group.take().expect("group"), &seg)?;
+                envelope.groups.push(close_group(group.take().expect("group"), &seg)?);
                 groups += 1;
             }
             ("IEA", None, None) => {
                 check_iea(&interchange, &seg, groups)?;
                 return match segs.next() {
-                    None => Ok((interchange, messages)),
+                    None => Ok((messages, envelope)),
                     Some(after) => {
                         Err(malformed(SYNTAX, format!("segment {} ({}) after IEA", after.number, after.tag)))
                     }
@@ -178,7 +192,7 @@ fn transaction_set(
     st: Segment,
     body: Vec<Segment>,
     se: &Segment,
-) -> Result<RawMessage, CoreError> {
+) -> Result<(RawMessage, MessageRef), CoreError> {
     let message_type = required(&st, 1)?;
     let control = required(&st, 2)?;
     let counted = body.len() + 2;
@@ -197,6 +211,7 @@ fn transaction_set(
             format!("SE02 `{}` does not match ST02 `{control}` (segment {})", se.el(2), se.number),
         ));
     }
+    let reference = MessageRef::of(&st, &message_type, &control);
     let header = EdiHeader {
         interchange: interchange.clone(),
         message_type,
@@ -204,24 +219,25 @@ fn transaction_set(
         group_control: Some(group.control.clone()),
         control_number: control,
     };
-    Ok(RawMessage { header, body })
+    Ok((RawMessage { header, body }, reference))
 }
 
-fn close_group(group: Group, ge: &Segment) -> Result<(), CoreError> {
+fn close_group(group: Group, ge: &Segment) -> Result<GroupRef, CoreError> {
     let declared = count(SYNTAX, ge, 1, "GE01 (number of transaction sets)")?;
-    if declared != group.sets {
+    let sets = group.sets.messages.len();
+    if declared != sets {
         return Err(disagree(
             SYNTAX,
             format!(
                 "GE01 of group {} says {declared} transaction sets, the group has {}",
-                group.control, group.sets
+                group.control, sets
             ),
         ));
     }
     if ge.el(2) != group.control {
         return Err(disagree(SYNTAX, format!("GE02 `{}` does not match GS06 `{}`", ge.el(2), group.control)));
     }
-    Ok(())
+    Ok(group.sets)
 }
 
 fn check_iea(interchange: &Interchange, iea: &Segment, groups: usize) -> Result<(), CoreError> {

@@ -39,6 +39,16 @@ pub struct Unauthenticated(pub Problem);
 )]
 pub struct BadSignature(pub Problem);
 
+/// 406 when `Accept` allows only an acknowledgement the body cannot have
+/// ([`crate::error::ApiError::NotAcceptable`]).
+#[derive(Debug, IntoResponses)]
+#[response(
+    status = 406,
+    description = "Accept allows only an acknowledgement this body cannot have",
+    content_type = "application/problem+json"
+)]
+pub struct NotAcceptable(pub Problem);
+
 /// 403 when a sender's environment may not send the message type.
 #[derive(Debug, IntoResponses)]
 #[response(

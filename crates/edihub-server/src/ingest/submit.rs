@@ -11,6 +11,7 @@ use edihub_store::{DetectedBy, IngestOutcome, IngestRequest, KeyClaim, MessageOu
 
 use super::{now, outcome_response};
 use crate::edi::envelope;
+use crate::edi_ack::PendingAck;
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -27,12 +28,15 @@ pub struct Submission<'a> {
     /// The EDIFACT / X12 interchange the messages came in, whose envelope
     /// the answer carries (and the key keeps for repeats).
     pub interchange: Option<Interchange>,
+    /// The acknowledgement the sender asked for instead of the JSON answer
+    /// (EDIFACT / X12, see [`crate::edi_ack`]).
+    pub ack: Option<PendingAck>,
 }
 
 /// Stores a request's messages (or replays its key), counts the outcome and
 /// builds the HTTP answer from it.
 pub async fn submit(state: &AppState, submission: Submission<'_>) -> Result<Response, ApiError> {
-    let Submission { scope, key, messages, interchange } = submission;
+    let Submission { scope, key, messages, interchange, ack } = submission;
     // A replay has no per-message outcomes: it is counted once, for the
     // first message's type, under the detector of the key that replayed.
     let detector = key.as_ref().map_or(DetectedBy::IdempotencyKey, |k| k.kind);
@@ -40,7 +44,10 @@ pub async fn submit(state: &AppState, submission: Submission<'_>) -> Result<Resp
     let envelope = interchange.as_ref().map(envelope).transpose()?;
     let outcome = state.store.ingest(IngestRequest { scope, key, messages, now: now(), envelope }).await?;
     record_outcome(state, &scope.tenant_id, &outcome, &first_type, detector);
-    outcome_response(outcome)
+    match ack {
+        Some(ack) => ack.respond(outcome),
+        None => outcome_response(outcome),
+    }
 }
 
 /// Counts what an ingest did. A replay has no per-message outcomes: it is

@@ -1,6 +1,7 @@
 //! `POST /api/edi-hub/receive-message`: IDocs (XML or JSON, single or packet),
 //! plain JSON, and EDIFACT / X12 interchanges (one message per transaction
-//! set, answered like a packet with the interchange's envelope).
+//! set, answered like a packet with the interchange's envelope, or with its
+//! acknowledgement when asked: see [`crate::edi_ack`]).
 //!
 //! The handler only translates HTTP into a [`Submission`] for
 //! [`crate::ingest::submit`]: authentication happens in the extractor,
@@ -18,10 +19,12 @@ use sha2::{Digest, Sha256};
 
 use crate::api_doc::MessageResult;
 use crate::api_doc::errors::{
-    BadInput, SenderTypeForbidden, TooLarge, Unauthenticated, Unavailable, UnsupportedType, Unusable,
+    BadInput, NotAcceptable, SenderTypeForbidden, TooLarge, Unauthenticated, Unavailable, UnsupportedType,
+    Unusable,
 };
 use crate::auth::Sender;
 use crate::edi::interchange_claim;
+use crate::edi_ack::{self, PendingAck};
 use crate::error::ApiError;
 use crate::extract::ApiQuery;
 use crate::ingest::{
@@ -41,6 +44,8 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[derive(Debug, Deserialize)]
 struct ReceiveQuery {
     message_type: Option<String>,
+    /// `997`, `999` or `contrl`: answer with that acknowledgement.
+    ack: Option<String>,
 }
 
 /// Receive an IDoc (XML or JSON, single or packet), a plain JSON message, or an EDIFACT / X12 interchange.
@@ -52,12 +57,15 @@ struct ReceiveQuery {
     params(
         ("Idempotency-Key" = Option<String>, Header, description = "1–200 printable ASCII characters"),
         ("X-Message-Type" = Option<String>, Header, description = "Message type (required for plain JSON)"),
-        ("message_type" = Option<String>, Query, description = "Message type, as the header")
+        ("message_type" = Option<String>, Query, description = "Message type, as the header"),
+        ("ack" = Option<String>, Query, description = "997, 999 or contrl: answer an EDIFACT or X12 interchange with that acknowledgement (as does Accept: application/EDI-X12 or application/EDIFACT)")
     ),
     responses(
-        (status = 202, description = "New message stored (a packet: any IDoc new)", body = MessageResult),
-        (status = 200, description = "Duplicate or Idempotency-Key replay; nothing new stored", body = MessageResult),
-        BadInput, Unauthenticated, SenderTypeForbidden, TooLarge, UnsupportedType, Unusable, Unavailable
+        (status = 202, description = "New message stored (a packet: any IDoc new); with ?ack= or an EDI Accept, the acknowledgement", content(
+            (MessageResult = "application/json"), (String = "application/EDI-X12"), (String = "application/EDIFACT"))),
+        (status = 200, description = "Duplicate or Idempotency-Key replay; nothing new stored; with ?ack= or an EDI Accept, the acknowledgement", content(
+            (MessageResult = "application/json"), (String = "application/EDI-X12"), (String = "application/EDIFACT"))),
+        BadInput, Unauthenticated, SenderTypeForbidden, NotAcceptable, TooLarge, UnsupportedType, Unusable, Unavailable
     ),
     security(("bearer" = []), ("basic" = []))
 )]
@@ -77,11 +85,12 @@ async fn receive(
     let content_type = header_text(&headers, "content-type")?.map(str::to_string);
     let (bytes, _permit) = read_body(&state, &state.body_budget, &headers, body).await?;
 
-    let parsed = parse(&bytes, content_type.as_deref()).await?;
+    let mut parsed = parse(&bytes, content_type.as_deref()).await?;
     let limit = state.config.max_idocs_per_packet;
     if parsed.documents.len() > limit {
         return Err(ApiError::PacketTooLarge { idocs: parsed.documents.len(), limit });
     }
+    let ack = edi_ack::requested(query.ack.as_deref(), &headers, parsed.format)?;
     let body_key = parsed.idempotency_key.as_deref().map(validate_key).transpose()?;
     // The header wins over the body member.
     let idempotency_key = header_key.or(body_key);
@@ -96,8 +105,13 @@ async fn receive(
     };
     let messages = build_messages(&state, &sender.scope, &parsed.documents, &source)?;
     let interchange = parsed.interchange.clone();
+    let envelope = parsed.envelope.take();
     // The parsed tree is a few times the body's size: gone before the insert.
     drop(parsed);
+    let ack = match (ack, envelope) {
+        (Some(kind), Some(envelope)) => Some(PendingAck::take(&state, &sender.scope, kind, envelope).await?),
+        _ => None,
+    };
     let request_sha256 = hex::encode(Sha256::digest(&bytes));
     // An interchange's control number is its request key (see `crate::edi`):
     // a request has one key claim, and for EDI the control number is the one
@@ -111,5 +125,5 @@ async fn receive(
             on_reuse: sender.on_key_reuse,
         }),
     };
-    submit(&state, Submission { scope: &sender.scope, key, messages, interchange }).await
+    submit(&state, Submission { scope: &sender.scope, key, messages, interchange, ack }).await
 }

@@ -175,5 +175,5 @@ async fn receive(
         // A provider retry may re-serialise its body; the event id decides.
         on_reuse: KeyReusePolicy::Replay,
     });
-    submit(&state, Submission { scope: &integ.scope, key, messages, interchange: None }).await
+    submit(&state, Submission { scope: &integ.scope, key, messages, interchange: None, ack: None }).await
 }

@@ -13,6 +13,7 @@
 mod support;
 
 // The receive endpoint.
+mod edi_acks;
 mod receive_auth_scope;
 mod receive_bad_input;
 mod receive_dedup;

@@ -5,6 +5,7 @@
 //! so checks never see each other's rows. Time is passed in explicitly
 //! (`IngestRequest::now`), so window checks need no sleeping.
 
+mod ack_numbers;
 mod admin;
 mod audit;
 mod batch;
@@ -13,6 +14,7 @@ mod ingest;
 mod packet;
 mod races;
 
+pub use ack_numbers::*;
 pub use admin::*;
 pub use audit::*;
 pub use batch::*;
