@@ -58,5 +58,8 @@ suite!(
     key_purge_keeps_an_integrations_event_ids,
     message_search_filters_and_pages,
     audit_events_of_one_message,
+    outbox_rows_written_with_messages,
+    lease_claim_is_exclusive,
+    deliveries_finish_fail_and_replay,
     activity_counts_and_series,
 );

@@ -1,0 +1,307 @@
+//! The transactional outbox: one `deliveries` row per (message,
+//! destination), and the attempts made to deliver it.
+//!
+//! The rows are not written by Rust code at all: a trigger on `messages`
+//! (migration 0008) inserts them in the statement that inserts the message,
+//! for every enabled destination of the message's environment whose filter
+//! admits its type. So every insert path (group insert, one transaction,
+//! packet chunks) writes them, no committed message ever lacks its pending
+//! deliveries, and a duplicate, which inserts no message row, gets none.
+//!
+//! Workers claim due rows with a lease ([`crate::Store::claim_deliveries`],
+//! one statement per backend: `FOR UPDATE SKIP LOCKED` on PostgreSQL, a
+//! plain `UPDATE` on SQLite, whose single writer already serialises it), run
+//! the attempt outside any transaction, then record it and the verdict
+//! together ([`crate::Store::finish_delivery`]). A worker that dies leaves
+//! its lease, which expires, and the row is claimed again.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sqlx::{Encode, Executor, FromRow, IntoArguments, Type};
+use uuid::Uuid;
+
+use crate::audit::{DELIVERY_FAILED, DELIVERY_REPLAYED};
+use crate::ingest::statements::IngestSql;
+use crate::queries::QuerySql;
+use crate::{NewAuditEvent, Result};
+
+/// A delivery still to be made.
+pub const PENDING: &str = "pending";
+/// A delivery the receiver accepted (2xx).
+pub const DELIVERED: &str = "delivered";
+/// A delivery given up on: retries exhausted or `410 Gone` (dead letter).
+pub const FAILED: &str = "failed";
+
+/// A delivery a worker claimed: it holds the lease until it records the attempt.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct ClaimedDelivery {
+    /// The message to deliver (also the `webhook-id`).
+    pub message_id: Uuid,
+    /// Where to.
+    pub destination_id: String,
+    /// Attempts made before this one.
+    pub attempts: i32,
+}
+
+/// One (message, destination) delivery as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
+pub struct DeliveryRow {
+    /// The message.
+    pub message_id: Uuid,
+    /// The destination.
+    pub destination_id: String,
+    /// `pending`, `delivered` or `failed`.
+    pub status: String,
+    /// Attempts made so far.
+    pub attempts: i32,
+    /// When the next attempt is due (while pending).
+    pub next_attempt_at: DateTime<Utc>,
+    /// Set while a worker runs an attempt.
+    pub lease_until: Option<DateTime<Utc>>,
+    /// The receiver's status code at the last attempt, if it answered.
+    pub last_status_code: Option<i32>,
+    /// What went wrong at the last attempt, if anything.
+    pub last_error: Option<String>,
+    /// When the message was stored.
+    pub created_at: DateTime<Utc>,
+    /// Last change.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// One attempt of a delivery.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
+pub struct AttemptRow {
+    /// When it started.
+    pub attempted_at: DateTime<Utc>,
+    /// The receiver's status code, if it answered.
+    pub status_code: Option<i32>,
+    /// Milliseconds until the answer (or the error).
+    pub latency_ms: i64,
+    /// Timeout, connection error, or what the status means.
+    pub error: Option<String>,
+    /// The first bytes of the receiver's answer.
+    pub response_prefix: Option<String>,
+}
+
+/// A delivery with its attempts, oldest first.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DeliveryReport {
+    /// The delivery.
+    #[serde(flatten)]
+    pub delivery: DeliveryRow,
+    /// Its attempts.
+    pub attempt_log: Vec<AttemptRow>,
+}
+
+/// What a worker records after an attempt.
+#[derive(Debug, Clone)]
+pub struct FinishedAttempt {
+    /// The delivery's message.
+    pub message_id: Uuid,
+    /// The delivery's destination.
+    pub destination_id: String,
+    /// The attempt.
+    pub attempt: AttemptRow,
+    /// What happens next.
+    pub verdict: Verdict,
+}
+
+/// What happens to a delivery after an attempt.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Verdict {
+    /// Accepted: done.
+    Delivered,
+    /// Try again at this time.
+    RetryAt(DateTime<Utc>),
+    /// Give up (audited `delivery.failed`).
+    Failed,
+}
+
+const INSERT_ATTEMPT: &str = "INSERT INTO delivery_attempts \
+    (message_id, destination_id, attempted_at, status_code, latency_ms, error, response_prefix) \
+    VALUES ($1, $2, $3, $4, $5, $6, $7)";
+/// Clears the lease with the verdict; a retry moves the due time.
+const FINISH: &str = "UPDATE deliveries SET attempts = attempts + 1, status = $3, \
+    next_attempt_at = COALESCE($4, next_attempt_at), lease_until = NULL, \
+    last_status_code = $5, last_error = $6, updated_at = $7 \
+    WHERE message_id = $1 AND destination_id = $2 RETURNING attempts";
+const OF_MESSAGE: &str = "SELECT message_id, destination_id, status, attempts, next_attempt_at, \
+    lease_until, last_status_code, last_error, created_at, updated_at FROM deliveries \
+    WHERE message_id = $1 ORDER BY destination_id";
+const ATTEMPTS_OF: &str = "SELECT attempted_at, status_code, latency_ms, error, response_prefix \
+    FROM delivery_attempts WHERE message_id = $1 AND destination_id = $2 ORDER BY id";
+/// Due again now; a lease in force is kept, so a running attempt is never
+/// doubled (its verdict then decides, and a replay may need repeating).
+const REDELIVER: &str = "UPDATE deliveries SET status = 'pending', next_attempt_at = $2, updated_at = $2 \
+    WHERE message_id = $1 AND ($3 IS NULL OR destination_id = $3) RETURNING destination_id";
+
+/// The outbox's statements (the claim is [`crate::backend::Backend`]'s:
+/// it differs per backend).
+pub(crate) trait OutboxSql: IngestSql + QuerySql {
+    /// Runs the backend's lease claim `statement` (see
+    /// [`crate::backend::Backend::CLAIM_DELIVERIES`]).
+    fn claim_deliveries(
+        conn: &mut Self::Connection,
+        statement: &'static str,
+        destination: &str,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+        limit: i64,
+    ) -> impl Future<Output = Result<Vec<ClaimedDelivery>>> + Send;
+    /// Records an attempt and its verdict; a failure is audited.
+    fn finish_delivery(
+        conn: &mut Self::Connection,
+        done: &FinishedAttempt,
+        now: DateTime<Utc>,
+    ) -> impl Future<Output = Result<()>> + Send;
+    /// A message's deliveries with their attempts.
+    fn deliveries_of(
+        conn: &mut Self::Connection,
+        message_id: Uuid,
+    ) -> impl Future<Output = Result<Vec<DeliveryReport>>> + Send;
+    /// Makes a message's deliveries (or its one to `destination`) due now,
+    /// audited `delivery.replayed`; returns the destinations queued.
+    fn redeliver(
+        conn: &mut Self::Connection,
+        message_id: Uuid,
+        destination: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> impl Future<Output = Result<Vec<String>>> + Send;
+}
+
+impl<DB> OutboxSql for DB
+where
+    DB: IngestSql + QuerySql,
+    DB::Arguments: IntoArguments<DB>,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'e> String: Encode<'e, DB> + Type<DB>,
+    for<'e> Option<String>: Encode<'e, DB> + Type<DB>,
+    for<'e> &'e str: Encode<'e, DB> + Type<DB>,
+    for<'e> Uuid: Encode<'e, DB> + Type<DB>,
+    for<'e> i64: Encode<'e, DB> + Type<DB>,
+    for<'e> Option<i32>: Encode<'e, DB> + Type<DB>,
+    for<'e> DateTime<Utc>: Encode<'e, DB> + Type<DB>,
+    for<'e> Option<DateTime<Utc>>: Encode<'e, DB> + Type<DB>,
+    for<'r> (i32,): FromRow<'r, DB::Row>,
+    for<'r> (String,): FromRow<'r, DB::Row>,
+    for<'r> DeliveryRow: FromRow<'r, DB::Row>,
+    for<'r> AttemptRow: FromRow<'r, DB::Row>,
+    for<'r> ClaimedDelivery: FromRow<'r, DB::Row>,
+{
+    async fn claim_deliveries(
+        conn: &mut DB::Connection,
+        statement: &'static str,
+        destination: &str,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+        limit: i64,
+    ) -> Result<Vec<ClaimedDelivery>> {
+        // One statement: atomic on its own, no transaction needed.
+        Ok(sqlx::query_as(statement)
+            .bind(destination.to_string())
+            .bind(now)
+            .bind(lease_until)
+            .bind(limit)
+            .fetch_all(&mut *conn)
+            .await?)
+    }
+
+    async fn finish_delivery(
+        conn: &mut DB::Connection,
+        done: &FinishedAttempt,
+        now: DateTime<Utc>,
+    ) -> Result<()> {
+        let a = &done.attempt;
+        sqlx::query(INSERT_ATTEMPT)
+            .bind(done.message_id)
+            .bind(&done.destination_id)
+            .bind(a.attempted_at)
+            .bind(a.status_code)
+            .bind(a.latency_ms)
+            .bind(a.error.clone())
+            .bind(a.response_prefix.clone())
+            .execute(&mut *conn)
+            .await?;
+        let (status, next) = match done.verdict {
+            Verdict::Delivered => (DELIVERED, None),
+            Verdict::RetryAt(at) => (PENDING, Some(at)),
+            Verdict::Failed => (FAILED, None),
+        };
+        let attempts: Option<(i32,)> = sqlx::query_as(FINISH)
+            .bind(done.message_id)
+            .bind(&done.destination_id)
+            .bind(status)
+            .bind(next)
+            .bind(a.status_code)
+            .bind(a.error.clone())
+            .bind(now)
+            .fetch_optional(&mut *conn)
+            .await?;
+        if done.verdict == Verdict::Failed {
+            let details = serde_json::json!({
+                "destination": done.destination_id,
+                "attempts": attempts.map(|(n,)| n),
+                "last_status_code": a.status_code,
+                "last_error": a.error,
+            });
+            audit_delivery::<DB>(conn, DELIVERY_FAILED, done.message_id, details, now).await?;
+        }
+        Ok(())
+    }
+
+    async fn deliveries_of(conn: &mut DB::Connection, message_id: Uuid) -> Result<Vec<DeliveryReport>> {
+        let rows: Vec<DeliveryRow> =
+            sqlx::query_as(OF_MESSAGE).bind(message_id).fetch_all(&mut *conn).await?;
+        let mut reports = Vec::with_capacity(rows.len());
+        for delivery in rows {
+            let attempt_log = sqlx::query_as(ATTEMPTS_OF)
+                .bind(message_id)
+                .bind(&delivery.destination_id)
+                .fetch_all(&mut *conn)
+                .await?;
+            reports.push(DeliveryReport { delivery, attempt_log });
+        }
+        Ok(reports)
+    }
+
+    async fn redeliver(
+        conn: &mut DB::Connection,
+        message_id: Uuid,
+        destination: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<String>> {
+        let queued: Vec<(String,)> = sqlx::query_as(REDELIVER)
+            .bind(message_id)
+            .bind(now)
+            .bind(destination.map(str::to_string))
+            .fetch_all(&mut *conn)
+            .await?;
+        let queued: Vec<String> = queued.into_iter().map(|(d,)| d).collect();
+        for destination in &queued {
+            let details = serde_json::json!({ "destination": destination });
+            audit_delivery::<DB>(conn, DELIVERY_REPLAYED, message_id, details, now).await?;
+        }
+        Ok(queued)
+    }
+}
+
+/// Audits a delivery event under the message's tenant, environment and type.
+async fn audit_delivery<DB: IngestSql + QuerySql>(
+    conn: &mut DB::Connection,
+    action: &str,
+    message_id: Uuid,
+    details: serde_json::Value,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let message = DB::get_message(conn, message_id).await?;
+    let event = NewAuditEvent {
+        action: action.into(),
+        tenant_id: message.as_ref().map(|m| m.tenant_id.clone()),
+        environment_id: message.as_ref().map(|m| m.environment_id.clone()),
+        message_type: message.as_ref().map(|m| m.message_type.clone()),
+        message_id: Some(message_id),
+        details,
+        ..Default::default()
+    };
+    DB::insert_audits(conn, &[(now, event)]).await
+}
