@@ -12,6 +12,7 @@
 mod http;
 pub mod live;
 pub mod raw;
+pub mod receiver;
 pub mod webhook;
 
 use std::path::PathBuf;
@@ -180,6 +181,21 @@ impl TestApp {
     pub async fn with_config(backend: Backend, extra: &str) -> TestApp {
         let db = TestDb::new(backend).await;
         let config = edihub_server::Config::from_toml(&config_toml(&db.url, extra))
+            .unwrap_or_else(|e| panic!("test config refused: {e}"));
+        let store = db.store().await;
+        let state = edihub_server::prepare_with(store, config).await.expect("prepare");
+        let router = edihub_server::router(state.clone());
+        TestApp { state, router, db }
+    }
+
+    /// The default configuration plus `extra`, with secrets from `secrets`.
+    pub async fn with_config_and_secrets(
+        backend: Backend,
+        extra: &str,
+        secrets: edihub_server::SecretSource,
+    ) -> TestApp {
+        let db = TestDb::new(backend).await;
+        let config = edihub_server::Config::from_toml_with_secrets(&config_toml(&db.url, extra), secrets)
             .unwrap_or_else(|e| panic!("test config refused: {e}"));
         let store = db.store().await;
         let state = edihub_server::prepare_with(store, config).await.expect("prepare");
