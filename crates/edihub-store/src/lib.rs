@@ -32,8 +32,8 @@
 //! - `catalog.rs`: message types and integrations, seeded from the
 //!   configuration, changed by admins (audited).
 //! - `destinations.rs`: push destinations, seeded and changed like
-//!   integrations; `outbox.rs`: the deliveries the `messages` trigger
-//!   writes with each message, their leases and attempts.
+//!   integrations; `outbox/`: the deliveries the `messages` trigger
+//!   writes with each message, their leases and attempts (`model.rs`: the rows).
 //! - `audit.rs`: audit events; `queries.rs`: message and audit lookups;
 //!   `console.rs`: the overview's aggregates; `retention.rs`: purges.
 //! - `conformance/`, `testing.rs` (feature `testing`): the suite every

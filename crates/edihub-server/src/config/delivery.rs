@@ -175,3 +175,7 @@ impl Config {
         Ok(())
     }
 }
+
+#[cfg(test)]
+#[path = "delivery_tests.rs"]
+mod tests;
