@@ -65,3 +65,16 @@ $$;
 CREATE TRIGGER messages_enqueue_deliveries AFTER INSERT ON messages
     REFERENCING NEW TABLE AS new_messages
     FOR EACH STATEMENT EXECUTE FUNCTION messages_enqueue_deliveries();
+
+-- A purged message takes its deliveries and their attempts with it (a
+-- message no longer stored cannot be delivered), one call per DELETE.
+CREATE FUNCTION messages_drop_deliveries() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM delivery_attempts a USING old_messages o WHERE a.message_id = o.id;
+    DELETE FROM deliveries d USING old_messages o WHERE d.message_id = o.id;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER messages_drop_deliveries AFTER DELETE ON messages
+    REFERENCING OLD TABLE AS old_messages
+    FOR EACH STATEMENT EXECUTE FUNCTION messages_drop_deliveries();

@@ -51,3 +51,10 @@ BEGIN
       AND (d.message_types IS NULL
            OR EXISTS (SELECT 1 FROM json_each(d.message_types) WHERE value = NEW.message_type));
 END;
+
+-- A purged message takes its deliveries and their attempts with it.
+CREATE TRIGGER messages_drop_deliveries AFTER DELETE ON messages
+BEGIN
+    DELETE FROM delivery_attempts WHERE message_id = OLD.id;
+    DELETE FROM deliveries WHERE message_id = OLD.id;
+END;

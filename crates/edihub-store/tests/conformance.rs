@@ -61,5 +61,6 @@ suite!(
     outbox_rows_written_with_messages,
     lease_claim_is_exclusive,
     deliveries_finish_fail_and_replay,
+    purged_messages_drop_their_deliveries,
     activity_counts_and_series,
 );

@@ -169,3 +169,33 @@ pub async fn deliveries_finish_fail_and_replay(store: StoreRef) {
     store.finish_delivery(&finish(Verdict::Delivered, attempt(Some(200), None))).await.unwrap();
     assert!(claim(retry_at + Duration::hours(1)).await.unwrap().is_empty(), "delivered is final");
 }
+
+/// A purged message takes its deliveries and attempts with it; the
+/// deliveries of messages kept stay.
+pub async fn purged_messages_drop_their_deliveries(store: StoreRef) {
+    let scope = fresh_scope();
+    let dest = seed_mixed(&store, &scope, &scope.tenant_id).await;
+    let old =
+        processed(ingest_at(&store, &scope, None, vec![message(None)], now() - Duration::days(10)).await);
+    let kept = processed(ingest_at(&store, &scope, None, vec![message(None)], now()).await);
+    let (old, kept) = (outcome_id(&old[0]), outcome_id(&kept[0]));
+    let claimed = store.claim_deliveries(&dest, now(), now() + Duration::seconds(30), 10).await.unwrap();
+    assert_eq!(claimed.len(), 2);
+    for c in claimed {
+        let done = FinishedAttempt {
+            message_id: c.message_id,
+            destination_id: dest.clone(),
+            attempt: attempt(Some(200), None),
+            verdict: Verdict::Delivered,
+        };
+        store.finish_delivery(&done).await.unwrap();
+    }
+    let purged =
+        store.retention_step(crate::RetentionStep::PurgeMessages, now() - Duration::days(5), now(), 100);
+    assert!(purged.await.unwrap() >= 1);
+    assert!(store.get_message(old).await.unwrap().is_none());
+    assert!(store.deliveries_of(old).await.unwrap().is_empty(), "deliveries of a purged message are gone");
+    let report = store.deliveries_of(kept).await.unwrap();
+    assert_eq!(report.len(), 2, "the kept message keeps its deliveries");
+    assert!(report.iter().any(|r| r.attempt_log.len() == 1));
+}

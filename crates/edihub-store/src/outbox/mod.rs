@@ -7,6 +7,8 @@
 //! admits its type. So every insert path (group insert, one transaction,
 //! packet chunks) writes them, no committed message ever lacks its pending
 //! deliveries, and a duplicate, which inserts no message row, gets none.
+//! Another trigger deletes a message's deliveries and attempts when
+//! retention purges the message.
 //!
 //! Workers claim due rows with a lease ([`crate::Store::claim_deliveries`],
 //! one statement per backend: `FOR UPDATE SKIP LOCKED` on PostgreSQL, a
