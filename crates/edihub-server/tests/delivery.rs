@@ -201,6 +201,13 @@ async fn retries_keep_one_id_and_gone_stops(backend: Backend) {
     assert_eq!(codes, [&json!(500), &json!(500), &json!(200)]);
     assert_eq!(d["attempt_log"][0]["error"], "HTTP 500 Internal Server Error");
     assert_eq!(d["attempt_log"][2]["response_prefix"], "receiver says hello");
+    let metrics = app.get("/metrics", None).await.text();
+    for line in [
+        r#"edihub_delivery_attempts_total{destination="flaky",outcome="retry"} 2"#,
+        r#"edihub_delivery_attempts_total{destination="flaky",outcome="delivered"} 1"#,
+    ] {
+        assert!(metrics.lines().any(|l| l == line), "{line} in\n{metrics}");
+    }
 
     until("hang is failed", async || has_status(&app, &id, "hang", "failed").await).await;
     assert_eq!(receiver.received("hang").len(), 1, "410 stops at once");

@@ -26,7 +26,7 @@ use tokio::sync::{Notify, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-pub use schedule::{jitter_factor, retry_after, verdict};
+use schedule::{jitter_factor, verdict};
 
 use crate::config::{Config, DeliverySignatureConfig, DestinationConfig};
 use crate::state::AppState;
@@ -191,6 +191,12 @@ impl Worker {
         let answer = attempt::send(&self.client, destination, message.as_ref()).await;
         let now = Utc::now();
         let verdict = verdict(&answer, delivery.attempts + 1, &self.delays, jitter_factor(), now);
+        let outcome = match verdict {
+            edihub_store::Verdict::Delivered => "delivered",
+            edihub_store::Verdict::RetryAt(_) => "retry",
+            edihub_store::Verdict::Failed => "failed",
+        };
+        self.state.metrics.delivery_attempt(&delivery.destination_id, outcome);
         let done = edihub_store::FinishedAttempt {
             message_id: id,
             destination_id: delivery.destination_id,
