@@ -23,6 +23,10 @@ pub struct DeliveryConfig {
     /// Most attempts in flight per destination in this process, so one slow
     /// destination never holds the workers of the others.
     pub max_in_flight_per_destination: u32,
+    /// Seconds a lease outlasts the destination's `timeout_secs`: time to
+    /// record the attempt. A process killed mid-attempt delays that
+    /// delivery by the timeout plus this much (another worker then takes it).
+    pub lease_margin_secs: u64,
 }
 
 impl Default for DeliveryConfig {
@@ -32,6 +36,7 @@ impl Default for DeliveryConfig {
             retry_schedule: schedule.iter().map(|s| s.to_string()).collect(),
             poll_interval_ms: 1000,
             max_in_flight_per_destination: 4,
+            lease_margin_secs: 30,
         }
     }
 }
@@ -112,6 +117,9 @@ impl Config {
         }
         if self.delivery.poll_interval_ms == 0 {
             return Err(ConfigError::new("delivery.poll_interval_ms", "must be greater than 0"));
+        }
+        if self.delivery.lease_margin_secs == 0 {
+            return Err(ConfigError::new("delivery.lease_margin_secs", "must be greater than 0"));
         }
         if self.delivery.max_in_flight_per_destination == 0 {
             return Err(ConfigError::new("delivery.max_in_flight_per_destination", "must be greater than 0"));

@@ -61,6 +61,7 @@ fn refusals_name_the_key() {
         (base("[delivery]\npoll_interval_ms = 0"), "delivery.poll_interval_ms"),
         (base("[delivery]\nmax_in_flight_per_destination = 0"), "delivery.max_in_flight_per_destination"),
         (base("[delivery]\nretries = 3"), "delivery"),
+        (base("[delivery]\nlease_margin_secs = 0"), "delivery.lease_margin_secs"),
         (destination("").replace("id = \"erp\"", "id = \"e r p\""), "destinations[0].id"),
         (
             destination("").replace("tenant = \"acme\"\nenvironment", "tenant = \"nobody\"\nenvironment"),

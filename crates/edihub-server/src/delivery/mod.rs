@@ -31,9 +31,6 @@ use schedule::{jitter_factor, verdict};
 use crate::config::{Config, DeliverySignatureConfig, DestinationConfig};
 use crate::state::AppState;
 
-/// Time a lease outlasts the attempt's timeout, for recording the verdict.
-const LEASE_MARGIN: Duration = Duration::from_secs(30);
-
 /// The configured destinations as rows to seed.
 pub fn seed_rows(config: &Config, now: DateTime<Utc>) -> Vec<DestinationRow> {
     config.destinations.iter().map(|d| row_of(d, SOURCE_CONFIG, now)).collect()
@@ -145,7 +142,8 @@ impl Worker {
             return;
         }
         let now = Utc::now();
-        let lease = Duration::from_secs(destination.def.timeout_secs) + LEASE_MARGIN;
+        let margin = self.state.config.delivery.lease_margin_secs;
+        let lease = Duration::from_secs(destination.def.timeout_secs.saturating_add(margin));
         let until = now + chrono::Duration::from_std(lease).unwrap_or_default();
         let limit = i64::try_from(free).unwrap_or(1);
         let claimed = match self.state.store.claim_deliveries(&row.id, now, until, limit).await {
