@@ -99,4 +99,73 @@ async fn destination_admin_round_trip(backend: Backend) {
     assert!(events.iter().all(|e| e["details"]["new"].is_object() && e["tenant"] == "acme"), "{audit}");
 }
 
-backend_tests!(destination_admin_round_trip);
+/// The statuses of `destination`'s deliveries of `ids`, in order.
+async fn statuses(app: &TestApp, ids: &[uuid::Uuid], destination: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for id in ids {
+        let reports = app.state.store.deliveries_of(*id).await.expect("deliveries");
+        let d = reports.iter().find(|r| r.delivery.destination_id == destination).expect("delivery");
+        out.push(d.delivery.status.clone());
+    }
+    out
+}
+
+/// A replay by filter queues exactly the deliveries it selects (here a
+/// destination's dead letters), audited once with the count; a bad filter
+/// is refused and changes nothing.
+async fn replay_by_filter(backend: Backend) {
+    let app = TestApp::with_config(backend, DESTINATIONS).await;
+    let mut ids = Vec::new();
+    for order in ["r-1", "r-2", "r-3"] {
+        let body = json!({ "order": { "id": order } }).to_string();
+        let res = app.post_json(ACME_PROD, body, &[("x-message-type", "shop.order")]).await;
+        ids.push(uuid::Uuid::parse_str(accepted(&res)["id"].as_str().expect("id")).expect("uuid"));
+    }
+    // The first two failed for good, the third was delivered.
+    let now = chrono::Utc::now();
+    let claimed = app.state.store.claim_deliveries("erp", now, now + chrono::Duration::minutes(1), 10).await;
+    assert_eq!(claimed.expect("claim").len(), 3);
+    for (i, id) in ids.iter().enumerate() {
+        let verdict = if i < 2 { edihub_store::Verdict::Failed } else { edihub_store::Verdict::Delivered };
+        let attempt = edihub_store::AttemptRow {
+            attempted_at: now,
+            status_code: Some(if i < 2 { 410 } else { 200 }),
+            latency_ms: 3,
+            error: None,
+            response_prefix: None,
+        };
+        let done =
+            edihub_store::FinishedAttempt { message_id: *id, destination_id: "erp".into(), attempt, verdict };
+        app.state.store.finish_delivery(&done).await.expect("finish");
+    }
+    assert_eq!(statuses(&app, &ids, "erp").await, ["failed", "failed", "delivered"]);
+
+    for (bad, says) in [
+        (json!({ "status": "lost" }), "none of"),
+        (json!({ "colour": "red" }), "unknown field"),
+        (json!({ "since": "yesterday" }), "since"),
+        (json!({ "since": "2026-02-01T00:00:00Z", "until": "2026-01-01T00:00:00Z" }), "before"),
+    ] {
+        let res = app.send(admin(Method::POST, "/admin/deliveries/replay", Some(bad))).await;
+        res.expect_problem(422, says);
+    }
+    assert_eq!(statuses(&app, &ids, "erp").await, ["failed", "failed", "delivered"], "nothing changed");
+    let audit = app.audit("action=delivery.replayed").await;
+    assert!(audit["events"].as_array().expect("events").is_empty(), "{audit}");
+
+    let filter = json!({ "destination": "erp", "status": "failed", "message_type": "shop.order" });
+    let res = app.send(admin(Method::POST, "/admin/deliveries/replay", Some(filter))).await;
+    res.expect(202);
+    assert_eq!(res.json()["queued"], 2);
+    assert_eq!(statuses(&app, &ids, "erp").await, ["pending", "pending", "delivered"]);
+    let other_type = json!({ "message_type": "erp.order" });
+    let res = app.send(admin(Method::POST, "/admin/deliveries/replay", Some(other_type))).await;
+    assert_eq!(res.json()["queued"], 0, "no message of that type");
+    let audit = app.audit("action=delivery.replayed").await;
+    let events = audit["events"].as_array().expect("events");
+    assert_eq!(events.len(), 2, "{audit}");
+    assert_eq!(events[1]["details"]["queued"], 2, "oldest last: {audit}");
+    assert_eq!(events[1]["details"]["filter"]["status"], "failed");
+}
+
+backend_tests!(destination_admin_round_trip, replay_by_filter);

@@ -18,7 +18,7 @@ use common::*;
 use serde_json::Value;
 
 /// Every route PRODUCT.md and the README promise, and nothing else.
-const PRODUCT_ROUTES: [(&str, &str); 22] = [
+const PRODUCT_ROUTES: [(&str, &str); 23] = [
     ("get", "/admin"),
     ("post", "/api/edi-hub/receive-message"),
     ("post", "/api/webhook/{integration_id}"),
@@ -37,6 +37,7 @@ const PRODUCT_ROUTES: [(&str, &str); 22] = [
     ("post", "/admin/destinations/{id}/disable"),
     ("get", "/admin/messages/{id}/deliveries"),
     ("post", "/admin/messages/{id}/redeliver"),
+    ("post", "/admin/deliveries/replay"),
     ("get", "/healthz"),
     ("get", "/readyz"),
     ("get", "/metrics"),

@@ -76,7 +76,7 @@ pub use error::{Result, StoreError};
 pub use model::*;
 pub use outbox::{
     AttemptRow, ClaimedDelivery, DELIVERED, DeliveryReport, DeliveryRow, FAILED, FinishedAttempt, PENDING,
-    Verdict,
+    ReplayFilter, Verdict,
 };
 pub use outcome::{
     Answer, DetectedBy, IngestOutcome, IngestRequest, KeyClaim, KeyReusePolicy, MessageOutcome, Replay,
@@ -153,6 +153,9 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// whatever their status, each audited as `delivery.replayed`; returns
     /// the destinations queued.
     async fn redeliver(&self, message_id: uuid::Uuid, destination: Option<&str>) -> Result<Vec<String>>;
+    /// Makes every delivery `filter` selects due now, whatever its status,
+    /// audited as one `delivery.replayed` event; returns how many.
+    async fn replay_deliveries(&self, filter: &ReplayFilter) -> Result<u64>;
     /// Runs one request's ingest transaction (see the `ingest` module docs).
     async fn ingest(&self, req: IngestRequest<'_>) -> Result<IngestOutcome>;
     /// A message by id, payload included.

@@ -9,7 +9,7 @@ use crate::backend::{Backend, SqlStore};
 use crate::{
     ActivityCount, ActivityPoint, AuditEvent, AuditFilter, ClaimedDelivery, DeliveryReport, DestinationRow,
     FinishedAttempt, IngestOutcome, IngestRequest, IntegrationRow, KeyPurge, MessageMeta, MessageQuery,
-    MessageRow, MessageTypeRow, NewAuditEvent, Result, RetentionStep, Scope, Store,
+    MessageRow, MessageTypeRow, NewAuditEvent, ReplayFilter, Result, RetentionStep, Scope, Store,
 };
 
 #[async_trait::async_trait]
@@ -99,6 +99,13 @@ impl<DB: Backend> Store for SqlStore<DB> {
     async fn redeliver(&self, message_id: Uuid, destination: Option<&str>) -> Result<Vec<String>> {
         let mut tx = self.begin().await?;
         let queued = DB::redeliver(&mut tx, message_id, destination, Utc::now()).await?;
+        tx.commit().await?;
+        Ok(queued)
+    }
+
+    async fn replay_deliveries(&self, filter: &ReplayFilter) -> Result<u64> {
+        let mut tx = self.begin().await?;
+        let queued = DB::replay_deliveries(&mut tx, filter, Utc::now()).await?;
         tx.commit().await?;
         Ok(queued)
     }

@@ -48,6 +48,12 @@ const ATTEMPTS_OF: &str = "SELECT attempted_at, status_code, latency_ms, error, 
 const REDELIVER: &str = "UPDATE deliveries SET status = 'pending', next_attempt_at = $2, updated_at = $2 \
     WHERE message_id = $1 AND ($3 IS NULL OR destination_id = $3) RETURNING destination_id";
 
+/// Due again now, by filter; a lease in force is kept (see `REDELIVER`).
+const REPLAY: &str = "UPDATE deliveries SET status = 'pending', next_attempt_at = $1, updated_at = $1 \
+    WHERE ($2 IS NULL OR destination_id = $2) AND ($3 IS NULL OR status = $3) \
+    AND message_id IN (SELECT id FROM messages WHERE ($4 IS NULL OR message_type = $4) \
+    AND ($5 IS NULL OR received_at >= $5) AND ($6 IS NULL OR received_at < $6))";
+
 /// The outbox's statements (the claim is [`crate::backend::Backend`]'s:
 /// it differs per backend).
 pub(crate) trait OutboxSql: IngestSql + QuerySql {
@@ -80,6 +86,13 @@ pub(crate) trait OutboxSql: IngestSql + QuerySql {
         destination: Option<&str>,
         now: DateTime<Utc>,
     ) -> impl Future<Output = Result<Vec<String>>> + Send;
+    /// Makes the deliveries `filter` selects due now; audited as one
+    /// `delivery.replayed` event with the filter and the count.
+    fn replay_deliveries(
+        conn: &mut Self::Connection,
+        filter: &ReplayFilter,
+        now: DateTime<Utc>,
+    ) -> impl Future<Output = Result<u64>> + Send;
 }
 
 impl<DB> OutboxSql for DB
@@ -100,6 +113,7 @@ where
     for<'r> DeliveryRow: FromRow<'r, DB::Row>,
     for<'r> AttemptRow: FromRow<'r, DB::Row>,
     for<'r> ClaimedDelivery: FromRow<'r, DB::Row>,
+    DB::QueryResult: crate::retention::RowsAffected,
 {
     async fn claim_deliveries(
         conn: &mut DB::Connection,
@@ -194,6 +208,32 @@ where
             let details = serde_json::json!({ "destination": destination });
             audit_delivery::<DB>(conn, DELIVERY_REPLAYED, message_id, details, now).await?;
         }
+        Ok(queued)
+    }
+
+    async fn replay_deliveries(
+        conn: &mut DB::Connection,
+        filter: &ReplayFilter,
+        now: DateTime<Utc>,
+    ) -> Result<u64> {
+        use crate::retention::RowsAffected;
+        let done = sqlx::query(REPLAY)
+            .bind(now)
+            .bind(filter.destination.clone())
+            .bind(filter.status.clone())
+            .bind(filter.message_type.clone())
+            .bind(filter.since)
+            .bind(filter.until)
+            .execute(&mut *conn)
+            .await?;
+        let queued = done.rows();
+        let event = NewAuditEvent {
+            action: DELIVERY_REPLAYED.into(),
+            message_type: filter.message_type.clone(),
+            details: serde_json::json!({ "filter": filter, "queued": queued }),
+            ..Default::default()
+        };
+        DB::insert_audits(conn, &[(now, event)]).await?;
         Ok(queued)
     }
 }

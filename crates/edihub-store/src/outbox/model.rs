@@ -96,3 +96,19 @@ pub enum Verdict {
     /// Give up (audited `delivery.failed`).
     Failed,
 }
+
+/// Which deliveries [`crate::Store::replay_deliveries`] makes due again;
+/// every field is optional, all given ones must match.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ReplayFilter {
+    /// Only deliveries to this destination.
+    pub destination: Option<String>,
+    /// Only deliveries with this status (`failed`, `delivered`, `pending`).
+    pub status: Option<String>,
+    /// Only deliveries of messages of this type.
+    pub message_type: Option<String>,
+    /// Only messages received at or after this time.
+    pub since: Option<DateTime<Utc>>,
+    /// Only messages received before this time.
+    pub until: Option<DateTime<Utc>>,
+}
