@@ -62,6 +62,7 @@ pub mod api_doc;
 pub mod auth;
 pub mod catalog;
 pub mod config;
+pub mod delivery;
 pub mod edi;
 pub mod edi_ack;
 pub mod error;
@@ -113,6 +114,8 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::audit::router())
         .merge(routes::messages::router())
         .merge(routes::catalog::router())
+        .merge(routes::destinations::router())
+        .merge(routes::deliveries::router())
         .merge(routes::overview::router())
         .merge(routes::health::router())
         .merge(routes::openapi::router())
@@ -163,6 +166,7 @@ pub async fn prepare(config: Config) -> Result<AppState, StartError> {
 pub async fn prepare_with(store: Arc<dyn Store>, config: Config) -> Result<AppState, StartError> {
     store.seed_message_types(&catalog::seed_rows(&config, ingest::now())).await?;
     store.seed_integrations(&integrations::seed_rows(&config, ingest::now())).await?;
+    store.seed_destinations(&delivery::seed_rows(&config, ingest::now())).await?;
     let state = AppState::new(store, config);
     state.reload().await?;
     Ok(state)
@@ -178,6 +182,7 @@ pub async fn serve(
 ) -> Result<(), StartError> {
     tasks.spawn(refresh_catalog(state.clone(), shutdown.clone()));
     tasks.spawn(retention::run(state.clone(), shutdown.clone()));
+    tasks.spawn(delivery::run(state.clone(), shutdown.clone()));
     tasks.spawn(integrations::rejections::run(state.clone(), shutdown.clone()));
     let limits = serve::ServeLimits {
         max_connections: state.config.max_connections,

@@ -61,6 +61,7 @@ pub struct Metrics {
     duplicates: Family,
     retention_rows: Family,
     signatures_rejected: Family,
+    delivery_attempts: Family,
 }
 
 impl Metrics {
@@ -96,6 +97,14 @@ impl Metrics {
         self.signatures_rejected.add(labels, 1);
     }
 
+    /// A delivery attempt to `destination` ended with `outcome`
+    /// (`delivered`, `retry` or `failed`; destinations come from the
+    /// configuration and admins, so the label set is bounded).
+    pub fn delivery_attempt(&self, destination: &str, outcome: &str) {
+        let labels = vec![("destination", destination.to_string()), ("outcome", outcome.to_string())];
+        self.delivery_attempts.add(labels, 1);
+    }
+
     /// Rows a retention step changed.
     pub fn retention(&self, step: &str, rows: u64) {
         self.retention_rows.add(vec![("step", step.to_string())], rows);
@@ -122,6 +131,11 @@ impl Metrics {
                 "edihub_webhook_signatures_rejected_total",
                 "Refused webhook signatures, by integration and reason.",
                 &self.signatures_rejected,
+            ),
+            (
+                "edihub_delivery_attempts_total",
+                "Delivery attempts by destination and outcome (delivered, retry, failed).",
+                &self.delivery_attempts,
             ),
         ];
         for (name, help, family) in counters {

@@ -17,6 +17,12 @@ pub const INTERCHANGE_DUPLICATE_BLOCKED: &str = "interchange.duplicate_blocked";
 pub const MESSAGE_TYPE_UPDATED: &str = "message_type.updated";
 /// The action of an admin's change of an integration.
 pub const INTEGRATION_UPDATED: &str = "integration.updated";
+/// The action of an admin's change of a push destination.
+pub const DESTINATION_UPDATED: &str = "destination.updated";
+/// The action of a delivery given up on (retries exhausted, or `410 Gone`).
+pub const DELIVERY_FAILED: &str = "delivery.failed";
+/// The action of an admin's request to deliver a message again.
+pub const DELIVERY_REPLAYED: &str = "delivery.replayed";
 /// The action written when a key returns with another payload.
 pub const KEY_MISMATCH: &str = "idempotency_key.mismatch";
 

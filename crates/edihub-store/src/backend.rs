@@ -5,10 +5,11 @@
 //! same Rust types onto both backends' columns, so the statements are
 //! written once, per concept, as traits with a single generic
 //! implementation ([`IngestSql`], [`CatalogSql`], [`QuerySql`],
-//! [`RetentionSql`], [`ConsoleSql`], [`AckSql`]; each states once which column types it
+//! [`RetentionSql`], [`ConsoleSql`], [`AckSql`], [`DestinationSql`], [`OutboxSql`]; each states once which column types it
 //! binds and which rows it reads). What is left is [`Backend`]: how a write
 //! transaction starts, the migrations, and the one lookup that needs a
-//! backend's own SQL. [`SqlStore`] is the store over either, and its
+//! backend's own SQL, and
+//! the outbox's lease claim. [`SqlStore`] is the store over either, and its
 //! [`crate::Store`] implementation (in `store.rs`) is written once.
 
 use sqlx::{Database, Pool, Transaction};
@@ -16,8 +17,10 @@ use sqlx::{Database, Pool, Transaction};
 use crate::ack_numbers::AckSql;
 use crate::catalog::CatalogSql;
 use crate::console::ConsoleSql;
+use crate::destinations::DestinationSql;
 use crate::ingest::group::Batchers;
 use crate::ingest::statements::{IngestSql, ScopedHolder};
+use crate::outbox::OutboxSql;
 use crate::queries::QuerySql;
 use crate::retention::RetentionSql;
 use crate::{Result, Scope};
@@ -30,12 +33,20 @@ pub(crate) trait Backend:
     + RetentionSql
     + ConsoleSql
     + AckSql
+    + DestinationSql
+    + OutboxSql
     + Database<Connection: sqlx::migrate::Migrate>
 {
     /// The statement that starts a write transaction: `BEGIN` on PostgreSQL;
     /// `BEGIN IMMEDIATE` on SQLite, so the write lock is taken up front
     /// instead of failing when a read transaction tries to upgrade.
     const BEGIN: &'static str;
+
+    /// Leases due deliveries of one destination: `$1` destination, `$2`
+    /// now, `$3` lease end, `$4` limit; returns [`crate::ClaimedDelivery`]
+    /// rows. PostgreSQL skips rows another replica's claim has locked
+    /// (`FOR UPDATE SKIP LOCKED`); SQLite's one writer runs claims one at a time.
+    const CLAIM_DELIVERIES: &'static str;
 
     /// The schema migrations of this backend (`migrations/<backend>`).
     fn migrator() -> &'static sqlx::migrate::Migrator;

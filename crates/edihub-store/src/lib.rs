@@ -32,6 +32,9 @@
 //! - `ack_numbers.rs`: acknowledgement control numbers per partner.
 //! - `catalog.rs`: message types and integrations, seeded from the
 //!   configuration, changed by admins (audited).
+//! - `destinations.rs`: push destinations, seeded and changed like
+//!   integrations; `outbox/`: the deliveries the `messages` trigger
+//!   writes with each message, their leases and attempts (`model.rs`: the rows).
 //! - `audit.rs`: audit events; `queries.rs`: message and audit lookups;
 //!   `console.rs`: the overview's aggregates; `retention.rs`: purges.
 //! - `conformance/`, `testing.rs` (feature `testing`): the suite every
@@ -46,9 +49,11 @@ mod catalog;
 #[cfg(feature = "testing")]
 pub mod conformance;
 mod console;
+mod destinations;
 mod error;
 mod ingest;
 mod model;
+mod outbox;
 mod outcome;
 mod postgres;
 mod queries;
@@ -62,14 +67,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use audit::{
-    AuditEvent, AuditFilter, DUPLICATE_BLOCKED, INTEGRATION_UPDATED, INTERCHANGE_DUPLICATE_BLOCKED,
-    KEY_MISMATCH, MESSAGE_TYPE_UPDATED, NewAuditEvent,
+    AuditEvent, AuditFilter, DELIVERY_FAILED, DELIVERY_REPLAYED, DESTINATION_UPDATED, DUPLICATE_BLOCKED,
+    INTEGRATION_UPDATED, INTERCHANGE_DUPLICATE_BLOCKED, KEY_MISMATCH, MESSAGE_TYPE_UPDATED, NewAuditEvent,
 };
 pub use backend::SqlStore;
 pub use catalog::{GLOBAL_TENANT, IntegrationRow, MessageTypeRow, SOURCE_ADMIN, SOURCE_CONFIG};
 pub use console::{ACCEPTED, ActivityCount, ActivityPoint, SIGNATURE_REJECTED, series_bounds};
+pub use destinations::DestinationRow;
 pub use error::{Result, StoreError};
 pub use model::*;
+pub use outbox::{
+    AttemptRow, ClaimedDelivery, DELIVERED, DeliveryReport, DeliveryRow, FAILED, FinishedAttempt, PENDING,
+    ReplayFilter, Verdict,
+};
 pub use outcome::{
     Answer, DetectedBy, IngestOutcome, IngestRequest, KeyClaim, KeyReusePolicy, MessageOutcome, Replay,
 };
@@ -118,6 +128,36 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     async fn seed_integrations(&self, rows: &[IntegrationRow]) -> Result<()>;
     /// All integrations.
     async fn list_integrations(&self) -> Result<Vec<IntegrationRow>>;
+    /// Makes the config-sourced destinations equal to `rows`, leaving
+    /// admin-edited rows alone.
+    async fn seed_destinations(&self, rows: &[DestinationRow]) -> Result<()>;
+    /// All push destinations.
+    async fn list_destinations(&self) -> Result<Vec<DestinationRow>>;
+    /// An admin's change of a destination, audited as `destination.updated`.
+    async fn put_destination(&self, row: &DestinationRow) -> Result<Option<DestinationRow>>;
+    /// Leases up to `limit` of `destination`'s deliveries that are due at
+    /// `now` until `lease_until`, oldest due first. Concurrent claims (in
+    /// this process or another replica) never return the same delivery
+    /// while its lease holds.
+    async fn claim_deliveries(
+        &self,
+        destination: &str,
+        now: chrono::DateTime<chrono::Utc>,
+        lease_until: chrono::DateTime<chrono::Utc>,
+        limit: i64,
+    ) -> Result<Vec<ClaimedDelivery>>;
+    /// Records a claimed delivery's attempt and verdict, releasing its
+    /// lease; `Verdict::Failed` is audited as `delivery.failed`.
+    async fn finish_delivery(&self, done: &FinishedAttempt) -> Result<()>;
+    /// A message's deliveries with their attempts, by destination.
+    async fn deliveries_of(&self, message_id: uuid::Uuid) -> Result<Vec<DeliveryReport>>;
+    /// Makes a message's deliveries (or the one to `destination`) due now,
+    /// whatever their status, each audited as `delivery.replayed`; returns
+    /// the destinations queued.
+    async fn redeliver(&self, message_id: uuid::Uuid, destination: Option<&str>) -> Result<Vec<String>>;
+    /// Makes every delivery `filter` selects due now, whatever its status,
+    /// audited as one `delivery.replayed` event; returns how many.
+    async fn replay_deliveries(&self, filter: &ReplayFilter) -> Result<u64>;
     /// Runs one request's ingest transaction (see the `ingest` module docs).
     async fn ingest(&self, req: IngestRequest<'_>) -> Result<IngestOutcome>;
     /// A message by id, payload included.

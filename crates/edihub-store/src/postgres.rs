@@ -59,6 +59,11 @@ const PACKET_HOLDERS: &str = "SELECT tenant_id, environment_id, id, message_type
 
 impl Backend for Postgres {
     const BEGIN: &'static str = "BEGIN";
+    const CLAIM_DELIVERIES: &'static str = "UPDATE deliveries SET lease_until = $3 \
+        WHERE (message_id, destination_id) IN (SELECT message_id, destination_id FROM deliveries \
+        WHERE destination_id = $1 AND status = 'pending' AND next_attempt_at <= $2 \
+        AND (lease_until IS NULL OR lease_until <= $2) ORDER BY next_attempt_at LIMIT $4 \
+        FOR UPDATE SKIP LOCKED) RETURNING message_id, destination_id, attempts";
 
     fn migrator() -> &'static sqlx::migrate::Migrator {
         &MIGRATOR

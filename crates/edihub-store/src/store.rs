@@ -7,9 +7,9 @@ use uuid::Uuid;
 
 use crate::backend::{Backend, SqlStore};
 use crate::{
-    ActivityCount, ActivityPoint, AuditEvent, AuditFilter, IngestOutcome, IngestRequest, IntegrationRow,
-    KeyPurge, MessageMeta, MessageQuery, MessageRow, MessageTypeRow, NewAuditEvent, Result, RetentionStep,
-    Scope, Store,
+    ActivityCount, ActivityPoint, AuditEvent, AuditFilter, ClaimedDelivery, DeliveryReport, DestinationRow,
+    FinishedAttempt, IngestOutcome, IngestRequest, IntegrationRow, KeyPurge, MessageMeta, MessageQuery,
+    MessageRow, MessageTypeRow, NewAuditEvent, ReplayFilter, Result, RetentionStep, Scope, Store,
 };
 
 #[async_trait::async_trait]
@@ -56,6 +56,58 @@ impl<DB: Backend> Store for SqlStore<DB> {
 
     async fn list_integrations(&self) -> Result<Vec<IntegrationRow>> {
         DB::list_integrations(&mut *self.pool.acquire().await?).await
+    }
+
+    async fn seed_destinations(&self, rows: &[DestinationRow]) -> Result<()> {
+        let mut tx = self.begin().await?;
+        DB::seed_destinations(&mut tx, rows).await?;
+        Ok(tx.commit().await?)
+    }
+
+    async fn list_destinations(&self) -> Result<Vec<DestinationRow>> {
+        DB::list_destinations(&mut *self.pool.acquire().await?).await
+    }
+
+    async fn put_destination(&self, row: &DestinationRow) -> Result<Option<DestinationRow>> {
+        let mut tx = self.begin().await?;
+        let old = DB::put_destination(&mut tx, row).await?;
+        tx.commit().await?;
+        Ok(old)
+    }
+
+    async fn claim_deliveries(
+        &self,
+        destination: &str,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+        limit: i64,
+    ) -> Result<Vec<ClaimedDelivery>> {
+        let mut conn = self.pool.acquire().await?;
+        DB::claim_deliveries(&mut conn, DB::CLAIM_DELIVERIES, destination, now, lease_until, limit).await
+    }
+
+    async fn finish_delivery(&self, done: &FinishedAttempt) -> Result<()> {
+        let mut tx = self.begin().await?;
+        DB::finish_delivery(&mut tx, done, Utc::now()).await?;
+        Ok(tx.commit().await?)
+    }
+
+    async fn deliveries_of(&self, message_id: Uuid) -> Result<Vec<DeliveryReport>> {
+        DB::deliveries_of(&mut *self.pool.acquire().await?, message_id).await
+    }
+
+    async fn redeliver(&self, message_id: Uuid, destination: Option<&str>) -> Result<Vec<String>> {
+        let mut tx = self.begin().await?;
+        let queued = DB::redeliver(&mut tx, message_id, destination, Utc::now()).await?;
+        tx.commit().await?;
+        Ok(queued)
+    }
+
+    async fn replay_deliveries(&self, filter: &ReplayFilter) -> Result<u64> {
+        let mut tx = self.begin().await?;
+        let queued = DB::replay_deliveries(&mut tx, filter, Utc::now()).await?;
+        tx.commit().await?;
+        Ok(queued)
     }
 
     async fn ingest(&self, req: IngestRequest<'_>) -> Result<IngestOutcome> {

@@ -7,6 +7,7 @@
 //! `EDIHUB_ADMIN__TOKEN_SHA256`). Unknown keys in the file are errors;
 //! unknown `EDIHUB_*` variables are ignored and reported (see `env`).
 
+mod delivery;
 mod env;
 mod secrets;
 mod sections;
@@ -18,6 +19,7 @@ use figment::Figment;
 use figment::providers::{Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 
+pub use delivery::{DeliveryConfig, DeliverySignatureConfig, DestinationConfig, parse_delay};
 pub use env::{DatabaseUrlSource, LoadNotes};
 pub use secrets::SecretSource;
 pub use sections::*;
@@ -89,6 +91,10 @@ pub struct Config {
     pub message_types: Vec<MessageTypeConfig>,
     /// Partner webhook integrations.
     pub integrations: Vec<IntegrationConfig>,
+    /// The delivery workers' schedule.
+    pub delivery: DeliveryConfig,
+    /// Push destinations of new messages.
+    pub destinations: Vec<DestinationConfig>,
     /// Prefix a `secret_env` variable must start with unless the config
     /// file's own integrations name it (see [`SecretNames`]).
     pub webhook_secret_prefix: String,
@@ -131,6 +137,8 @@ impl Default for Config {
             tenants: Vec::new(),
             message_types: Vec::new(),
             integrations: Vec::new(),
+            delivery: DeliveryConfig::default(),
+            destinations: Vec::new(),
             webhook_secret_prefix: DEFAULT_SECRET_PREFIX.into(),
             secrets: SecretSource::Environment,
             load_notes: LoadNotes::default(),
@@ -184,8 +192,10 @@ impl Config {
     /// names of its integrations fixed as the file's own, every rule checked.
     pub fn validated(mut self, secrets: SecretSource) -> Result<Config, ConfigError> {
         self.secrets = secrets;
-        self.file_secret_names =
-            self.integrations.iter().filter_map(|i| i.signature.as_ref()?.secret_env.clone()).collect();
+        let integrations = self.integrations.iter().filter_map(|i| i.signature.as_ref()?.secret_env.clone());
+        let destinations =
+            self.destinations.iter().filter_map(|d| Some(d.signature.as_ref()?.secret_env.clone()));
+        self.file_secret_names = integrations.chain(destinations).collect();
         self.validate()?;
         Ok(self)
     }
@@ -223,6 +233,7 @@ impl std::fmt::Debug for Config {
             .field("tenants", &self.tenants)
             .field("message_types", &self.message_types)
             .field("integrations", &self.integrations)
+            .field("destinations", &self.destinations)
             .field("secrets", &self.secrets)
             .finish_non_exhaustive()
     }

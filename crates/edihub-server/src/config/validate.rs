@@ -64,7 +64,7 @@ fn check_sha256(key: &str, value: &str) -> Result<(), ConfigError> {
     }
 }
 
-fn check_id(key: &str, value: &str) -> Result<(), ConfigError> {
+pub(super) fn check_id(key: &str, value: &str) -> Result<(), ConfigError> {
     let ok = !value.is_empty()
         && value.len() <= 100
         && value.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
@@ -130,6 +130,7 @@ impl Config {
         self.validate_tenants()?;
         self.validate_types()?;
         self.validate_integrations()?;
+        self.validate_delivery()?;
         Ok(())
     }
 

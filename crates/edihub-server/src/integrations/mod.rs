@@ -11,7 +11,7 @@
 //! Secrets never enter the database: an integration names the environment
 //! variable holding its secret, and the secret is read when the registry loads.
 
-mod names;
+pub(crate) mod names;
 pub mod rejections;
 pub mod signature;
 

@@ -161,6 +161,16 @@ pub fn standard_webhooks_key(secret: &str) -> Option<Vec<u8>> {
     lenient.decode(secret.strip_prefix("whsec_").unwrap_or(secret)).ok().filter(|k| !k.is_empty())
 }
 
+/// The `webhook-signature` value for `body` sent as Standard Webhooks
+/// message `id` at `timestamp` (Unix seconds): `v1,` and the base64
+/// HMAC-SHA256 over `{id}.{timestamp}.{body}`; what [`Verifier::check_body`]
+/// checks on the way in, used by delivery on the way out.
+pub fn standard_webhooks_sign(key: &[u8], id: &str, timestamp: i64, body: &[u8]) -> String {
+    let prefix = format!("{id}.{timestamp}.");
+    let digest = mac(key, &[prefix.as_bytes(), body]).finalize().into_bytes();
+    format!("v1,{}", STANDARD.encode(digest))
+}
+
 /// What a request's headers present: everything the MAC needs except the
 /// body. Checked before the body is read, so a request whose headers cannot
 /// carry a valid signature is refused without reading (or budgeting) it.

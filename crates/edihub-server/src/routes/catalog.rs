@@ -74,7 +74,7 @@ struct TypeBody {
     duplicate_window: Option<String>,
 }
 
-fn body_json<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+pub(super) fn body_json<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let value: Value =
         serde_json::from_slice(bytes).map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))?;
     // serde would also build a struct from an array; only an object is a definition.
@@ -86,10 +86,11 @@ fn body_json<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError
 
 /// Validates a candidate by running the config validator over a config that
 /// holds only it (and the real tenants), so the rules can never diverge.
-fn validate_with(state: &AppState, edit: impl FnOnce(&mut Config)) -> Result<Config, ApiError> {
+pub(super) fn validate_with(state: &AppState, edit: impl FnOnce(&mut Config)) -> Result<Config, ApiError> {
     let mut probe = state.config.clone();
     probe.message_types.clear();
     probe.integrations.clear();
+    probe.destinations.clear();
     edit(&mut probe);
     probe.validate().map_err(|e| ApiError::Unprocessable(e.to_string()))?;
     Ok(probe)

@@ -31,11 +31,11 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(find)).routes(routes!(show)).routes(routes!(payload))
 }
 
-fn parse_id(id: &str) -> Result<Uuid, ApiError> {
+pub(super) fn parse_id(id: &str) -> Result<Uuid, ApiError> {
     Uuid::parse_str(id).map_err(|_| ApiError::BadRequest(format!("`{id}` is not a message id")))
 }
 
-async fn load(state: &AppState, id: &str) -> Result<MessageRow, ApiError> {
+pub(super) async fn load(state: &AppState, id: &str) -> Result<MessageRow, ApiError> {
     let id = parse_id(id)?;
     state.store.get_message(id).await?.ok_or_else(|| ApiError::NotFound(format!("no message {id}")))
 }

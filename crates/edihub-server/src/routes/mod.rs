@@ -4,6 +4,8 @@ pub mod audit;
 pub mod audit_page;
 pub mod catalog;
 pub mod catalog_page;
+pub mod deliveries;
+pub mod destinations;
 pub mod health;
 pub mod message_page;
 pub mod message_search_page;

@@ -17,7 +17,7 @@ use edihub_server::config::SignatureConfig;
 use serde_json::Value;
 
 /// Every route PRODUCT.md and the README promise, and nothing else.
-const PRODUCT_ROUTES: [(&str, &str); 15] = [
+const PRODUCT_ROUTES: [(&str, &str); 23] = [
     ("get", "/admin"),
     ("post", "/api/edi-hub/receive-message"),
     ("post", "/api/webhook/{integration_id}"),
@@ -29,6 +29,14 @@ const PRODUCT_ROUTES: [(&str, &str); 15] = [
     ("put", "/admin/message-types/{id}"),
     ("get", "/admin/integrations"),
     ("put", "/admin/integrations/{id}"),
+    ("get", "/admin/destinations"),
+    ("get", "/admin/destinations/{id}"),
+    ("put", "/admin/destinations/{id}"),
+    ("post", "/admin/destinations/{id}/enable"),
+    ("post", "/admin/destinations/{id}/disable"),
+    ("get", "/admin/messages/{id}/deliveries"),
+    ("post", "/admin/messages/{id}/redeliver"),
+    ("post", "/admin/deliveries/replay"),
     ("get", "/healthz"),
     ("get", "/readyz"),
     ("get", "/metrics"),

@@ -11,6 +11,7 @@ mod audit;
 mod batch;
 mod console;
 mod ingest;
+mod outbox;
 mod packet;
 mod races;
 
@@ -20,6 +21,7 @@ pub use audit::*;
 pub use batch::*;
 pub use console::*;
 pub use ingest::*;
+pub use outbox::*;
 pub use packet::*;
 pub use races::*;
 

@@ -14,6 +14,7 @@
 //! - `f4_*`: SQLite: SIGKILL under load; the file opens cleanly afterwards.
 //! - `f5_*`: slow and abusive clients.
 //! - `f6_*`: graceful shutdown (SIGTERM) under load.
+//! - `f7_*`: edihub killed with SIGKILL while deliveries are in flight.
 //!
 //! - `secrets_in_logs`: no secret in the log or CLI output (security review).
 //!
@@ -33,4 +34,5 @@ mod f3_replicas;
 mod f4_sqlite_kill;
 mod f5_slow_clients;
 mod f6_graceful;
+mod f7_delivery_kill;
 mod secrets_in_logs;

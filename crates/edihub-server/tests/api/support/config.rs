@@ -19,9 +19,13 @@
 
 use std::collections::HashMap;
 
-use edihub_server::config::{EnvironmentConfig, IntegrationConfig, MessageTypeConfig, TenantConfig};
+use edihub_server::config::{
+    DeliveryConfig, DestinationConfig, EnvironmentConfig, IntegrationConfig, MessageTypeConfig, TenantConfig,
+};
 use edihub_server::{Config, SecretSource};
 use edihub_store::KeyReusePolicy;
+use figment::Figment;
+use figment::providers::{Format, Toml};
 
 use super::{ACME_PROD, ACME_PROD_2, ACME_QA, ADMIN_TOKEN, GLOBEX_PROD, sha256_hex};
 
@@ -160,6 +164,26 @@ impl TestConfig {
     /// environment: tests do not share secrets through it).
     pub fn secret(mut self, name: &str, value: &str) -> Self {
         self.secrets.insert(name.into(), value.into());
+        self
+    }
+
+    /// Adds the `[[destinations]]` and `[delivery]` of `toml` (a fragment in
+    /// the file's format, read into the typed sections: delivery tests
+    /// describe their receivers' URLs there).
+    pub fn delivery_toml(mut self, toml: &str) -> Self {
+        #[derive(serde::Deserialize)]
+        struct Delivery {
+            #[serde(default)]
+            destinations: Vec<DestinationConfig>,
+            delivery: Option<DeliveryConfig>,
+        }
+        let parsed: Delivery = Figment::from(Toml::string(toml))
+            .extract()
+            .unwrap_or_else(|e| panic!("delivery test config refused: {e}"));
+        self.config.destinations.extend(parsed.destinations);
+        if let Some(delivery) = parsed.delivery {
+            self.config.delivery = delivery;
+        }
         self
     }
 

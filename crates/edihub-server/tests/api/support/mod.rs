@@ -12,6 +12,7 @@ mod config;
 mod http;
 pub mod live;
 pub mod raw;
+pub mod receiver;
 pub mod signing;
 pub mod webhook;
 

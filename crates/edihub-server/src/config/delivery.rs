@@ -1,0 +1,189 @@
+//! The delivery sections: `[delivery]` (the workers' schedule) and
+//! `[[destinations]]` (where new messages are pushed), with their
+//! validation. Each rule names the offending key.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::validate::{check_id, parse_window};
+use super::{Config, ConfigError};
+
+/// The delivery workers.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DeliveryConfig {
+    /// Delays before the second, third, … attempt (`500ms`, `5s`, `2m`,
+    /// `1h`, `1d`); after the last one fails the delivery is `failed`.
+    /// Each delay gets ±20 % jitter; a receiver's `Retry-After` may lengthen it.
+    pub retry_schedule: Vec<String>,
+    /// How often the workers look for due deliveries when idle, in
+    /// milliseconds (a finished attempt wakes them at once).
+    pub poll_interval_ms: u64,
+    /// Most attempts in flight per destination in this process, so one slow
+    /// destination never holds the workers of the others.
+    pub max_in_flight_per_destination: u32,
+    /// Seconds a lease outlasts the destination's `timeout_secs`: time to
+    /// record the attempt. A process killed mid-attempt delays that
+    /// delivery by the timeout plus this much (another worker then takes it).
+    pub lease_margin_secs: u64,
+}
+
+impl Default for DeliveryConfig {
+    fn default() -> Self {
+        let schedule = ["5s", "30s", "2m", "10m", "30m", "1h", "3h", "6h", "12h", "24h"];
+        Self {
+            retry_schedule: schedule.iter().map(|s| s.to_string()).collect(),
+            poll_interval_ms: 1000,
+            max_in_flight_per_destination: 4,
+            lease_margin_secs: 30,
+        }
+    }
+}
+
+impl DeliveryConfig {
+    /// The retry delays (validated at start, so none fails here).
+    pub fn delays(&self) -> Vec<Duration> {
+        self.retry_schedule.iter().filter_map(|d| parse_delay(d).ok()).collect()
+    }
+}
+
+/// A push destination: new messages of one environment are POSTed to `url`.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DestinationConfig {
+    /// Destination id (taken from the path in the admin API).
+    #[serde(default)]
+    pub id: String,
+    /// Tenant whose messages it receives.
+    pub tenant: String,
+    /// Environment whose messages it receives.
+    pub environment: String,
+    /// `http://` or `https://` URL the messages are POSTed to.
+    pub url: String,
+    /// Only these message types (absent: every type).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_types: Option<Vec<String>>,
+    /// `envelope` (JSON with the message's metadata and JSON rendering, the
+    /// default) or `raw` (the bytes as received, with their content type).
+    #[serde(default = "default_format")]
+    pub format: String,
+    /// How requests are signed (absent: unsigned).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<DeliverySignatureConfig>,
+    /// Seconds an attempt may take before it counts as failed (default 10).
+    #[serde(default = "default_timeout")]
+    pub timeout_secs: u64,
+    /// A disabled destination gets no new deliveries and its queued ones wait.
+    #[serde(default = "default_enabled")]
+    pub enabled: bool,
+}
+
+/// Signing of outgoing deliveries.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeliverySignatureConfig {
+    /// `standard-webhooks` (the only scheme).
+    pub scheme: String,
+    /// Environment variable holding the `whsec_<base64>` secret.
+    pub secret_env: String,
+}
+
+fn default_format() -> String {
+    "envelope".into()
+}
+fn default_timeout() -> u64 {
+    10
+}
+fn default_enabled() -> bool {
+    true
+}
+
+/// Parses a delay such as `500ms`, `5s`, `2m`, `1h`, `1d`.
+pub fn parse_delay(text: &str) -> Result<Duration, String> {
+    match text.trim().strip_suffix("ms") {
+        Some(ms) => match ms.parse::<u64>() {
+            Ok(n) if n > 0 => Ok(Duration::from_millis(n)),
+            _ => Err(format!("`{text}` must be a positive duration (500ms, 5s, 2m, 1h, 1d)")),
+        },
+        None => parse_window(text).map(|s| Duration::from_secs(s.unsigned_abs())),
+    }
+}
+
+impl Config {
+    pub(super) fn validate_delivery(&self) -> Result<(), ConfigError> {
+        for (i, d) in self.delivery.retry_schedule.iter().enumerate() {
+            parse_delay(d).map_err(|r| ConfigError::new(format!("delivery.retry_schedule[{i}]"), r))?;
+        }
+        if self.delivery.poll_interval_ms == 0 {
+            return Err(ConfigError::new("delivery.poll_interval_ms", "must be greater than 0"));
+        }
+        if self.delivery.lease_margin_secs == 0 {
+            return Err(ConfigError::new("delivery.lease_margin_secs", "must be greater than 0"));
+        }
+        if self.delivery.max_in_flight_per_destination == 0 {
+            return Err(ConfigError::new("delivery.max_in_flight_per_destination", "must be greater than 0"));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (i, d) in self.destinations.iter().enumerate() {
+            let at = format!("destinations[{i}]");
+            check_id(&format!("{at}.id"), &d.id)?;
+            if !seen.insert(d.id.as_str()) {
+                return Err(ConfigError::new(
+                    format!("{at}.id"),
+                    format!("destination `{}` is defined twice", d.id),
+                ));
+            }
+            self.validate_destination(d, &at)?;
+        }
+        Ok(())
+    }
+
+    fn validate_destination(&self, d: &DestinationConfig, at: &str) -> Result<(), ConfigError> {
+        match self.tenants.iter().find(|t| t.id == d.tenant) {
+            None => {
+                return Err(ConfigError::new(
+                    format!("{at}.tenant"),
+                    format!("unknown tenant `{}`", d.tenant),
+                ));
+            }
+            Some(t) if !t.environments.iter().any(|e| e.id == d.environment) => {
+                return Err(ConfigError::new(
+                    format!("{at}.environment"),
+                    format!("tenant `{}` has no environment `{}`", d.tenant, d.environment),
+                ));
+            }
+            Some(_) => {}
+        }
+        let url_ok = reqwest::Url::parse(&d.url)
+            .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host_str().is_some());
+        if !url_ok {
+            return Err(ConfigError::new(format!("{at}.url"), format!("`{}` is not an http(s) URL", d.url)));
+        }
+        for (k, t) in d.message_types.iter().flatten().enumerate() {
+            crate::producers::check_type(t)
+                .map_err(|reason| ConfigError::new(format!("{at}.message_types[{k}]"), reason))?;
+        }
+        if !matches!(d.format.as_str(), "envelope" | "raw") {
+            return Err(ConfigError::new(format!("{at}.format"), "must be `envelope` or `raw`"));
+        }
+        if !(1..=300).contains(&d.timeout_secs) {
+            return Err(ConfigError::new(format!("{at}.timeout_secs"), "must be between 1 and 300"));
+        }
+        if let Some(sig) = &d.signature {
+            if sig.scheme != "standard-webhooks" {
+                return Err(ConfigError::new(
+                    format!("{at}.signature.scheme"),
+                    "must be `standard-webhooks`",
+                ));
+            }
+            crate::delivery::signing_key(sig, self)
+                .map_err(|r| ConfigError::new(format!("{at}.signature.secret_env"), r))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[path = "delivery_tests.rs"]
+mod tests;

@@ -1,0 +1,99 @@
+//! `[delivery]` and `[[destinations]]`: defaults, and every refusal names its key.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use super::super::{Config, SecretSource};
+use super::parse_delay;
+
+const SHA: &str = "ca4822ad34afb4cf7d32beabed6d8fd80ba2d29b05690c67464b0227c6475074";
+const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+
+fn base(top: &str) -> String {
+    format!(
+        "{top}\n[admin]\ntoken_sha256 = \"{SHA}\"\n[[tenants]]\nid = \"acme\"\n  [[tenants.environments]]\n  id = \"prod\"\n"
+    )
+}
+
+/// A config with one destination of acme/prod, plus `fields`.
+fn destination(fields: &str) -> String {
+    let d = format!(
+        "[[destinations]]\nid = \"erp\"\ntenant = \"acme\"\nenvironment = \"prod\"\nurl = \"https://erp.example/in\"\n{fields}\n"
+    );
+    base(&d)
+}
+
+fn secrets() -> SecretSource {
+    SecretSource::Fixed(HashMap::from([("ERP_SECRET".to_string(), SECRET.to_string())]))
+}
+
+fn load(text: &str) -> Result<Config, super::ConfigError> {
+    Config::from_toml_with_secrets(text, secrets())
+}
+
+#[test]
+fn defaults_apply() {
+    let c = load(&destination("")).expect("valid");
+    let d = &c.destinations[0];
+    assert_eq!((d.format.as_str(), d.timeout_secs, d.enabled), ("envelope", 10, true));
+    assert!(d.message_types.is_none() && d.signature.is_none());
+    let delays = c.delivery.delays();
+    assert_eq!(delays.len(), 10);
+    assert_eq!((delays[0], delays[9]), (Duration::from_secs(5), Duration::from_secs(86_400)));
+    assert_eq!(c.delivery.max_in_flight_per_destination, 4);
+    let signed = destination("signature = { scheme = \"standard-webhooks\", secret_env = \"ERP_SECRET\" }");
+    assert!(load(&signed).is_ok(), "a secret named by the file is allowed");
+}
+
+#[test]
+fn delays_parse_with_units() {
+    assert_eq!(parse_delay("250ms"), Ok(Duration::from_millis(250)));
+    assert_eq!(parse_delay("2m"), Ok(Duration::from_secs(120)));
+    assert!(parse_delay("0ms").is_err() && parse_delay("5 parsecs").is_err() && parse_delay("ms").is_err());
+}
+
+#[test]
+fn refusals_name_the_key() {
+    let sig =
+        |scheme: &str, var: &str| format!("signature = {{ scheme = \"{scheme}\", secret_env = \"{var}\" }}");
+    let cases = [
+        (base("[delivery]\nretry_schedule = [\"5s\", \"soon\"]"), "delivery.retry_schedule[1]"),
+        (base("[delivery]\npoll_interval_ms = 0"), "delivery.poll_interval_ms"),
+        (base("[delivery]\nmax_in_flight_per_destination = 0"), "delivery.max_in_flight_per_destination"),
+        (base("[delivery]\nretries = 3"), "delivery"),
+        (base("[delivery]\nlease_margin_secs = 0"), "delivery.lease_margin_secs"),
+        (destination("").replace("id = \"erp\"", "id = \"e r p\""), "destinations[0].id"),
+        (
+            destination("").replace("tenant = \"acme\"\nenvironment", "tenant = \"nobody\"\nenvironment"),
+            "destinations[0].tenant",
+        ),
+        (
+            destination("").replace("environment = \"prod\"\nurl", "environment = \"qa\"\nurl"),
+            "destinations[0].environment",
+        ),
+        (destination("").replace("https://erp.example/in", "ftp://erp.example/in"), "destinations[0].url"),
+        (destination("").replace("https://erp.example/in", "not a url"), "destinations[0].url"),
+        (destination("format = \"xml\""), "destinations[0].format"),
+        (destination("timeout_secs = 0"), "destinations[0].timeout_secs"),
+        (destination("message_types = [\"\"]"), "destinations[0].message_types[0]"),
+        (destination(&sig("github", "ERP_SECRET")), "destinations[0].signature.scheme"),
+        (destination(&sig("standard-webhooks", "MISSING_SECRET")), "destinations[0].signature.secret_env"),
+        (destination(&sig("standard-webhooks", "DATABASE_URL")), "destinations[0].signature.secret_env"),
+        (destination("colour = \"red\""), "destinations.0"),
+    ];
+    for (text, key) in cases {
+        let err = load(&text).expect_err(key);
+        assert!(err.key.starts_with(key), "{key}: refused as {err}");
+    }
+    let twice = format!(
+        "{}{}",
+        destination(""),
+        "[[destinations]]\nid = \"erp\"\ntenant = \"acme\"\nenvironment = \"prod\"\nurl = \"https://erp.example/b\"\n"
+    );
+    assert_eq!(load(&twice).expect_err("twice").key, "destinations[1].id");
+    let not_whsec = SecretSource::Fixed(HashMap::from([("ERP_SECRET".to_string(), "!!".to_string())]));
+    let text = destination(&sig("standard-webhooks", "ERP_SECRET"));
+    let err = Config::from_toml_with_secrets(&text, not_whsec).expect_err("not whsec");
+    assert_eq!(err.key, "destinations[0].signature.secret_env");
+    assert!(err.reason.contains("whsec_"), "{err}");
+}

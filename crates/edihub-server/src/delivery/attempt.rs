@@ -1,0 +1,157 @@
+//! One HTTP attempt of a delivery: the body (envelope or raw), the
+//! Standard Webhooks headers, and what the receiver answered.
+//!
+//! The `webhook-id` is the message id on every attempt and every replay, so
+//! a receiver drops repeats by id. Redirects are not followed (a receiver
+//! that moved answers 3xx, which is retried like any non-2xx until an
+//! operator fixes the URL), and at most [`PREFIX_BYTES`] of an answer are
+//! read, so a receiver cannot make a worker buffer a large body.
+
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use edihub_store::{AttemptRow, MessageRow};
+use reqwest::header::{CONTENT_TYPE, HeaderValue, RETRY_AFTER};
+use serde_json::{Value, json};
+
+use super::Destination;
+use super::schedule::retry_after;
+
+/// Bytes of a receiver's answer kept with the attempt.
+pub const PREFIX_BYTES: usize = 512;
+
+/// What an attempt came to.
+#[derive(Debug)]
+pub struct Answer {
+    /// The attempt as recorded.
+    pub record: AttemptRow,
+    /// The receiver's `Retry-After`, if it sent one.
+    pub retry_after: Option<Duration>,
+    /// The message is gone (purged): no attempt can succeed.
+    pub gone: bool,
+}
+
+/// The client all attempts share (it pools connections per host).
+pub fn client() -> reqwest::Result<reqwest::Client> {
+    // reqwest is built with `rustls-no-provider`: choose ring for the
+    // process (an error means one is installed already, just as good).
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .user_agent(concat!("edihub/", env!("CARGO_PKG_VERSION")))
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(Duration::from_secs(10))
+        .build()
+}
+
+/// The envelope of `m`: its metadata and its JSON rendering (the document
+/// at its position in the body it arrived in; `null` if that cannot be read).
+pub fn envelope(m: &MessageRow) -> Value {
+    let payload = edihub_core::parse_body(&m.payload, m.content_type.as_deref())
+        .ok()
+        .and_then(|p| p.documents.into_iter().nth(usize::try_from(m.packet_index).unwrap_or(0)))
+        .map_or(Value::Null, |d| d.value().clone());
+    json!({
+        "id": m.id,
+        "tenant": m.tenant_id,
+        "environment": m.environment_id,
+        "message_type": m.message_type,
+        "mestyp": m.mestyp,
+        "docnum": m.docnum,
+        "fingerprint": m.fingerprint,
+        "received_at": m.received_at,
+        "payload": payload,
+    })
+}
+
+/// POSTs `message` to `destination`; never fails, the answer says what happened.
+pub async fn send(
+    client: &reqwest::Client,
+    destination: &Destination,
+    message: Option<&MessageRow>,
+) -> Answer {
+    let attempted_at = Utc::now();
+    let started = Instant::now();
+    let record =
+        |status_code: Option<i32>, error: Option<String>, response_prefix: Option<String>| AttemptRow {
+            attempted_at,
+            status_code,
+            latency_ms: i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX),
+            error,
+            response_prefix,
+        };
+    let Some(m) = message else {
+        let record = record(None, Some("the message is no longer stored".into()), None);
+        return Answer { record, retry_after: None, gone: true };
+    };
+    let def = &destination.def;
+    let (body, content_type) = if def.format == "raw" {
+        let ct = m.content_type.clone().unwrap_or_else(|| "application/octet-stream".into());
+        (m.payload.clone(), ct)
+    } else {
+        (envelope(m).to_string().into_bytes(), "application/json".into())
+    };
+    let id = m.id.to_string();
+    let timestamp = attempted_at.timestamp();
+    let mut request = client
+        .post(&def.url)
+        .timeout(Duration::from_secs(def.timeout_secs))
+        .header(
+            CONTENT_TYPE,
+            HeaderValue::from_str(&content_type)
+                .unwrap_or(HeaderValue::from_static("application/octet-stream")),
+        )
+        .header("webhook-id", &id)
+        .header("webhook-timestamp", timestamp.to_string());
+    if let Some(key) = &destination.key {
+        let signature = crate::integrations::signature::standard_webhooks_sign(key, &id, timestamp, &body);
+        request = request.header("webhook-signature", signature);
+    }
+    let mut response = match request.body(body).send().await {
+        Ok(r) => r,
+        Err(e) => {
+            return Answer { record: record(None, Some(describe(&e)), None), retry_after: None, gone: false };
+        }
+    };
+    let status = response.status();
+    let wait = response
+        .headers()
+        .get(RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| retry_after(v, Utc::now()));
+    let mut prefix = Vec::new();
+    let mut read_error = None;
+    while prefix.len() < PREFIX_BYTES {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                prefix.extend_from_slice(&chunk[..chunk.len().min(PREFIX_BYTES - prefix.len())])
+            }
+            Ok(None) => break,
+            Err(e) => {
+                read_error = Some(describe(&e));
+                break;
+            }
+        }
+    }
+    let error = match (status.is_success(), read_error) {
+        (true, _) => None,
+        (false, Some(e)) => Some(format!("HTTP {status}; {e}")),
+        (false, None) => Some(format!("HTTP {status}")),
+    };
+    let text = (!prefix.is_empty()).then(|| String::from_utf8_lossy(&prefix).into_owned());
+    Answer { record: record(Some(i32::from(status.as_u16())), error, text), retry_after: wait, gone: false }
+}
+
+/// An error with its sources (reqwest's own message alone hides the cause).
+fn describe(e: &reqwest::Error) -> String {
+    if e.is_timeout() {
+        return "timed out".into();
+    }
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}

@@ -1,0 +1,114 @@
+//! The outbox's rows: deliveries, their attempts, a worker's claim and
+//! what it records after an attempt.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// A delivery still to be made.
+pub const PENDING: &str = "pending";
+/// A delivery the receiver accepted (2xx).
+pub const DELIVERED: &str = "delivered";
+/// A delivery given up on: retries exhausted or `410 Gone` (dead letter).
+pub const FAILED: &str = "failed";
+
+/// A delivery a worker claimed: it holds the lease until it records the attempt.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct ClaimedDelivery {
+    /// The message to deliver (also the `webhook-id`).
+    pub message_id: Uuid,
+    /// Where to.
+    pub destination_id: String,
+    /// Attempts made before this one.
+    pub attempts: i32,
+}
+
+/// One (message, destination) delivery as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
+pub struct DeliveryRow {
+    /// The message.
+    pub message_id: Uuid,
+    /// The destination.
+    pub destination_id: String,
+    /// `pending`, `delivered` or `failed`.
+    pub status: String,
+    /// Attempts made so far.
+    pub attempts: i32,
+    /// When the next attempt is due (while pending).
+    pub next_attempt_at: DateTime<Utc>,
+    /// Set while a worker runs an attempt.
+    pub lease_until: Option<DateTime<Utc>>,
+    /// The receiver's status code at the last attempt, if it answered.
+    pub last_status_code: Option<i32>,
+    /// What went wrong at the last attempt, if anything.
+    pub last_error: Option<String>,
+    /// When the message was stored.
+    pub created_at: DateTime<Utc>,
+    /// Last change.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// One attempt of a delivery.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
+pub struct AttemptRow {
+    /// When it started.
+    pub attempted_at: DateTime<Utc>,
+    /// The receiver's status code, if it answered.
+    pub status_code: Option<i32>,
+    /// Milliseconds until the answer (or the error).
+    pub latency_ms: i64,
+    /// Timeout, connection error, or what the status means.
+    pub error: Option<String>,
+    /// The first bytes of the receiver's answer.
+    pub response_prefix: Option<String>,
+}
+
+/// A delivery with its attempts, oldest first.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DeliveryReport {
+    /// The delivery.
+    #[serde(flatten)]
+    pub delivery: DeliveryRow,
+    /// Its attempts.
+    pub attempt_log: Vec<AttemptRow>,
+}
+
+/// What a worker records after an attempt.
+#[derive(Debug, Clone)]
+pub struct FinishedAttempt {
+    /// The delivery's message.
+    pub message_id: Uuid,
+    /// The delivery's destination.
+    pub destination_id: String,
+    /// The attempt.
+    pub attempt: AttemptRow,
+    /// What happens next.
+    pub verdict: Verdict,
+}
+
+/// What happens to a delivery after an attempt.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Verdict {
+    /// Accepted: done.
+    Delivered,
+    /// Try again at this time.
+    RetryAt(DateTime<Utc>),
+    /// Give up (audited `delivery.failed`).
+    Failed,
+}
+
+/// Which deliveries [`crate::Store::replay_deliveries`] makes due again;
+/// every field is optional, all given ones must match.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ReplayFilter {
+    /// Only deliveries to this destination.
+    pub destination: Option<String>,
+    /// Only deliveries with this status (`failed`, `delivered`, `pending`).
+    pub status: Option<String>,
+    /// Only deliveries of messages of this type.
+    pub message_type: Option<String>,
+    /// Only messages received at or after this time.
+    pub since: Option<DateTime<Utc>>,
+    /// Only messages received before this time.
+    pub until: Option<DateTime<Utc>>,
+}
