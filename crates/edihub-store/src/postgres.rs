@@ -63,7 +63,7 @@ impl Backend for Postgres {
         WHERE (message_id, destination_id) IN (SELECT message_id, destination_id FROM deliveries \
         WHERE destination_id = $1 AND status = 'pending' AND next_attempt_at <= $2 \
         AND (lease_until IS NULL OR lease_until <= $2) ORDER BY next_attempt_at LIMIT $4 \
-        FOR UPDATE SKIP LOCKED) RETURNING message_id, destination_id, attempts";
+        FOR UPDATE SKIP LOCKED) RETURNING message_id, destination_id, attempts, lease_until";
 
     fn migrator() -> &'static sqlx::migrate::Migrator {
         &MIGRATOR

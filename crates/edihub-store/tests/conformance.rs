@@ -61,6 +61,7 @@ suite!(
     outbox_rows_written_with_messages,
     lease_claim_is_exclusive,
     deliveries_finish_fail_and_replay,
+    a_stale_verdict_does_not_overwrite_a_newer_lease,
     purged_messages_drop_their_deliveries,
     activity_counts_and_series,
     ack_numbers_count_per_partner,

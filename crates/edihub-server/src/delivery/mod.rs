@@ -200,6 +200,7 @@ impl Worker {
             destination_id: delivery.destination_id,
             attempt: answer.record,
             verdict,
+            lease_until: delivery.lease_until,
         };
         if let Err(e) = self.state.store.finish_delivery(&done).await {
             tracing::warn!(message_id = %id, error = %e, "delivery: recording the attempt failed");

@@ -122,8 +122,10 @@ async fn replay_by_filter(backend: Backend) {
     // The first two failed for good, the third was delivered.
     let now = chrono::Utc::now();
     let claimed = app.state.store.claim_deliveries("erp", now, now + chrono::Duration::minutes(1), 10).await;
-    assert_eq!(claimed.expect("claim").len(), 3);
+    let claimed = claimed.expect("claim");
+    assert_eq!(claimed.len(), 3);
     for (i, id) in ids.iter().enumerate() {
+        let lease_until = claimed.iter().find(|c| c.message_id == *id).expect("claimed").lease_until;
         let verdict = if i < 2 { edihub_store::Verdict::Failed } else { edihub_store::Verdict::Delivered };
         let attempt = edihub_store::AttemptRow {
             attempted_at: now,
@@ -132,8 +134,13 @@ async fn replay_by_filter(backend: Backend) {
             error: None,
             response_prefix: None,
         };
-        let done =
-            edihub_store::FinishedAttempt { message_id: *id, destination_id: "erp".into(), attempt, verdict };
+        let done = edihub_store::FinishedAttempt {
+            message_id: *id,
+            destination_id: "erp".into(),
+            attempt,
+            verdict,
+            lease_until,
+        };
         app.state.store.finish_delivery(&done).await.expect("finish");
     }
     assert_eq!(statuses(&app, &ids, "erp").await, ["failed", "failed", "delivered"]);

@@ -132,18 +132,32 @@ pub async fn deliveries_finish_fail_and_replay(store: StoreRef) {
     let out = processed(ingest_at(&store, &scope, None, vec![message(Some("fr-1"))], now()).await);
     let id = outcome_id(&out[0]);
     let claim = |at| store.claim_deliveries(&dest, at, at + Duration::seconds(30), 10);
-    assert_eq!(claim(now()).await.unwrap()[0].attempts, 0);
+    let first = claim(now()).await.unwrap();
+    assert_eq!(first[0].attempts, 0);
     let retry_at = now() + Duration::minutes(10);
-    let finish =
-        |verdict, a| FinishedAttempt { message_id: id, destination_id: dest.clone(), attempt: a, verdict };
+    let finish = |verdict, a, lease| FinishedAttempt {
+        message_id: id,
+        destination_id: dest.clone(),
+        attempt: a,
+        verdict,
+        lease_until: lease,
+    };
     store
-        .finish_delivery(&finish(Verdict::RetryAt(retry_at), attempt(Some(500), Some("HTTP 500"))))
+        .finish_delivery(&finish(
+            Verdict::RetryAt(retry_at),
+            attempt(Some(500), Some("HTTP 500")),
+            first[0].lease_until,
+        ))
         .await
         .unwrap();
     assert!(claim(now()).await.unwrap().is_empty(), "not due before the retry time");
     let again = claim(retry_at).await.unwrap();
     assert_eq!(again[0].attempts, 1);
-    store.finish_delivery(&finish(Verdict::Failed, attempt(Some(410), Some("HTTP 410")))).await.unwrap();
+    let lease = again[0].lease_until;
+    store
+        .finish_delivery(&finish(Verdict::Failed, attempt(Some(410), Some("HTTP 410")), lease))
+        .await
+        .unwrap();
     let report =
         store.deliveries_of(id).await.unwrap().into_iter().find(|r| r.delivery.destination_id == dest);
     let report = report.expect("delivery");
@@ -165,8 +179,10 @@ pub async fn deliveries_finish_fail_and_replay(store: StoreRef) {
     assert_eq!(store.redeliver(id, Some(&dest)).await.unwrap(), vec![dest.clone()]);
     assert!(store.redeliver(id, Some("no-such-destination")).await.unwrap().is_empty());
     assert_eq!(store.list_audit(&audit(DELIVERY_REPLAYED)).await.unwrap().len(), 1);
-    assert_eq!(claim(now()).await.unwrap().len(), 1, "a replay is due at once");
-    store.finish_delivery(&finish(Verdict::Delivered, attempt(Some(200), None))).await.unwrap();
+    let replayed = claim(now()).await.unwrap();
+    assert_eq!(replayed.len(), 1, "a replay is due at once");
+    let lease = replayed[0].lease_until;
+    store.finish_delivery(&finish(Verdict::Delivered, attempt(Some(200), None), lease)).await.unwrap();
     assert!(claim(retry_at + Duration::hours(1)).await.unwrap().is_empty(), "delivered is final");
 }
 
@@ -187,6 +203,7 @@ pub async fn purged_messages_drop_their_deliveries(store: StoreRef) {
             destination_id: dest.clone(),
             attempt: attempt(Some(200), None),
             verdict: Verdict::Delivered,
+            lease_until: c.lease_until,
         };
         store.finish_delivery(&done).await.unwrap();
     }
@@ -198,4 +215,42 @@ pub async fn purged_messages_drop_their_deliveries(store: StoreRef) {
     let report = store.deliveries_of(kept).await.unwrap();
     assert_eq!(report.len(), 2, "the kept message keeps its deliveries");
     assert!(report.iter().any(|r| r.attempt_log.len() == 1));
+}
+
+/// A worker that stalled past its lease finds the delivery claimed again by
+/// another: its attempt is logged, its verdict is not recorded, and the
+/// newer attempt's verdict decides.
+pub async fn a_stale_verdict_does_not_overwrite_a_newer_lease(store: StoreRef) {
+    let scope = fresh_scope();
+    let dest = seed_mixed(&store, &scope, &scope.tenant_id).await;
+    let out = processed(ingest_at(&store, &scope, None, vec![message(Some("stale-1"))], now()).await);
+    let id = outcome_id(&out[0]);
+    let t0 = now();
+    let stalled = store.claim_deliveries(&dest, t0, t0 + Duration::seconds(5), 10).await.unwrap();
+    let t1 = t0 + Duration::seconds(6);
+    let current = store.claim_deliveries(&dest, t1, t1 + Duration::seconds(5), 10).await.unwrap();
+    assert_eq!(current.len(), 1, "the expired lease is claimed again");
+    let done = |verdict, code, lease| FinishedAttempt {
+        message_id: id,
+        destination_id: dest.clone(),
+        attempt: attempt(Some(code), None),
+        verdict,
+        lease_until: lease,
+    };
+    store.finish_delivery(&done(Verdict::Delivered, 200, current[0].lease_until)).await.unwrap();
+    // The stalled worker's late verdict: a failure that must not win.
+    store.finish_delivery(&done(Verdict::Failed, 410, stalled[0].lease_until)).await.unwrap();
+    let report =
+        store.deliveries_of(id).await.unwrap().into_iter().find(|r| r.delivery.destination_id == dest);
+    let report = report.expect("delivery");
+    assert_eq!((report.delivery.status.as_str(), report.delivery.attempts), ("delivered", 1));
+    assert_eq!(report.delivery.last_status_code, Some(200));
+    assert_eq!(report.attempt_log.len(), 2, "both attempts are logged");
+    let failed = AuditFilter {
+        action: Some(DELIVERY_FAILED.into()),
+        message_id: Some(id),
+        limit: 10,
+        ..Default::default()
+    };
+    assert!(store.list_audit(&failed).await.unwrap().is_empty(), "a stale failure is not audited");
 }

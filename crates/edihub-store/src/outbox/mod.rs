@@ -33,11 +33,13 @@ use crate::{NewAuditEvent, Result};
 const INSERT_ATTEMPT: &str = "INSERT INTO delivery_attempts \
     (message_id, destination_id, attempted_at, status_code, latency_ms, error, response_prefix) \
     VALUES ($1, $2, $3, $4, $5, $6, $7)";
-/// Clears the lease with the verdict; a retry moves the due time.
+/// Clears the lease with the verdict; a retry moves the due time. Only
+/// while the attempt's lease (`$8`) is still the delivery's: a stale
+/// verdict changes nothing.
 const FINISH: &str = "UPDATE deliveries SET attempts = attempts + 1, status = $3, \
     next_attempt_at = COALESCE($4, next_attempt_at), lease_until = NULL, \
     last_status_code = $5, last_error = $6, updated_at = $7 \
-    WHERE message_id = $1 AND destination_id = $2 RETURNING attempts";
+    WHERE message_id = $1 AND destination_id = $2 AND lease_until = $8 RETURNING attempts";
 const OF_MESSAGE: &str = "SELECT message_id, destination_id, status, attempts, next_attempt_at, \
     lease_until, last_status_code, last_error, created_at, updated_at FROM deliveries \
     WHERE message_id = $1 ORDER BY destination_id";
@@ -162,12 +164,18 @@ where
             .bind(a.status_code)
             .bind(a.error.clone())
             .bind(now)
+            .bind(done.lease_until)
             .fetch_optional(&mut *conn)
             .await?;
+        let Some((attempts,)) = attempts else {
+            tracing::info!(message_id = %done.message_id, destination = %done.destination_id,
+                "delivery: the lease passed to another attempt; this verdict is not recorded");
+            return Ok(());
+        };
         if done.verdict == Verdict::Failed {
             let details = serde_json::json!({
                 "destination": done.destination_id,
-                "attempts": attempts.map(|(n,)| n),
+                "attempts": attempts,
                 "last_status_code": a.status_code,
                 "last_error": a.error,
             });

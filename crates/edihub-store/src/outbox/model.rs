@@ -21,6 +21,9 @@ pub struct ClaimedDelivery {
     pub destination_id: String,
     /// Attempts made before this one.
     pub attempts: i32,
+    /// The lease taken, as stored: the attempt's verdict counts only while
+    /// the delivery still holds it ([`FinishedAttempt::lease_until`]).
+    pub lease_until: DateTime<Utc>,
 }
 
 /// One (message, destination) delivery as stored.
@@ -84,6 +87,11 @@ pub struct FinishedAttempt {
     pub attempt: AttemptRow,
     /// What happens next.
     pub verdict: Verdict,
+    /// The lease the attempt ran under ([`ClaimedDelivery::lease_until`]).
+    /// A worker that stalled past it may find the delivery claimed again by
+    /// another replica: its attempt is still logged, but its verdict is not
+    /// recorded, so it cannot overwrite the newer attempt's.
+    pub lease_until: DateTime<Utc>,
 }
 
 /// What happens to a delivery after an attempt.
