@@ -84,6 +84,20 @@ pub(super) fn body_json<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<
     serde_json::from_value(value).map_err(|e| ApiError::Unprocessable(format!("invalid definition: {e}")))
 }
 
+/// A definition sent to `PUT …/{id}`: the body's object with the path's
+/// `id` set in it (the path names what is changed), read as a `what`.
+pub(super) fn definition_at<T: serde::de::DeserializeOwned>(
+    body: &[u8],
+    id: &str,
+    what: &str,
+) -> Result<T, ApiError> {
+    let mut def: Value = body_json(body)?;
+    if let Some(obj) = def.as_object_mut() {
+        obj.insert("id".into(), json!(id));
+    }
+    serde_json::from_value(def).map_err(|e| ApiError::Unprocessable(format!("invalid {what}: {e}")))
+}
+
 /// Validates a candidate by running the config validator over a config that
 /// holds only it (and the real tenants), so the rules can never diverge.
 pub(super) fn validate_with(state: &AppState, edit: impl FnOnce(&mut Config)) -> Result<Config, ApiError> {
@@ -163,12 +177,7 @@ async fn put_integration(
     ApiPath(id): ApiPath<String>,
     JsonBody(body): JsonBody,
 ) -> Result<Json<Value>, ApiError> {
-    let mut def: Value = body_json(&body)?;
-    if let Some(obj) = def.as_object_mut() {
-        obj.insert("id".into(), json!(id));
-    }
-    let def: IntegrationConfig = serde_json::from_value(def)
-        .map_err(|e| ApiError::Unprocessable(format!("invalid integration: {e}")))?;
+    let def: IntegrationConfig = definition_at(&body, &id, "integration")?;
     validate_with(&state, |c| c.integrations.push(def.clone()))?;
     let row = IntegrationRow {
         id,

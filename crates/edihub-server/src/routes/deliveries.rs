@@ -15,6 +15,9 @@ use utoipa_axum::routes;
 
 use super::messages::load;
 use crate::api_doc::Problem;
+use crate::api_doc::errors::{
+    BadInput, CrossOrigin, NotFound, NotJson, Unauthenticated, Unavailable, Unusable,
+};
 use crate::auth::Admin;
 use crate::error::ApiError;
 use crate::extract::{ApiPath, ApiQuery, JsonBody};
@@ -27,7 +30,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// A message's deliveries, by destination, each with its attempts (oldest first).
 #[utoipa::path(get, path = "/admin/messages/{id}/deliveries", tag = "admin", params(("id" = uuid::Uuid, Path)),
-    responses((status = 200, description = "Deliveries with their attempts", body = Object), (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 404, description = "Not found", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
+    responses((status = 200, description = "Deliveries with their attempts", body = Object), BadInput, Unauthenticated, NotFound, Unavailable), security(("bearer" = []), ("basic" = [])))]
 async fn list(
     State(state): State<AppState>,
     _admin: Admin,
@@ -47,7 +50,7 @@ struct RedeliverQuery {
 /// Deliver a message again (to every destination it had, or to one).
 #[utoipa::path(post, path = "/admin/messages/{id}/redeliver", tag = "admin",
     params(("id" = uuid::Uuid, Path), ("destination" = Option<String>, Query, description = "Absent: every destination of the message")),
-    responses((status = 202, description = "Queued: the destinations", body = Object), (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 403, description = "Sent from a page of another origin", body = Problem, content_type = "application/problem+json"), (status = 404, description = "No such message, or no delivery of it to that destination", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
+    responses((status = 202, description = "Queued: the destinations", body = Object), BadInput, Unauthenticated, CrossOrigin, (status = 404, description = "No such message, or no delivery of it to that destination", body = Problem, content_type = "application/problem+json"), Unavailable), security(("bearer" = []), ("basic" = [])))]
 async fn redeliver(
     State(state): State<AppState>,
     _admin: Admin,
@@ -90,7 +93,7 @@ fn time(name: &str, text: Option<&str>) -> Result<Option<chrono::DateTime<chrono
 /// Deliver again every delivery the filter selects; answers how many were queued.
 #[utoipa::path(post, path = "/admin/deliveries/replay", tag = "admin",
     request_body(content = ReplayBody, content_type = "application/json"),
-    responses((status = 202, description = "Queued: how many", body = Object), (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 403, description = "Sent from a page of another origin", body = Problem, content_type = "application/problem+json"), (status = 415, description = "Not application/json", body = Problem, content_type = "application/problem+json"), (status = 422, description = "Well-formed but unusable", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
+    responses((status = 202, description = "Queued: how many", body = Object), BadInput, Unauthenticated, CrossOrigin, NotJson, Unusable, Unavailable), security(("bearer" = []), ("basic" = [])))]
 async fn replay(
     State(state): State<AppState>,
     _admin: Admin,

@@ -16,8 +16,10 @@ use serde_json::{Value, json};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::catalog::{body_json, validate_with};
-use crate::api_doc::Problem;
+use super::catalog::{definition_at, validate_with};
+use crate::api_doc::errors::{
+    BadInput, CrossOrigin, NotFound, NotJson, Unauthenticated, Unavailable, Unusable,
+};
 use crate::auth::Admin;
 use crate::config::DestinationConfig;
 use crate::error::ApiError;
@@ -49,14 +51,14 @@ async fn store(state: &AppState, def: DestinationConfig) -> Result<Json<Value>, 
 
 /// All push destinations.
 #[utoipa::path(get, path = "/admin/destinations", tag = "admin",
-    responses((status = 200, description = "Destinations", body = Object), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
+    responses((status = 200, description = "Destinations", body = Object), Unauthenticated, Unavailable), security(("bearer" = []), ("basic" = [])))]
 async fn list(State(state): State<AppState>, _admin: Admin) -> Result<Json<Value>, ApiError> {
     Ok(Json(json!({ "destinations": state.store.list_destinations().await? })))
 }
 
 /// One push destination.
 #[utoipa::path(get, path = "/admin/destinations/{id}", tag = "admin", params(("id" = String, Path)),
-    responses((status = 200, description = "The destination", body = Object), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 404, description = "Not found", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
+    responses((status = 200, description = "The destination", body = Object), Unauthenticated, NotFound, Unavailable), security(("bearer" = []), ("basic" = [])))]
 async fn show(
     State(state): State<AppState>,
     _admin: Admin,
@@ -69,19 +71,14 @@ async fn show(
 #[utoipa::path(put, path = "/admin/destinations/{id}", tag = "admin", params(("id" = String, Path)),
     request_body(content = DestinationConfig, content_type = "application/json",
         description = "The `id` comes from the path"),
-    responses((status = 200, description = "Old and new value", body = Object), (status = 400, description = "Malformed body, header or query", body = Problem, content_type = "application/problem+json"), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 403, description = "Sent from a page of another origin", body = Problem, content_type = "application/problem+json"), (status = 415, description = "Not application/json", body = Problem, content_type = "application/problem+json"), (status = 422, description = "Well-formed but unusable", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
+    responses((status = 200, description = "Old and new value", body = Object), BadInput, Unauthenticated, CrossOrigin, NotJson, Unusable, Unavailable), security(("bearer" = []), ("basic" = [])))]
 async fn put(
     State(state): State<AppState>,
     _admin: Admin,
     ApiPath(id): ApiPath<String>,
     JsonBody(body): JsonBody,
 ) -> Result<Json<Value>, ApiError> {
-    let mut def: Value = body_json(&body)?;
-    if let Some(obj) = def.as_object_mut() {
-        obj.insert("id".into(), json!(id));
-    }
-    let def: DestinationConfig = serde_json::from_value(def)
-        .map_err(|e| ApiError::Unprocessable(format!("invalid destination: {e}")))?;
+    let def: DestinationConfig = definition_at(&body, &id, "destination")?;
     store(&state, def).await
 }
 
@@ -96,7 +93,7 @@ async fn switch(state: &AppState, id: &str, enabled: bool) -> Result<Json<Value>
 
 /// Resume a destination: new messages get deliveries again, queued ones are sent.
 #[utoipa::path(post, path = "/admin/destinations/{id}/enable", tag = "admin", params(("id" = String, Path)),
-    responses((status = 200, description = "Old and new value", body = Object), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 403, description = "Sent from a page of another origin", body = Problem, content_type = "application/problem+json"), (status = 404, description = "Not found", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
+    responses((status = 200, description = "Old and new value", body = Object), Unauthenticated, CrossOrigin, NotFound, Unavailable), security(("bearer" = []), ("basic" = [])))]
 async fn enable(
     State(state): State<AppState>,
     _admin: Admin,
@@ -107,7 +104,7 @@ async fn enable(
 
 /// Pause a destination: new messages get no deliveries to it, queued ones wait.
 #[utoipa::path(post, path = "/admin/destinations/{id}/disable", tag = "admin", params(("id" = String, Path)),
-    responses((status = 200, description = "Old and new value", body = Object), (status = 401, description = "Missing or wrong credentials", body = Problem, content_type = "application/problem+json"), (status = 403, description = "Sent from a page of another origin", body = Problem, content_type = "application/problem+json"), (status = 404, description = "Not found", body = Problem, content_type = "application/problem+json"), (status = 503, description = "Database unavailable; retry later", body = Problem, content_type = "application/problem+json")), security(("bearer" = []), ("basic" = [])))]
+    responses((status = 200, description = "Old and new value", body = Object), Unauthenticated, CrossOrigin, NotFound, Unavailable), security(("bearer" = []), ("basic" = [])))]
 async fn disable(
     State(state): State<AppState>,
     _admin: Admin,
