@@ -48,6 +48,13 @@ pub(crate) trait Backend:
     /// (`FOR UPDATE SKIP LOCKED`); SQLite's one writer runs claims one at a time.
     const CLAIM_DELIVERIES: &'static str;
 
+    /// Whether a keyed group-insert batch is first tried as one statement
+    /// ([`IngestSql::claim_and_insert`], a data-modifying CTE): on
+    /// PostgreSQL that saves the transaction's `BEGIN`, second statement and
+    /// `COMMIT` round trips; SQLite has no such CTEs, and its round trips
+    /// stay in the process.
+    const ONE_STATEMENT_KEYED_BATCH: bool;
+
     /// The schema migrations of this backend (`migrations/<backend>`).
     fn migrator() -> &'static sqlx::migrate::Migrator;
 

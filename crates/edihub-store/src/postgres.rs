@@ -58,6 +58,7 @@ const PACKET_HOLDERS: &str = "SELECT tenant_id, environment_id, id, message_type
     WHERE tenant_id = $1 AND environment_id = $2 AND fingerprint = ANY($3)";
 
 impl Backend for Postgres {
+    const ONE_STATEMENT_KEYED_BATCH: bool = true;
     const BEGIN: &'static str = "BEGIN";
     const CLAIM_DELIVERIES: &'static str = "UPDATE deliveries SET lease_until = $3 \
         WHERE (message_id, destination_id) IN (SELECT message_id, destination_id FROM deliveries \

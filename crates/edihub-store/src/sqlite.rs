@@ -66,6 +66,7 @@ const PACKET_HOLDERS: &str = "SELECT tenant_id, environment_id, id, message_type
     WHERE tenant_id = $1 AND environment_id = $2 AND fingerprint IN (SELECT value FROM json_each($3))";
 
 impl Backend for Sqlite {
+    const ONE_STATEMENT_KEYED_BATCH: bool = false;
     const BEGIN: &'static str = "BEGIN IMMEDIATE";
     const CLAIM_DELIVERIES: &'static str = "UPDATE deliveries SET lease_until = $3 \
         WHERE (message_id, destination_id) IN (SELECT message_id, destination_id FROM deliveries \

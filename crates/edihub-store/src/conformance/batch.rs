@@ -206,3 +206,54 @@ pub async fn keyed_request_after_an_expired_window(store: StoreRef) {
     assert!(matches!(again, IngestOutcome::Replayed(Replay::Answer(_))), "{again:?}");
     assert_eq!(store.count_messages(&scope).await.unwrap(), 2);
 }
+
+/// A burst of keyed requests, each with its own new key, where every third
+/// message repeats the fingerprint of a message stored before the burst:
+/// the new ones are stored once, the repeats are duplicates of the stored
+/// originals with their audit events, and every key then replays exactly
+/// the answer its request got. (On PostgreSQL a keyed batch is first tried
+/// as one statement, which a repeated fingerprint fails; the batch is then
+/// settled by its transaction.)
+pub async fn keyed_burst_with_duplicates_settles_each(store: StoreRef) {
+    let scope = fresh_scope();
+    let originals: Vec<_> = (0..BURST.div_ceil(3)).map(|i| message(Some(&format!("kd-{i}")))).collect();
+    let mut original_ids = Vec::new();
+    for m in &originals {
+        original_ids
+            .push(outcome_id(&processed(ingest_at(&store, &scope, None, vec![m.clone()], now()).await)[0]));
+    }
+    let request = |i: usize| {
+        let fp = if i % 3 == 0 { format!("kd-{}", i / 3) } else { format!("kd-new-{i}") };
+        (key(&format!("kd-key-{i}"), &format!("sha-{i}")), message(Some(&fp)))
+    };
+    let tasks: Vec<_> = (0..BURST)
+        .map(|i| {
+            let (store, scope) = (store.clone(), scope.clone());
+            let (k, m) = request(i);
+            tokio::spawn(async move { ingest_at(&store, &scope, Some(k), vec![m], now()).await })
+        })
+        .collect();
+    let mut answers = Vec::new();
+    for (i, t) in tasks.into_iter().enumerate() {
+        let outcomes = processed(t.await.expect("task"));
+        match (&outcomes[0], i % 3) {
+            (MessageOutcome::Duplicate { existing, .. }, 0) => assert_eq!(existing.id, original_ids[i / 3]),
+            (MessageOutcome::Accepted(_), 1 | 2) => {}
+            (other, _) => panic!("request {i}: got {other:?}"),
+        }
+        answers.push(outcomes);
+    }
+    let duplicates = BURST.div_ceil(3);
+    assert_eq!(store.count_messages(&scope).await.unwrap(), (originals.len() + BURST - duplicates) as i64);
+    let events = AuditFilter { tenant: Some(scope.tenant_id.clone()), limit: 500, ..Default::default() };
+    let audited = store.list_audit(&events).await.unwrap();
+    assert_eq!(audited.len(), duplicates, "one duplicate_blocked event per repeat");
+    for (i, first) in answers.into_iter().enumerate() {
+        let (k, m) = request(i);
+        let again =
+            ingest_at(&store, &scope, Some(k), vec![NewMessage { id: uuid::Uuid::now_v7(), ..m }], now())
+                .await;
+        let IngestOutcome::Replayed(Replay::Answer(answer)) = again else { panic!("request {i}: {again:?}") };
+        assert_eq!(answer.outcomes, first, "request {i} replays its first answer");
+    }
+}

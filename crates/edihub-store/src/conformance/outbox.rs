@@ -61,9 +61,13 @@ pub async fn outbox_rows_written_with_messages(store: StoreRef) {
     );
     let chunks: Vec<NewMessage> = (0..TX_CHUNK + 5).map(|i| message(Some(&format!("ob-p{i}")))).collect();
     let packet = processed(ingest_at(&store, &scope, None, chunks, now()).await);
-    let mut ids: Vec<_> = group.iter().chain(&tx).chain(&packet).map(outcome_id).collect();
+    // A keyed request takes the keyed group insert (one statement on PostgreSQL).
+    let keyed = processed(
+        ingest_at(&store, &scope, Some(key("ob-k", "sha-ob-k")), vec![message(Some("ob-k"))], now()).await,
+    );
+    let mut ids: Vec<_> = group.iter().chain(&tx).chain(&packet).chain(&keyed).map(outcome_id).collect();
     ids.dedup();
-    assert_eq!(ids.len(), 3 + TX_CHUNK + 5);
+    assert_eq!(ids.len(), 4 + TX_CHUNK + 5);
     for id in &ids {
         assert_eq!(delivered_to(&store, *id).await, expected, "message {id}");
     }

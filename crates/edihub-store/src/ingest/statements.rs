@@ -12,6 +12,7 @@
 //! list length is its own prepared statement in the connection's cache.
 
 use chrono::{DateTime, Utc};
+use sqlx::query_builder::Separated;
 use sqlx::types::Json;
 use sqlx::{Database, Encode, Executor, FromRow, IntoArguments, QueryBuilder, Type};
 use uuid::Uuid;
@@ -88,6 +89,29 @@ const CLAIM_KEYS: &str = "INSERT INTO idempotency_keys \
      answer, message_id) ";
 const CLAIM_KEYS_TAIL: &str = " ON CONFLICT (tenant_id, environment_id, kind, key) DO NOTHING \
     RETURNING tenant_id, environment_id, kind, key";
+/// The key claim of [`IngestSql::claim_and_insert`], its first CTE: the
+/// claims' `VALUES`, each with its message's fingerprint, claimed unless a
+/// holder of that fingerprint is visible. Such a request is left to its own
+/// transaction, which settles the duplicate; so the statement's message
+/// insert fails only when a holder commits while it runs.
+const CLAIM_AND_INSERT_KEYS: &str = "WITH k AS (INSERT INTO idempotency_keys \
+    (tenant_id, environment_id, kind, key, request_sha256, status_code, response_body, created_at, \
+     answer, message_id) SELECT c.tenant_id, c.environment_id, c.kind, c.key, c.request_sha256, \
+     c.status_code, c.response_body, c.created_at, c.answer, c.message_id FROM (";
+/// Ends the key claim: only where no holder is visible, returning the
+/// message each claimed key expects.
+const CLAIM_AND_INSERT_KEYS_TAIL: &str = ") AS c (tenant_id, environment_id, kind, key, request_sha256, \
+    status_code, response_body, created_at, answer, message_id, fingerprint) \
+    WHERE c.fingerprint IS NULL OR NOT EXISTS (SELECT 1 FROM messages m \
+    WHERE m.tenant_id = c.tenant_id AND m.environment_id = c.environment_id \
+    AND m.fingerprint = c.fingerprint) \
+    ON CONFLICT (tenant_id, environment_id, kind, key) DO NOTHING RETURNING message_id) ";
+/// Ends [`IngestSql::claim_and_insert`]: the rows' `VALUES` named as the
+/// messages' columns, inserted where their key was claimed.
+const CLAIM_AND_INSERT_TAIL: &str = ") AS v (id, tenant_id, environment_id, message_type, mestyp, docnum, \
+    sender, fingerprint, key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, \
+    idempotency_key, provider_event_id, packet_index, content_type, payload, received_at, \
+    payload_message_id) WHERE v.id IN (SELECT message_id FROM k) RETURNING id";
 const FINISH_KEYS: &str = "WITH v (tenant_id, environment_id, kind, key, answer, message_id) AS (";
 const FINISH_KEYS_TAIL: &str = ") UPDATE idempotency_keys SET answer = v.answer, message_id = v.message_id \
     FROM v WHERE idempotency_keys.tenant_id = v.tenant_id \
@@ -113,6 +137,24 @@ pub(crate) trait IngestSql: Database {
         conn: &mut Self::Connection,
         rows: &[Row<'_>],
     ) -> impl Future<Output = Result<Vec<Uuid>>> + Send;
+    /// Claims `keys` (each the key of the row at its index) and inserts the
+    /// messages of the claimed ones in one statement; returns the ids
+    /// inserted, which name the claimed keys (each key's expected answer
+    /// points to its message). A key whose message's fingerprint has a
+    /// visible holder is not claimed. PostgreSQL only (a data-modifying
+    /// CTE; see `Backend::ONE_STATEMENT_KEYED_BATCH`). The messages are
+    /// inserted without `ON CONFLICT`: a holder that commits meanwhile
+    /// fails the whole statement, and nothing of it is kept.
+    fn claim_and_insert(
+        conn: &mut Self::Connection,
+        keys: &[Claim<'_>],
+        rows: &[Row<'_>],
+    ) -> impl Future<Output = Result<Vec<Uuid>>> + Send;
+    /// Binds one message row: the 19 columns of `INSERT_MESSAGES`, the
+    /// only row binder of the ingest.
+    fn push_row(b: &mut Separated<'_, Self, &'static str>, r: &Row<'_>);
+    /// Binds one key claim: the 10 columns of `CLAIM_KEYS`.
+    fn push_claim(b: &mut Separated<'_, Self, &'static str>, c: &Claim<'_>);
     /// The current holders (live or expired) of (scope, fingerprint) claims.
     fn holders(
         conn: &mut Self::Connection,
@@ -171,33 +213,67 @@ where
 {
     async fn insert_messages(conn: &mut DB::Connection, rows: &[Row<'_>]) -> Result<Vec<Uuid>> {
         let mut q = QueryBuilder::<DB>::new(INSERT_MESSAGES);
-        q.push_values(rows, |mut b, r| {
-            let m = r.message;
-            let expires = m.fingerprint.as_ref().map(|_| r.now + chrono::Duration::seconds(m.window_seconds));
-            let payload: &[u8] = if r.payload_holder.is_some() { &[] } else { &m.payload[..] };
-            b.push_bind(m.id)
-                .push_bind(&r.scope.tenant_id)
-                .push_bind(&r.scope.environment_id)
-                .push_bind(&m.message_type)
-                .push_bind(&m.mestyp)
-                .push_bind(&m.docnum)
-                .push_bind(&m.sender)
-                .push_bind(&m.fingerprint)
-                .push_bind(&m.fingerprint)
-                .push_bind(&m.fingerprint_basis)
-                .push_bind(expires)
-                .push_bind(Json(&m.key_values))
-                .push_bind(&m.idempotency_key)
-                .push_bind(&m.provider_event_id)
-                .push_bind(m.packet_index)
-                .push_bind(&m.content_type)
-                .push_bind(payload)
-                .push_bind(r.now)
-                .push_bind(r.payload_holder);
-        });
+        q.push_values(rows, |mut b, r| DB::push_row(&mut b, r));
         q.push(INSERT_MESSAGES_TAIL);
         let ids: Vec<(Uuid,)> = q.build_query_as().fetch_all(&mut *conn).await?;
         Ok(ids.into_iter().map(|(id,)| id).collect())
+    }
+
+    async fn claim_and_insert(
+        conn: &mut DB::Connection,
+        keys: &[Claim<'_>],
+        rows: &[Row<'_>],
+    ) -> Result<Vec<Uuid>> {
+        let mut q = QueryBuilder::<DB>::new(CLAIM_AND_INSERT_KEYS);
+        q.push_values(keys.iter().zip(rows), |mut b, (c, r)| {
+            DB::push_claim(&mut b, c);
+            b.push_bind(&r.message.fingerprint);
+        });
+        q.push(CLAIM_AND_INSERT_KEYS_TAIL);
+        q.push(INSERT_MESSAGES);
+        q.push("SELECT * FROM (");
+        q.push_values(rows, |mut b, r| DB::push_row(&mut b, r));
+        q.push(CLAIM_AND_INSERT_TAIL);
+        let ids: Vec<(Uuid,)> = q.build_query_as().fetch_all(&mut *conn).await?;
+        Ok(ids.into_iter().map(|(id,)| id).collect())
+    }
+
+    fn push_row(b: &mut Separated<'_, DB, &'static str>, r: &Row<'_>) {
+        let m = r.message;
+        let expires = m.fingerprint.as_ref().map(|_| r.now + chrono::Duration::seconds(m.window_seconds));
+        let payload: &[u8] = if r.payload_holder.is_some() { &[] } else { &m.payload[..] };
+        b.push_bind(m.id)
+            .push_bind(&r.scope.tenant_id)
+            .push_bind(&r.scope.environment_id)
+            .push_bind(&m.message_type)
+            .push_bind(&m.mestyp)
+            .push_bind(&m.docnum)
+            .push_bind(&m.sender)
+            .push_bind(&m.fingerprint)
+            .push_bind(&m.fingerprint)
+            .push_bind(&m.fingerprint_basis)
+            .push_bind(expires)
+            .push_bind(Json(&m.key_values))
+            .push_bind(&m.idempotency_key)
+            .push_bind(&m.provider_event_id)
+            .push_bind(m.packet_index)
+            .push_bind(&m.content_type)
+            .push_bind(payload)
+            .push_bind(r.now)
+            .push_bind(r.payload_holder);
+    }
+
+    fn push_claim(b: &mut Separated<'_, DB, &'static str>, c: &Claim<'_>) {
+        b.push_bind(&c.scope.tenant_id)
+            .push_bind(&c.scope.environment_id)
+            .push_bind(c.key.kind.as_str())
+            .push_bind(&c.key.key)
+            .push_bind(&c.key.request_sha256)
+            .push_bind(0_i32)
+            .push_bind("")
+            .push_bind(c.now)
+            .push_bind(c.expected.map(|(answer, _)| answer))
+            .push_bind(c.expected.and_then(|(_, id)| id));
     }
 
     async fn holders(conn: &mut DB::Connection, claims: &[(&Scope, &str)]) -> Result<Vec<ScopedHolder>> {
@@ -224,18 +300,7 @@ where
 
     async fn claim_keys(conn: &mut DB::Connection, keys: &[Claim<'_>]) -> Result<Vec<bool>> {
         let mut q = QueryBuilder::<DB>::new(CLAIM_KEYS);
-        q.push_values(keys, |mut b, c| {
-            b.push_bind(&c.scope.tenant_id)
-                .push_bind(&c.scope.environment_id)
-                .push_bind(c.key.kind.as_str())
-                .push_bind(&c.key.key)
-                .push_bind(&c.key.request_sha256)
-                .push_bind(0_i32)
-                .push_bind("")
-                .push_bind(c.now)
-                .push_bind(c.expected.map(|(answer, _)| answer))
-                .push_bind(c.expected.and_then(|(_, id)| id));
-        });
+        q.push_values(keys, |mut b, c| DB::push_claim(&mut b, c));
         q.push(CLAIM_KEYS_TAIL);
         let rows: Vec<(String, String, String, String)> = q.build_query_as().fetch_all(&mut *conn).await?;
         let mut taken = vec![false; rows.len()];

@@ -27,15 +27,21 @@
 //! cannot fail its neighbours' requests.
 //!
 //! Requests with a key (an Idempotency-Key, a provider's event id or an
-//! interchange) are batched too, but in one transaction, because the key's
-//! claim, the message and the kept answer must commit together: claim all
-//! keys in one statement, each written with the answer of a new message
-//! already in it, insert the claimed requests' messages in one, and only
-//! for a message that turned out a duplicate write its audit event and
-//! rewrite its key's answer; commit. A key that was not claimed belongs to
-//! an earlier request (or an earlier row of this batch); after the commit
-//! its kept answer is read, for all of them in one statement, and replayed
-//! or refused as a mismatch (see `settle`).
+//! interchange) are batched too, in their own queue, but the key's claim,
+//! the message and the kept answer must commit together. Each key is
+//! written with the answer of a new message already in it, so the common
+//! batch (every request new) is a claim and an insert. On PostgreSQL that
+//! is first tried as one autocommit statement, a data-modifying CTE that
+//! claims the keys and inserts the claimed requests' messages without
+//! `ON CONFLICT`: a message that meets a fingerprint holder fails the whole
+//! statement, which keeps nothing. Such a batch (and every keyed batch on
+//! SQLite) runs as one transaction instead: claim all keys in one
+//! statement, insert the claimed requests' messages in one, and only for a
+//! message that turned out a duplicate write its audit event and rewrite
+//! its key's answer; commit. A key that was not claimed belongs to an
+//! earlier request (or an earlier row of this batch); after the commit its
+//! kept answer is read, for all of them in one statement, and replayed or
+//! refused as a mismatch (see `settle`).
 
 use std::sync::Arc;
 
@@ -45,6 +51,7 @@ use tokio::sync::{Semaphore, mpsc, oneshot};
 use crate::backend::Backend;
 use crate::{IngestOutcome, KeyClaim, MessageSummary, NewMessage, Result, Scope, StoreError};
 
+mod keyed;
 mod settle;
 
 /// Largest payload that is batched; bigger bodies take the transaction path,
@@ -55,10 +62,10 @@ pub(crate) const MAX_PAYLOAD: usize = 64 * 1024;
 const MAX_ROWS: usize = 64;
 /// Payload bytes after which a batch is closed.
 const MAX_BYTES: usize = 1024 * 1024;
-/// Prepared statements a group-insert connection keeps: each of the four
+/// Prepared statements a group-insert connection keeps: each of the five
 /// multi-row statements in every batch size. Evicting them would cost a
 /// prepare round trip per batch.
-pub(crate) const STATEMENT_CACHE: usize = 4 * MAX_ROWS;
+pub(crate) const STATEMENT_CACHE: usize = 5 * MAX_ROWS;
 
 /// One message waiting for the group insert.
 #[derive(Debug)]
@@ -193,7 +200,7 @@ async fn dispatch<DB: Backend>(
             let (items, replies): (Vec<Queued>, Vec<_>) = jobs.into_iter().map(|j| (j.item, j.reply)).unzip();
             let refs: Vec<&Queued> = items.iter().collect();
             let verdicts = if keyed {
-                settle::with_keys(&pool, &refs).await
+                keyed::with_keys(&pool, &refs).await
             } else {
                 settle::without_keys(&pool, &refs).await
             };
