@@ -223,7 +223,7 @@ pub async fn keyed_burst_with_duplicates_settles_each(store: StoreRef) {
             .push(outcome_id(&processed(ingest_at(&store, &scope, None, vec![m.clone()], now()).await)[0]));
     }
     let request = |i: usize| {
-        let fp = if i % 3 == 0 { format!("kd-{}", i / 3) } else { format!("kd-new-{i}") };
+        let fp = if i.is_multiple_of(3) { format!("kd-{}", i / 3) } else { format!("kd-new-{i}") };
         (key(&format!("kd-key-{i}"), &format!("sha-{i}")), message(Some(&fp)))
     };
     let tasks: Vec<_> = (0..BURST)

@@ -11,10 +11,10 @@ use sqlx::Pool;
 use uuid::Uuid;
 
 use super::{Queued, Verdict};
+use crate::Scope;
 use crate::backend::Backend;
 use crate::ingest::decide::duplicate_of;
 use crate::ingest::statements::Row;
-use crate::Scope;
 
 pub(super) fn row(q: &Queued) -> Row<'_> {
     Row { scope: &q.scope, now: q.now, message: &q.message, payload_holder: None }
