@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::backend::{Backend, SqlStore};
-use crate::feed::{FeedPage, FeedQuery, FeedSql};
+use crate::feed::{FeedPage, FeedQuery};
 use crate::{
     ActivityCount, ActivityPoint, AuditEvent, AuditFilter, ClaimedDelivery, DeliveryReport, DestinationRow,
     FinishedAttempt, IngestOutcome, IngestRequest, IntegrationRow, KeyPurge, MessageMeta, MessageQuery,

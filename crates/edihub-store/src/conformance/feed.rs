@@ -40,6 +40,30 @@ pub async fn follow(
     }
 }
 
+/// Follows the feed from `after` until at least `expected` messages have
+/// come. On PostgreSQL a message shows only once every older write
+/// transaction of the server has ended, and other checks write at the same
+/// time, so an empty page may just mean "not yet".
+pub async fn follow_until(
+    store: &StoreRef,
+    scope: &Scope,
+    after: Option<FeedPosition>,
+    limit: i64,
+    expected: usize,
+) -> (Vec<Uuid>, Option<FeedPosition>) {
+    let (mut ids, mut at) = (Vec::new(), after);
+    for _ in 0..3000 {
+        let (more, end) = follow(store, scope, at, limit).await;
+        ids.extend(more);
+        at = end;
+        if ids.len() >= expected {
+            return (ids, at);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("the feed showed {} of {expected} messages", ids.len());
+}
+
 fn typed(message_type: &str, fingerprint: Option<&str>) -> NewMessage {
     NewMessage { message_type: message_type.into(), ..message(fingerprint) }
 }
@@ -64,7 +88,7 @@ pub async fn feed_pages_in_order(store: StoreRef) {
     stored.extend(processed(ingest_at(&store, &scope, None, packet, t).await).iter().map(outcome_id));
     ingest_at(&store, &other, None, vec![message(None)], t).await;
 
-    let (ids, end) = follow(&store, &scope, None, 2).await;
+    let (ids, end) = follow_until(&store, &scope, None, 2, stored.len()).await;
     assert_eq!(ids, stored, "every message once, in storage order");
     assert!(feed_page(&store, &scope, end, None, 100).await.messages.is_empty());
 
@@ -85,7 +109,7 @@ pub async fn feed_pages_in_order(store: StoreRef) {
     let none = feed_page(&store, &scope, None, Some("NOPE"), 100).await;
     assert!(none.messages.is_empty());
     assert_eq!(none.next, None, "no cursor given, none answered");
-    let (other_ids, _) = follow(&store, &other, None, 100).await;
+    let (other_ids, _) = follow_until(&store, &other, None, 100, 1).await;
     assert_eq!(other_ids.len(), 1, "the other environment sees only its own message");
     assert!(!stored.contains(&other_ids[0]));
 }
@@ -98,13 +122,13 @@ pub async fn feed_cursor_survives_a_purge(store: StoreRef) {
     for _ in 0..3 {
         ingest_at(&store, &scope, None, vec![message(None)], old).await;
     }
-    let (ids, cursor) = follow(&store, &scope, None, 100).await;
+    let (ids, cursor) = follow_until(&store, &scope, None, 100, 3).await;
     assert_eq!(ids.len(), 3);
     let purged = store.retention_step(RetentionStep::PurgeMessages, now(), now(), 100).await.unwrap();
     assert_eq!(purged, 3);
     assert_eq!(store.count_messages(&scope).await.unwrap(), 0);
     let fresh = processed(ingest_at(&store, &scope, None, vec![message(None)], now()).await);
-    let (after, _) = follow(&store, &scope, cursor, 100).await;
+    let (after, _) = follow_until(&store, &scope, cursor, 100, 1).await;
     assert_eq!(after, [outcome_id(&fresh[0])], "the new message follows the purged cursor");
 }
 
@@ -136,7 +160,7 @@ pub async fn feed_follows_concurrent_ingest(store: StoreRef) {
         }
         after = page.next;
         if page.messages.is_empty() {
-            tokio::task::yield_now().await;
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
         }
     }
     let mut written = HashSet::new();
@@ -185,7 +209,7 @@ pub async fn feed_waits_for_an_older_open_transaction(db: &TestDb) {
     let store = db.store().await;
     let scope = fresh_scope();
     let first = processed(ingest_at(&store, &scope, None, vec![message(None)], now()).await);
-    let (ids, cursor) = follow(&store, &scope, None, 100).await;
+    let (ids, cursor) = follow_until(&store, &scope, None, 100, 1).await;
     assert_eq!(ids, [outcome_id(&first[0])]);
     let slow = Uuid::now_v7();
     let ingest_b = |store: StoreRef, scope: Scope| async move {
@@ -215,7 +239,7 @@ pub async fn feed_waits_for_an_older_open_transaction(db: &TestDb) {
             b.await.expect("B")
         }
     };
-    let (ids, _) = follow(&store, &scope, cursor, 1).await;
+    let (ids, _) = follow_until(&store, &scope, cursor, 1, 2).await;
     assert_eq!(ids, [slow, b], "A's row is not skipped, and B follows it once");
     let (all, _) = follow(&store, &scope, None, 100).await;
     assert_eq!(all, [outcome_id(&first[0]), slow, b], "the order is stable");
