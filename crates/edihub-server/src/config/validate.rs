@@ -215,7 +215,10 @@ impl Config {
                 }
                 // One set for both kinds: a digest is one key of one
                 // environment, so no key both sends and reads.
-                let lists = [("api_keys_sha256", &env.api_keys_sha256), ("consumer_keys_sha256", &env.consumer_keys_sha256)];
+                let lists = [
+                    ("api_keys_sha256", &env.api_keys_sha256),
+                    ("consumer_keys_sha256", &env.consumer_keys_sha256),
+                ];
                 for (list, hashes) in lists {
                     for (k, hash) in hashes.iter().enumerate() {
                         let key = format!("{at}.{list}[{k}]");

@@ -26,6 +26,20 @@ async fn page(app: &TestApp, key: &str, query: &str) -> (Vec<Value>, String) {
     (body["messages"].as_array().expect("messages").clone(), cursor)
 }
 
+/// The page `query` answers once it holds at least `n` messages. On
+/// PostgreSQL a message shows once every older write transaction of the
+/// server has ended, and other tests write at the same time: the long poll
+/// waits out such a moment.
+async fn settled(app: &TestApp, key: &str, query: &str, n: usize) -> (Vec<Value>, String) {
+    for _ in 0..30 {
+        let (messages, cursor) = page(app, key, &format!("{query}&wait=1")).await;
+        if messages.len() >= n {
+            return (messages, cursor);
+        }
+    }
+    panic!("`{query}` never showed {n} messages");
+}
+
 /// An ORDERS05 IDoc with its own order number (so its own fingerprint).
 fn idoc(order: &str) -> Vec<u8> {
     let xml = String::from_utf8(fixture("orders05.xml")).expect("UTF-8");
@@ -56,12 +70,15 @@ async fn consumer_sees_every_message_once_under_concurrent_ingest(backend: Backe
     const TASKS: usize = 6;
     const EACH: usize = 8;
     let app = std::sync::Arc::new(TestApp::new(backend).await);
+    // Before anything is stored: an empty page and the cursor to start from.
+    let (none, start) = page(&app, ACME_PROD_FEED, "").await;
+    assert!(none.is_empty());
     let mut senders = Vec::new();
     for task in 0..TASKS {
         let app = app.clone();
         senders.push(tokio::spawn(async move { send_some(&app, task, EACH).await }));
     }
-    let (mut seen, mut order, mut cursor) = (HashSet::new(), Vec::new(), String::new());
+    let (mut seen, mut order, mut cursor) = (HashSet::new(), Vec::new(), start);
     let total = TASKS * EACH * 2;
     for _ in 0..20_000 {
         if seen.len() >= total {
@@ -96,11 +113,11 @@ async fn consumer_sees_every_message_once_under_concurrent_ingest(backend: Backe
 
 async fn envelopes_carry_the_message_and_filter_by_type(backend: Backend) {
     let app = TestApp::new(backend).await;
-    let json_id = accepted(&app.post_json(ACME_PROD, order("e-1"), &[("x-message-type", "shop.order")]).await)
-        ["id"]
-        .clone();
+    let json_id =
+        accepted(&app.post_json(ACME_PROD, order("e-1"), &[("x-message-type", "shop.order")]).await)["id"]
+            .clone();
     let idoc_id = accepted(&app.post_xml(ACME_PROD, fixture("orders05.xml")).await)["id"].clone();
-    let (messages, _) = page(&app, ACME_PROD_FEED, "").await;
+    let (messages, _) = settled(&app, ACME_PROD_FEED, "", 2).await;
     assert_eq!(messages.len(), 2);
     assert_eq!(messages[0]["id"], json_id);
     assert_eq!(messages[0]["message_type"], "shop.order");
@@ -109,7 +126,7 @@ async fn envelopes_carry_the_message_and_filter_by_type(backend: Backend) {
     assert_eq!(messages[1]["mestyp"], "ORDERS");
     assert_eq!(messages[1]["docnum"], "0000000000004711");
     assert!(messages[1]["payload"].is_object(), "the IDoc's JSON rendering: {}", messages[1]["payload"]);
-    let (orders, _) = page(&app, ACME_PROD_FEED, "message_type=ORDERS05").await;
+    let (orders, _) = settled(&app, ACME_PROD_FEED, "message_type=ORDERS05", 1).await;
     assert_eq!(orders.len(), 1);
     assert_eq!(orders[0]["id"], idoc_id);
 }
@@ -123,8 +140,9 @@ async fn long_poll_answers_with_the_message_that_arrives(backend: Backend) {
         tokio::spawn(async move { page(&app, ACME_PROD_FEED, &format!("after={start}&wait=30")).await })
     };
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    let id = accepted(&app.post_json(ACME_PROD, order("lp-1"), &[("x-message-type", "shop.order")]).await)["id"]
-        .clone();
+    let id =
+        accepted(&app.post_json(ACME_PROD, order("lp-1"), &[("x-message-type", "shop.order")]).await)["id"]
+            .clone();
     let (messages, next) = waiting.await.expect("long poll");
     assert_eq!(messages.len(), 1, "{messages:?}");
     assert_eq!(messages[0]["id"], id);
@@ -155,10 +173,10 @@ async fn each_key_opens_only_its_own_route(backend: Backend) {
     res.expect_problem(403, "consumer key");
     assert_eq!(app.count_prod().await, 1);
     // Another environment's consumer key sees nothing of this one.
+    let (prod, _) = settled(&app, ACME_PROD_FEED, "", 1).await;
+    assert_eq!(prod.len(), 1);
     let (qa, _) = page(&app, ACME_QA_FEED, "").await;
     assert!(qa.is_empty(), "acme/qa sees acme/prod: {qa:?}");
-    let (prod, _) = page(&app, ACME_PROD_FEED, "").await;
-    assert_eq!(prod.len(), 1);
     let (prod_by_basic, _) = {
         let res = app.get(FEED, Some(&basic("erp", ACME_PROD_FEED))).await;
         res.expect(200);
@@ -170,9 +188,11 @@ async fn each_key_opens_only_its_own_route(backend: Backend) {
 async fn bad_parameters_are_refused_by_name(backend: Backend) {
     let app = TestApp::new(backend).await;
     for i in 0..3 {
-        accepted(&app.post_json(ACME_PROD, order(&format!("b-{i}")), &[("x-message-type", "shop.order")]).await);
+        accepted(
+            &app.post_json(ACME_PROD, order(&format!("b-{i}")), &[("x-message-type", "shop.order")]).await,
+        );
     }
-    let (_, cursor) = page(&app, ACME_PROD_FEED, "limit=2").await;
+    let (_, cursor) = settled(&app, ACME_PROD_FEED, "limit=2", 2).await;
     let cases = [
         ("limit=0", "`limit`"),
         ("limit=501", "`limit`"),
@@ -193,7 +213,7 @@ async fn bad_parameters_are_refused_by_name(backend: Backend) {
         .await
         .expect_problem(400, "`after`");
     // Nothing was lost: the cursor still continues where it was.
-    let (rest, _) = page(&app, ACME_PROD_FEED, &format!("after={cursor}")).await;
+    let (rest, _) = settled(&app, ACME_PROD_FEED, &format!("after={cursor}"), 1).await;
     assert_eq!(rest.len(), 1);
     assert_eq!(rest[0]["payload"]["order"]["id"], "b-2");
     assert_eq!(app.count_prod().await, 3);

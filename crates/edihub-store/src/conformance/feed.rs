@@ -76,7 +76,8 @@ pub async fn feed_pages_in_order(store: StoreRef) {
     let t = now();
     let mut stored = Vec::new();
     for (i, kind) in ["ORDERS05", "INVOIC02", "ORDERS05", "INVOIC02", "ORDERS05"].into_iter().enumerate() {
-        let out = processed(ingest_at(&store, &scope, None, vec![typed(kind, Some(&format!("f{i}")))], t).await);
+        let out =
+            processed(ingest_at(&store, &scope, None, vec![typed(kind, Some(&format!("f{i}")))], t).await);
         stored.push(outcome_id(&out[0]));
     }
     let dup = processed(ingest_at(&store, &scope, None, vec![message(Some("f0"))], t).await);

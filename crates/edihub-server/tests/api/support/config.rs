@@ -27,7 +27,9 @@ use edihub_store::KeyReusePolicy;
 use figment::Figment;
 use figment::providers::{Format, Toml};
 
-use super::{ACME_PROD, ACME_PROD_2, ACME_PROD_FEED, ACME_QA, ACME_QA_FEED, ADMIN_TOKEN, GLOBEX_PROD, sha256_hex};
+use super::{
+    ACME_PROD, ACME_PROD_2, ACME_PROD_FEED, ACME_QA, ACME_QA_FEED, ADMIN_TOKEN, GLOBEX_PROD, sha256_hex,
+};
 
 /// The key paths of ORDERS05 in the base configuration.
 pub const ORDERS05_KEYS: [&str; 2] = ["E1EDK01.BELNR", "E1EDK02[QUALF=001].BELNR"];
