@@ -22,6 +22,7 @@ use utoipa::{Modify, OpenApi, ToSchema};
     tags(
         (name = "receive", description = "SAP IDocs and JSON messages"),
         (name = "webhooks", description = "Partner webhooks"),
+        (name = "feed", description = "The pull feed of an environment's messages (consumer key)"),
         (name = "admin", description = "Audit, lookups and configuration (admin credential)"),
         (name = "operations", description = "Health, readiness, metrics")
     )
@@ -92,4 +93,16 @@ pub struct AuditPage {
     pub events: Vec<serde_json::Value>,
     /// Pass back as `cursor` for the next page; null on the last page.
     pub next_cursor: Option<String>,
+}
+
+/// A page of the pull feed.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FeedPage {
+    /// Envelopes (`id`, `tenant`, `environment`, `message_type`, `mestyp`,
+    /// `docnum`, `fingerprint`, `received_at`, `payload`), oldest first:
+    /// the body a destination with `format = "envelope"` receives.
+    #[schema(value_type = Vec<Object>)]
+    pub messages: Vec<serde_json::Value>,
+    /// Pass back as `after`; the same cursor when the page is empty.
+    pub next_cursor: String,
 }

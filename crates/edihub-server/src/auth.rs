@@ -5,7 +5,9 @@
 //! compares digests of the attacker's input, which leaks nothing about the
 //! stored keys; the admin digest is compared in constant time. Senders may use
 //! `Authorization: Bearer <key>` or HTTP Basic with the key as the password,
-//! because SAP HTTP destinations only speak Basic.
+//! because SAP HTTP destinations only speak Basic. Consumer keys (the pull
+//! feed's) are presented the same way; each kind of key opens only its own
+//! routes, and the other kind is answered 403 saying which key is needed.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -37,6 +39,8 @@ pub struct SenderIdentity {
 #[derive(Debug, Default)]
 pub struct Credentials {
     senders: HashMap<[u8; 32], Arc<SenderIdentity>>,
+    /// Consumer keys: the environment whose feed each may read.
+    consumers: HashMap<[u8; 32], Arc<Scope>>,
     admin: [u8; 32],
 }
 
@@ -51,8 +55,13 @@ impl Credentials {
     /// Builds the lookup tables from a validated configuration.
     pub fn from_config(config: &Config) -> Self {
         let mut senders = HashMap::new();
+        let mut consumers = HashMap::new();
         for tenant in &config.tenants {
             for env in &tenant.environments {
+                let scope = Arc::new(Scope::new(&tenant.id, &env.id));
+                for key in &env.consumer_keys_sha256 {
+                    consumers.insert(digest_from_hex(key), scope.clone());
+                }
                 let identity = Arc::new(SenderIdentity {
                     scope: Scope::new(&tenant.id, &env.id),
                     on_key_reuse: env.on_key_reuse,
@@ -63,12 +72,33 @@ impl Credentials {
                 }
             }
         }
-        Self { senders, admin: digest_from_hex(&config.admin.token_sha256) }
+        Self { senders, consumers, admin: digest_from_hex(&config.admin.token_sha256) }
     }
 
-    fn sender(&self, secret: &str) -> Option<Arc<SenderIdentity>> {
+    fn sender(&self, secret: &str) -> Result<Arc<SenderIdentity>, ApiError> {
         let digest: [u8; 32] = Sha256::digest(secret.as_bytes()).into();
-        self.senders.get(&digest).cloned()
+        if let Some(identity) = self.senders.get(&digest) {
+            return Ok(identity.clone());
+        }
+        if self.consumers.contains_key(&digest) {
+            return Err(ApiError::Forbidden(
+                "this is a consumer key: it reads the environment's feed (GET /api/edi-hub/messages) and cannot send; send with a sender key".into(),
+            ));
+        }
+        Err(ApiError::Unauthorized("the API key is not valid".into()))
+    }
+
+    fn consumer(&self, secret: &str) -> Result<Arc<Scope>, ApiError> {
+        let digest: [u8; 32] = Sha256::digest(secret.as_bytes()).into();
+        if let Some(scope) = self.consumers.get(&digest) {
+            return Ok(scope.clone());
+        }
+        if self.senders.contains_key(&digest) {
+            return Err(ApiError::Forbidden(
+                "this is a sender key: it cannot read the feed; use a consumer key of the environment (consumer_keys_sha256)".into(),
+            ));
+        }
+        Err(ApiError::Unauthorized("the consumer key is not valid".into()))
     }
 
     fn is_admin(&self, secret: &str) -> bool {
@@ -121,11 +151,21 @@ impl FromRequestParts<AppState> for Sender {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         let secret = presented_secret(parts)?;
-        state
-            .credentials
-            .sender(&secret)
-            .map(Sender)
-            .ok_or_else(|| ApiError::Unauthorized("the API key is not valid".into()))
+        state.credentials.sender(&secret).map(Sender)
+    }
+}
+
+/// A request authenticated with a consumer key: the environment whose
+/// pull feed it reads.
+#[derive(Debug, Clone)]
+pub struct Consumer(pub Arc<Scope>);
+
+impl FromRequestParts<AppState> for Consumer {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let secret = presented_secret(parts)?;
+        state.credentials.consumer(&secret).map(Consumer)
     }
 }
 

@@ -29,6 +29,8 @@
 //! - [`routes::receive`]: `POST /api/edi-hub/receive-message` (senders).
 //! - [`routes::webhook`]: `POST /api/webhook/{id}` (partners), with its order
 //!   of checks.
+//! - [`routes::feed`]: `GET /api/edi-hub/messages` (consumers), the pull
+//!   feed; [`feed`](mod@feed) holds its cursor and its long poll.
 //! - [`api_doc`]: the OpenAPI document's fixed parts and schemas;
 //!   [`api_doc::errors`] defines each documented error answer once.
 //! - [`error`]: [`error::ApiError`], the one mapping from failures to
@@ -67,6 +69,7 @@ pub mod edi;
 pub mod edi_ack;
 pub mod error;
 pub mod extract;
+pub mod feed;
 pub mod ingest;
 pub mod integrations;
 pub mod metrics;
@@ -111,6 +114,7 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
     utoipa_axum::router::OpenApiRouter::with_openapi(api_doc::ApiDoc::openapi())
         .merge(routes::receive::router())
         .merge(routes::webhook::router())
+        .merge(routes::feed::router())
         .merge(routes::audit::router())
         .merge(routes::messages::router())
         .merge(routes::catalog::router())
@@ -184,6 +188,13 @@ pub async fn serve(
     tasks.spawn(retention::run(state.clone(), shutdown.clone()));
     tasks.spawn(delivery::run(state.clone(), shutdown.clone()));
     tasks.spawn(integrations::rejections::run(state.clone(), shutdown.clone()));
+    // Long polls end at shutdown instead of holding the graceful drain.
+    let feed_state = state.clone();
+    let feed_shutdown = shutdown.clone();
+    tasks.spawn(async move {
+        feed_shutdown.cancelled().await;
+        feed_state.feed.close();
+    });
     let limits = serve::ServeLimits {
         max_connections: state.config.max_connections,
         max_connections_per_address: state.config.max_connections_per_address,

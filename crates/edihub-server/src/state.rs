@@ -8,6 +8,7 @@ use edihub_store::Store;
 use crate::auth::Credentials;
 use crate::catalog::Catalog;
 use crate::config::Config;
+use crate::feed::FeedSignal;
 use crate::ingest::BodyBudget;
 use crate::integrations::Registry;
 use crate::integrations::rejections::Rejections;
@@ -38,6 +39,8 @@ pub struct Inner {
     pub webhook_body_budget: BodyBudget,
     /// Refused webhook signatures not yet written to the audit log.
     pub rejections: Rejections,
+    /// Wakes the pull feed's waiting requests when messages are stored.
+    pub feed: FeedSignal,
 }
 
 impl AppState {
@@ -53,6 +56,7 @@ impl AppState {
             body_budget: BodyBudget::new(config.max_inflight_body_bytes),
             webhook_body_budget: BodyBudget::new(config.max_inflight_webhook_body_bytes),
             rejections: Rejections::default(),
+            feed: FeedSignal::default(),
             config,
         }))
     }

@@ -5,11 +5,11 @@
 //! same Rust types onto both backends' columns, so the statements are
 //! written once, per concept, as traits with a single generic
 //! implementation ([`IngestSql`], [`CatalogSql`], [`QuerySql`],
-//! [`RetentionSql`], [`ConsoleSql`], [`AckSql`], [`DestinationSql`], [`OutboxSql`]; each states once which column types it
+//! [`RetentionSql`], [`ConsoleSql`], [`AckSql`], [`DestinationSql`], [`OutboxSql`], [`FeedSql`]; each states once which column types it
 //! binds and which rows it reads). What is left is [`Backend`]: how a write
 //! transaction starts, the migrations, and the one lookup that needs a
-//! backend's own SQL, and
-//! the outbox's lease claim. [`SqlStore`] is the store over either, and its
+//! backend's own SQL,
+//! the outbox's lease claim and the feed's visibility rule. [`SqlStore`] is the store over either, and its
 //! [`crate::Store`] implementation (in `store.rs`) is written once.
 
 use sqlx::{Database, Pool, Transaction};
@@ -18,6 +18,7 @@ use crate::ack_numbers::AckSql;
 use crate::catalog::CatalogSql;
 use crate::console::ConsoleSql;
 use crate::destinations::DestinationSql;
+use crate::feed::FeedSql;
 use crate::ingest::group::Batchers;
 use crate::ingest::statements::{IngestSql, ScopedHolder};
 use crate::outbox::OutboxSql;
@@ -35,6 +36,7 @@ pub(crate) trait Backend:
     + AckSql
     + DestinationSql
     + OutboxSql
+    + FeedSql
     + Database<Connection: sqlx::migrate::Migrate>
 {
     /// The statement that starts a write transaction: `BEGIN` on PostgreSQL;
@@ -54,6 +56,12 @@ pub(crate) trait Backend:
     /// `COMMIT` round trips; SQLite has no such CTEs, and its round trips
     /// stay in the process.
     const ONE_STATEMENT_KEYED_BATCH: bool;
+
+    /// One page of the pull feed (see [`crate::feed`]): `$1` tenant, `$2`
+    /// environment, `$3`/`$4` the position to read after, `$5` a message
+    /// type or NULL, `$6` the limit; [`crate::feed::FeedRow`] rows in
+    /// position order, only those no running transaction can precede.
+    const FEED_PAGE: &'static str;
 
     /// The schema migrations of this backend (`migrations/<backend>`).
     fn migrator() -> &'static sqlx::migrate::Migrator;

@@ -35,6 +35,8 @@
 //! - `destinations.rs`: push destinations, seeded and changed like
 //!   integrations; `outbox/`: the deliveries the `messages` trigger
 //!   writes with each message, their leases and attempts (`model.rs`: the rows).
+//! - `feed.rs`: the pull feed, pages of an environment's messages in an
+//!   order no late commit can break.
 //! - `audit.rs`: audit events; `queries.rs`: message and audit lookups;
 //!   `console.rs`: the overview's aggregates; `retention.rs`: purges.
 //! - `conformance/`, `testing.rs` (feature `testing`): the suite every
@@ -51,6 +53,7 @@ pub mod conformance;
 mod console;
 mod destinations;
 mod error;
+mod feed;
 mod ingest;
 mod model;
 mod outbox;
@@ -75,6 +78,7 @@ pub use catalog::{GLOBAL_TENANT, IntegrationRow, MessageTypeRow, SOURCE_ADMIN, S
 pub use console::{ACCEPTED, ActivityCount, ActivityPoint, SIGNATURE_REJECTED, series_bounds};
 pub use destinations::DestinationRow;
 pub use error::{Result, StoreError};
+pub use feed::{FeedMessage, FeedPage, FeedPosition, FeedQuery};
 pub use model::*;
 pub use outbox::{
     AttemptRow, ClaimedDelivery, DELIVERED, DeliveryReport, DeliveryRow, FAILED, FinishedAttempt, PENDING,
@@ -162,6 +166,11 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     async fn ingest(&self, req: IngestRequest<'_>) -> Result<IngestOutcome>;
     /// A message by id, payload included.
     async fn get_message(&self, id: uuid::Uuid) -> Result<Option<MessageRow>>;
+    /// One page of an environment's pull feed: the messages after
+    /// `query.after`, oldest first. Following [`FeedPage::next`] yields
+    /// every message once, in a stable order, even when transactions commit
+    /// out of order (see the `feed` module).
+    async fn feed(&self, query: &FeedQuery<'_>) -> Result<FeedPage>;
     /// How many messages an environment holds.
     async fn count_messages(&self, scope: &Scope) -> Result<i64>;
     /// Appends an audit event outside any ingest transaction.

@@ -57,9 +57,23 @@ const PACKET_HOLDERS: &str = "SELECT tenant_id, environment_id, id, message_type
     key_fingerprint AS fingerprint, received_at, fingerprint_expires_at FROM messages \
     WHERE tenant_id = $1 AND environment_id = $2 AND fingerprint = ANY($3)";
 
+/// The feed's page: rows whose transaction is older than the snapshot's
+/// `xmin` (all such transactions have ended), in (transaction, id) order,
+/// along the `messages_feed` index. `$3` travels as a bigint (sqlx has no
+/// `xid8` type); transaction ids stay far below 2^63.
+const FEED_PAGE: &str = "SELECT id, tenant_id, environment_id, message_type, mestyp, docnum, \
+    sender, key_fingerprint AS fingerprint, fingerprint_basis, fingerprint_expires_at, \
+    (fingerprint IS NOT NULL) AS fingerprint_active, idempotency_key, provider_event_id, \
+    packet_index, content_type, received_at, feed_xid::text::bigint AS feed_major, payload_message_id, \
+    CASE WHEN payload_message_id IS NULL THEN payload END AS own_payload FROM messages \
+    WHERE tenant_id = $1 AND environment_id = $2 AND (feed_xid, id) > ($3::bigint::text::xid8, $4) \
+    AND feed_xid < pg_snapshot_xmin(pg_current_snapshot()) AND ($5::text IS NULL OR message_type = $5) \
+    ORDER BY feed_xid, id LIMIT $6";
+
 impl Backend for Postgres {
     const ONE_STATEMENT_KEYED_BATCH: bool = true;
     const BEGIN: &'static str = "BEGIN";
+    const FEED_PAGE: &'static str = FEED_PAGE;
     const CLAIM_DELIVERIES: &'static str = "UPDATE deliveries SET lease_until = $3 \
         WHERE (message_id, destination_id) IN (SELECT message_id, destination_id FROM deliveries \
         WHERE destination_id = $1 AND status = 'pending' AND next_attempt_at <= $2 \

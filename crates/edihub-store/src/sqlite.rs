@@ -65,9 +65,20 @@ const PACKET_HOLDERS: &str = "SELECT tenant_id, environment_id, id, message_type
     key_fingerprint AS fingerprint, received_at, fingerprint_expires_at FROM messages \
     WHERE tenant_id = $1 AND environment_id = $2 AND fingerprint IN (SELECT value FROM json_each($3))";
 
+/// The feed's page: every committed row is final (the one writer numbers
+/// rows in commit order), in (counter, id) order along `messages_feed`.
+const FEED_PAGE: &str = "SELECT id, tenant_id, environment_id, message_type, mestyp, docnum, \
+    sender, key_fingerprint AS fingerprint, fingerprint_basis, fingerprint_expires_at, \
+    (fingerprint IS NOT NULL) AS fingerprint_active, idempotency_key, provider_event_id, \
+    packet_index, content_type, received_at, feed_seq AS feed_major, payload_message_id, \
+    CASE WHEN payload_message_id IS NULL THEN payload END AS own_payload FROM messages \
+    WHERE tenant_id = $1 AND environment_id = $2 AND (feed_seq, id) > ($3, $4) \
+    AND ($5 IS NULL OR message_type = $5) ORDER BY feed_seq, id LIMIT $6";
+
 impl Backend for Sqlite {
     const ONE_STATEMENT_KEYED_BATCH: bool = false;
     const BEGIN: &'static str = "BEGIN IMMEDIATE";
+    const FEED_PAGE: &'static str = FEED_PAGE;
     const CLAIM_DELIVERIES: &'static str = "UPDATE deliveries SET lease_until = $3 \
         WHERE (message_id, destination_id) IN (SELECT message_id, destination_id FROM deliveries \
         WHERE destination_id = $1 AND status = 'pending' AND next_attempt_at <= $2 \

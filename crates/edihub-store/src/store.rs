@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::backend::{Backend, SqlStore};
+use crate::feed::{FeedPage, FeedQuery};
 use crate::{
     ActivityCount, ActivityPoint, AuditEvent, AuditFilter, ClaimedDelivery, DeliveryReport, DestinationRow,
     FinishedAttempt, IngestOutcome, IngestRequest, IntegrationRow, KeyPurge, MessageMeta, MessageQuery,
@@ -116,6 +117,10 @@ impl<DB: Backend> Store for SqlStore<DB> {
 
     async fn get_message(&self, id: Uuid) -> Result<Option<MessageRow>> {
         DB::get_message(&mut *self.pool.acquire().await?, id).await
+    }
+
+    async fn feed(&self, query: &FeedQuery<'_>) -> Result<FeedPage> {
+        DB::feed_page(&mut *self.pool.acquire().await?, DB::FEED_PAGE, query).await
     }
 
     async fn count_messages(&self, scope: &Scope) -> Result<i64> {

@@ -67,6 +67,9 @@ suite!(
     activity_counts_and_series,
     ack_numbers_count_per_partner,
     racing_ack_numbers_are_distinct,
+    feed_pages_in_order,
+    feed_cursor_survives_a_purge,
+    feed_follows_concurrent_ingest,
 );
 
 /// Acknowledgement numbers go on increasing after the store is closed and
@@ -93,4 +96,14 @@ async fn sqlite_ack_numbers_survive_a_reopen() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_ack_numbers_survive_a_reopen() {
     ack_numbers_survive_a_reopen(Backend::Postgres).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_feed_waits_for_an_older_open_transaction() {
+    conformance::feed_waits_for_an_older_open_transaction(&TestDb::new(Backend::Sqlite).await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_feed_waits_for_an_older_open_transaction() {
+    conformance::feed_waits_for_an_older_open_transaction(&TestDb::new(Backend::Postgres).await).await;
 }

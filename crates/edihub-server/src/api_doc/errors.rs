@@ -49,14 +49,24 @@ pub struct BadSignature(pub Problem);
 )]
 pub struct NotAcceptable(pub Problem);
 
-/// 403 when a sender's environment may not send the message type.
+/// 403 when a sender's environment may not send the message type, or the
+/// key is a consumer key.
 #[derive(Debug, IntoResponses)]
 #[response(
     status = 403,
-    description = "The environment may not send this message type",
+    description = "The environment may not send this message type, or the key is a consumer key (it only reads the feed)",
     content_type = "application/problem+json"
 )]
 pub struct SenderTypeForbidden(pub Problem);
+
+/// 403 on the feed for a sender key (a consumer key reads the feed).
+#[derive(Debug, IntoResponses)]
+#[response(
+    status = 403,
+    description = "A sender key: the feed is read with a consumer key",
+    content_type = "application/problem+json"
+)]
+pub struct SenderKeyOnFeed(pub Problem);
 
 /// 403 when a webhook's payload names a type its integration may not send.
 #[derive(Debug, IntoResponses)]

@@ -56,6 +56,12 @@ pub struct EnvironmentConfig {
     /// SHA-256 hex digests of the API keys that may send into this environment.
     #[serde(default)]
     pub api_keys_sha256: Vec<String>,
+    /// SHA-256 hex digests of the consumer keys that may read this
+    /// environment's pull feed (`GET /api/edi-hub/messages`). Kept apart
+    /// from the sender keys: a consumer key cannot send, a sender key
+    /// cannot read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub consumer_keys_sha256: Vec<String>,
     /// What a repeated Idempotency-Key with another payload gets:
     /// `reject` (422, the default) or `replay` (the first response).
     #[serde(default)]

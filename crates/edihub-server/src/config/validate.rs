@@ -213,14 +213,22 @@ impl Config {
                     crate::producers::check_type(t)
                         .map_err(|reason| ConfigError::new(format!("{at}.message_types[{k}]"), reason))?;
                 }
-                for (k, hash) in env.api_keys_sha256.iter().enumerate() {
-                    let key = format!("{at}.api_keys_sha256[{k}]");
-                    check_sha256(&key, hash)?;
-                    if !keys.insert(hash.to_ascii_lowercase()) {
-                        return Err(ConfigError::new(
-                            key,
-                            "this API key is already used by another environment",
-                        ));
+                // One set for both kinds: a digest is one key of one
+                // environment, so no key both sends and reads.
+                let lists = [
+                    ("api_keys_sha256", &env.api_keys_sha256),
+                    ("consumer_keys_sha256", &env.consumer_keys_sha256),
+                ];
+                for (list, hashes) in lists {
+                    for (k, hash) in hashes.iter().enumerate() {
+                        let key = format!("{at}.{list}[{k}]");
+                        check_sha256(&key, hash)?;
+                        if !keys.insert(hash.to_ascii_lowercase()) {
+                            return Err(ConfigError::new(
+                                key,
+                                "this key is already used (as a sender or consumer key, here or in another environment)",
+                            ));
+                        }
                     }
                 }
             }

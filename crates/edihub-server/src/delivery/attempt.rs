@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 use edihub_store::{AttemptRow, MessageRow};
 use reqwest::header::{CONTENT_TYPE, HeaderValue, RETRY_AFTER};
-use serde_json::{Value, json};
 
 use super::Destination;
+use super::envelope::envelope;
 use super::schedule::retry_after;
 
 /// Bytes of a receiver's answer kept with the attempt.
@@ -41,26 +41,6 @@ pub fn client() -> reqwest::Result<reqwest::Client> {
         .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(Duration::from_secs(10))
         .build()
-}
-
-/// The envelope of `m`: its metadata and its JSON rendering (the document
-/// at its position in the body it arrived in; `null` if that cannot be read).
-pub fn envelope(m: &MessageRow) -> Value {
-    let payload = edihub_core::parse_body(&m.payload, m.content_type.as_deref())
-        .ok()
-        .and_then(|p| p.documents.into_iter().nth(usize::try_from(m.packet_index).unwrap_or(0)))
-        .map_or(Value::Null, |d| d.value().clone());
-    json!({
-        "id": m.id,
-        "tenant": m.tenant_id,
-        "environment": m.environment_id,
-        "message_type": m.message_type,
-        "mestyp": m.mestyp,
-        "docnum": m.docnum,
-        "fingerprint": m.fingerprint,
-        "received_at": m.received_at,
-        "payload": payload,
-    })
 }
 
 /// POSTs `message` to `destination`; never fails, the answer says what happened.

@@ -11,9 +11,11 @@
 //! end wakes the loop; otherwise it polls every `delivery.poll_interval_ms`.
 //!
 //! - `attempt.rs`: one HTTP attempt (body, headers, signature, the answer);
+//! - `envelope.rs`: the envelope body, which the pull feed lists too;
 //! - `schedule.rs`: what happens after an attempt (retry when, or give up).
 
 mod attempt;
+pub mod envelope;
 mod schedule;
 
 use std::collections::HashMap;

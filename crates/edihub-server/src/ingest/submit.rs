@@ -44,6 +44,11 @@ pub async fn submit(state: &AppState, submission: Submission<'_>) -> Result<Resp
     let envelope = interchange.as_ref().map(envelope).transpose()?;
     let outcome = state.store.ingest(IngestRequest { scope, key, messages, now: now(), envelope }).await?;
     record_outcome(state, &scope.tenant_id, &outcome, &first_type, detector);
+    if let IngestOutcome::Processed(answer) = &outcome
+        && answer.outcomes.iter().any(|o| matches!(o, MessageOutcome::Accepted(_)))
+    {
+        state.feed.notify();
+    }
     match ack {
         Some(ack) => ack.respond(outcome),
         None => outcome_response(outcome),

@@ -6,6 +6,7 @@ pub mod catalog;
 pub mod catalog_page;
 pub mod deliveries;
 pub mod destinations;
+pub mod feed;
 pub mod health;
 pub mod message_page;
 pub mod message_search_page;

@@ -38,6 +38,7 @@ mod console_pages;
 mod delivery;
 mod delivery_admin;
 mod delivery_replicas;
+mod feed;
 mod metrics_ops;
 mod openapi;
 mod retention;

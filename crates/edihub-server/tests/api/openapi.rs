@@ -17,9 +17,10 @@ use edihub_server::config::SignatureConfig;
 use serde_json::Value;
 
 /// Every route PRODUCT.md and the README promise, and nothing else.
-const PRODUCT_ROUTES: [(&str, &str); 23] = [
+const PRODUCT_ROUTES: [(&str, &str); 24] = [
     ("get", "/admin"),
     ("post", "/api/edi-hub/receive-message"),
+    ("get", "/api/edi-hub/messages"),
     ("post", "/api/webhook/{integration_id}"),
     ("get", "/admin/audit"),
     ("get", "/admin/messages"),
@@ -124,6 +125,8 @@ async fn document_matches_the_router() {
             Some(bearer(ADMIN_TOKEN))
         } else if path == RECEIVE {
             Some(bearer(ACME_PROD))
+        } else if path == "/api/edi-hub/messages" {
+            Some(bearer(ACME_PROD_FEED))
         } else {
             None
         };

@@ -27,7 +27,9 @@ use edihub_store::KeyReusePolicy;
 use figment::Figment;
 use figment::providers::{Format, Toml};
 
-use super::{ACME_PROD, ACME_PROD_2, ACME_QA, ADMIN_TOKEN, GLOBEX_PROD, sha256_hex};
+use super::{
+    ACME_PROD, ACME_PROD_2, ACME_PROD_FEED, ACME_QA, ACME_QA_FEED, ADMIN_TOKEN, GLOBEX_PROD, sha256_hex,
+};
 
 /// The key paths of ORDERS05 in the base configuration.
 pub const ORDERS05_KEYS: [&str; 2] = ["E1EDK01.BELNR", "E1EDK02[QUALF=001].BELNR"];
@@ -71,6 +73,7 @@ pub fn environment(id: &str, api_keys: &[&str], on_key_reuse: KeyReusePolicy) ->
     EnvironmentConfig {
         id: id.into(),
         api_keys_sha256: api_keys.iter().map(|k| sha256_hex(k)).collect(),
+        consumer_keys_sha256: Vec::new(),
         on_key_reuse,
         message_types: None,
     }
@@ -96,8 +99,14 @@ impl TestConfig {
         config.admin.token_sha256 = sha256_hex(ADMIN_TOKEN);
         let test = TestConfig { config, secrets: HashMap::new() };
         let keys = strings(ORDERS05_KEYS);
-        test.environment("acme", environment("prod", &[ACME_PROD, ACME_PROD_2], KeyReusePolicy::Reject))
-            .environment("acme", environment("qa", &[ACME_QA], KeyReusePolicy::Replay))
+        let consuming = |mut env: EnvironmentConfig, key: &str| {
+            env.consumer_keys_sha256 = vec![sha256_hex(key)];
+            env
+        };
+        let acme_prod = environment("prod", &[ACME_PROD, ACME_PROD_2], KeyReusePolicy::Reject);
+        let acme_qa = environment("qa", &[ACME_QA], KeyReusePolicy::Replay);
+        test.environment("acme", consuming(acme_prod, ACME_PROD_FEED))
+            .environment("acme", consuming(acme_qa, ACME_QA_FEED))
             .environment("globex", environment("prod", &[GLOBEX_PROD], KeyReusePolicy::default()))
             .message_type("ORDERS05", |t| {
                 t.duplicate_key_fields = keys.clone();

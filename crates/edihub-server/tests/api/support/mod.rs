@@ -44,6 +44,10 @@ pub const ACME_PROD_2: &str = "acme-prod-key-2";
 pub const ACME_QA: &str = "acme-qa-key";
 /// Sender key of globex/prod.
 pub const GLOBEX_PROD: &str = "globex-prod-key";
+/// Consumer key of `acme/prod`: reads its pull feed, cannot send.
+pub const ACME_PROD_FEED: &str = "acme-prod-feed-key";
+/// Consumer key of `acme/qa`.
+pub const ACME_QA_FEED: &str = "acme-qa-feed-key";
 
 /// The receive endpoint.
 pub const RECEIVE: &str = "/api/edi-hub/receive-message";

@@ -1,0 +1,120 @@
+//! `GET /api/edi-hub/messages`: the pull feed, for consumers behind a
+//! firewall that cannot receive pushes.
+//!
+//! A consumer key reads its environment's messages oldest first, as the
+//! envelopes a push destination receives, and keeps `next_cursor` for the
+//! next call. Following the cursor yields every message once, in a stable
+//! order, also when transactions commit out of order (the store's `feed`
+//! module says why). `wait` turns an empty answer into a long poll
+//! ([`crate::feed::FeedSignal::page`]).
+
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::State;
+use edihub_store::{FeedPosition, FeedQuery};
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::api_doc::FeedPage;
+use crate::api_doc::errors::{BadInput, SenderKeyOnFeed, Unauthenticated, Unavailable};
+use crate::auth::Consumer;
+use crate::delivery::envelope::Envelopes;
+use crate::error::ApiError;
+use crate::extract::ApiQuery;
+use crate::feed::{decode_cursor, encode_cursor};
+use crate::state::AppState;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+/// Largest page.
+pub const MAX_LIMIT: i64 = 500;
+/// Page size when `limit` is absent.
+pub const DEFAULT_LIMIT: i64 = 100;
+/// Longest long poll, in seconds.
+pub const MAX_WAIT_SECS: u64 = 30;
+
+/// The routes of this resource.
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(feed))
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct FeedParams {
+    after: Option<String>,
+    limit: Option<String>,
+    message_type: Option<String>,
+    wait: Option<String>,
+}
+
+/// The parameters, checked; each refusal names its parameter.
+struct Checked {
+    after: Option<FeedPosition>,
+    limit: i64,
+    message_type: Option<String>,
+    wait: Duration,
+}
+
+impl FeedParams {
+    fn check(self) -> Result<Checked, ApiError> {
+        let after = match self.after.filter(|s| !s.is_empty()) {
+            None => None,
+            Some(text) => Some(decode_cursor(&text).ok_or_else(|| {
+                ApiError::BadRequest(
+                    "`after` is not a cursor this API returned; pass a previous answer's next_cursor".into(),
+                )
+            })?),
+        };
+        let limit = match self.limit {
+            None => DEFAULT_LIMIT,
+            Some(s) => s.parse::<i64>().ok().filter(|n| (1..=MAX_LIMIT).contains(n)).ok_or_else(|| {
+                ApiError::BadRequest(format!("`limit` must be a number from 1 to {MAX_LIMIT}"))
+            })?,
+        };
+        let wait = match self.wait {
+            None => 0,
+            Some(s) => s.parse::<u64>().ok().filter(|n| *n <= MAX_WAIT_SECS).ok_or_else(|| {
+                ApiError::BadRequest(format!("`wait` must be a number of seconds from 0 to {MAX_WAIT_SECS}"))
+            })?,
+        };
+        let message_type = match self.message_type {
+            Some(t) if t.is_empty() || t.len() > 100 => {
+                return Err(ApiError::BadRequest("`message_type` must be 1–100 characters".into()));
+            }
+            other => other,
+        };
+        Ok(Checked { after, limit, message_type, wait: Duration::from_secs(wait) })
+    }
+}
+
+/// The environment's messages after `after`, oldest first.
+#[utoipa::path(get, path = "/api/edi-hub/messages", tag = "feed",
+    params(
+        ("after" = Option<String>, Query, description = "next_cursor of the previous answer; absent: from the first message"),
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "default 100"),
+        ("message_type" = Option<String>, Query, description = "only this message type"),
+        ("wait" = Option<u64>, Query, minimum = 0, maximum = 30,
+            description = "seconds to wait for a message when there is none yet (long poll); default 0")
+    ),
+    responses((status = 200, description = "Envelopes oldest first, and the cursor to continue from", body = FeedPage),
+        BadInput, Unauthenticated, SenderKeyOnFeed, Unavailable),
+    security(("bearer" = []), ("basic" = []))
+)]
+async fn feed(
+    State(state): State<AppState>,
+    Consumer(scope): Consumer,
+    ApiQuery(params): ApiQuery<FeedParams>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let checked = params.check()?;
+    let query = FeedQuery {
+        scope: &scope,
+        after: checked.after,
+        message_type: checked.message_type.as_deref(),
+        limit: checked.limit,
+    };
+    let page = state.feed.page(state.store.as_ref(), &query, checked.wait).await?;
+    let mut envelopes = Envelopes::default();
+    let messages: Vec<_> = page.messages.iter().map(|m| envelopes.of(m)).collect();
+    let next = page.next.unwrap_or(FeedPosition::START);
+    Ok(Json(json!({ "messages": messages, "next_cursor": encode_cursor(next) })))
+}
