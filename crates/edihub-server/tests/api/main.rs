@@ -37,6 +37,7 @@ mod browser;
 mod console_pages;
 mod delivery;
 mod delivery_admin;
+mod delivery_fifo;
 mod delivery_replicas;
 mod metrics_ops;
 mod openapi;
