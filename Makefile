@@ -1,7 +1,7 @@
 # edihub — see README.md.
 CARGO ?= cargo
 
-.PHONY: run check-config test docs-check console-screenshots demo-secrets fmt lint build release clean
+.PHONY: run listen check-config test docs-check console-screenshots demo-secrets fmt lint build release clean
 
 ## Build and serve on the embedded SQLite database (data/edihub.db) with config/edihub.toml.
 # Development webhook secrets for the demo integrations (docs/webhooks.md).
@@ -11,6 +11,10 @@ DEMO_SECRETS = SHOP_SECRET=dev-shop-secret GITHUB_SECRET=dev-github-secret \
 
 run:
 	$(DEMO_SECRETS) $(CARGO) run --locked -p edihub -- --config config/edihub.toml serve
+
+## The demo receiver of deliveries (config/edihub.toml's destination `demo-listener`), in a second terminal.
+listen:
+	$(DEMO_SECRETS) $(CARGO) run --locked -p edihub -- listen --port 9999 --secret-env STD_WEBHOOK_SECRET
 
 ## Validate config/edihub.toml (with the demo secrets).
 check-config:

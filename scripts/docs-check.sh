@@ -8,7 +8,9 @@
 # directory, on a free loopback port. Before the real run, a self-check runs
 # the examples once with one documented status changed and requires the
 # runner to fail at exactly that line (so a check that cannot fail is caught).
-# DOCS_CHECK_SELF_TEST=0 skips it.
+# DOCS_CHECK_SELF_TEST=0 skips it. The demo receiver of deliveries (`edihub
+# listen` on 127.0.0.1:9999, where config/edihub.toml's `demo-listener`
+# points) runs beside the hub, as `make listen` does for `make run`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -23,6 +25,7 @@ export $(make -s --no-print-directory demo-secrets)
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/edihub-docs-check.XXXXXX")
 HUB_PID=""
+LISTEN_PID=""
 stop_hub() {
     if [ -n "$HUB_PID" ]; then
         kill "$HUB_PID" 2>/dev/null || true
@@ -30,7 +33,14 @@ stop_hub() {
         HUB_PID=""
     fi
 }
-cleanup() { stop_hub; rm -rf "$WORK"; }
+stop_listener() {
+    if [ -n "$LISTEN_PID" ]; then
+        kill "$LISTEN_PID" 2>/dev/null || true
+        wait "$LISTEN_PID" 2>/dev/null || true
+        LISTEN_PID=""
+    fi
+}
+cleanup() { stop_hub; stop_listener; rm -rf "$WORK"; }
 trap cleanup EXIT
 
 free_port() {
@@ -74,6 +84,19 @@ if [ "${DOCS_CHECK_SELF_TEST:-1}" != 0 ]; then
     log "self-check: a changed status on README.md:$line is reported"
     stop_hub
 fi
+
+# The demo receiver; one already listening on 9999 (`make listen`) serves as well.
+edihub listen --port 9999 --secret-env STD_WEBHOOK_SECRET >"$WORK/listen.log" 2>&1 &
+LISTEN_PID=$!
+for _ in $(seq 1 50); do
+    if grep -q '^listening on' "$WORK/listen.log" 2>/dev/null; then break; fi
+    if ! kill -0 "$LISTEN_PID" 2>/dev/null; then
+        LISTEN_PID=""
+        log "edihub listen did not start ($(cat "$WORK/listen.log")); using whatever listens on 9999"
+        break
+    fi
+    sleep 0.1
+done
 
 start_hub docs
 python3 scripts/docs_check.py

@@ -24,6 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True  # no __pycache__ in the work tree
+import delivery  # noqa: E402
 import gen  # noqa: E402
 import packet  # noqa: E402
 
@@ -37,7 +38,7 @@ DURATION = int(E.get("BENCH_DURATION", "20"))
 WARMUP = int(E.get("BENCH_WARMUP", "3"))
 CONNS = int(E.get("BENCH_CONNECTIONS", "32"))
 THREADS = int(E.get("BENCH_THREADS", "2"))
-SCENARIOS = [s.strip().upper() for s in E.get("BENCH_SCENARIOS", "S1,S2,S7,S3,S4,S5,S6,P").split(",") if s.strip()]
+SCENARIOS = [s.strip().upper() for s in E.get("BENCH_SCENARIOS", "S1,S2,S7,S3,S4,S5,D,S6,P").split(",") if s.strip()]
 S6_ROWS = int(E.get("BENCH_S6_ROWS", "5000000"))
 OUT = E.get("BENCH_OUT", os.path.join(ROOT, "BENCHMARKS.md"))
 PROFILE = E.get("BENCH_PROFILE", "0") == "1"
@@ -197,7 +198,7 @@ class Server:
             text = r.read().decode()
         out = {}
         for line in text.splitlines():
-            m = re.match(r"(edihub_(?:http_requests|duplicates_blocked|messages_accepted)_total)\{(.*)\} (\d+)", line)
+            m = re.match(r"(edihub_(?:http_requests|duplicates_blocked|messages_accepted|delivery_attempts)_total)\{(.*)\} (\d+)", line)
             if m:
                 out[m.group(1) + "{" + m.group(2) + "}"] = int(m.group(3))
         return out
@@ -353,6 +354,8 @@ def scenario(name, server, path, mode, template, docbase, conns=CONNS, threads=T
         errors={k: r[k] for k in ("connect_errors", "read_errors", "write_errors", "status_errors", "timeouts") if r[k]},
         status=status,
         duplicates=dup,
+        delivered=sum(v for k, v in d.items()
+                      if k.startswith("edihub_delivery_attempts_total") and 'outcome="delivered"' in k),
         rss_mb=vm_hwm_mb(server.pid),
         connections=conns,
     )
@@ -615,6 +618,9 @@ def render(res):
             L.append(f"| {c['id']} | {c['bytes']:,} | {c['us']:.1f} | {c['mb_s']:.1f} |")
         L.append("")
 
+    if S.get("D"):
+        L.extend(delivery.render(S["D"]))
+        L.append("")
     if res.get("packet"):
         L.extend(packet.render(res["packet"]))
         L.append("")
@@ -633,7 +639,7 @@ def render(res):
     L.append("")
     L.append("| run | wall s | edihub | PostgreSQL | load generator | everything else | steal | load avg at start |")
     L.append("|---|--:|--:|--:|--:|--:|--:|--:|")
-    for key in ("S1", "S1_ceiling", "S2", "S7", "S3", "S4", "S5", "S6", "S6_ceiling"):
+    for key in ("S1", "S1_ceiling", "S2", "S7", "S3", "S4", "S5", "D_base", "D", "S6", "S6_ceiling"):
         s = S.get(key)
         if s:
             L.append(f"| {key} | {s['wall']:.1f} | {s['cpu_edihub']:.1f} | {s['cpu_pg']:.1f} | {s['cpu_loadgen']:.1f} | "
@@ -701,6 +707,7 @@ def targets(res):
     if s1 and S.get("S6"):
         r = S["S6"]["rps"] / s1["rps"]
         add("S6 ≥ 0.8 × S1", r >= 0.8, f"{r:.2f}")
+    t.extend(delivery.targets(S.get("D")))
     t.extend(packet.targets(res.get("packet") or {}))
     crit = {c["id"]: c for c in res.get("criterion") or []}
     xml = [c for k, c in crit.items() if "xml" in k]
@@ -755,7 +762,7 @@ def main():
     recv = "/api/edi-hub/receive-message"
     pg = sqlite = None
     try:
-        if any(s in SCENARIOS for s in ("S1", "S2", "S4", "S5", "S6", "P")):
+        if any(s in SCENARIOS for s in ("S1", "S2", "S4", "S5", "D", "S6", "P")):
             pg = Server("pg", os.path.join(WORK, "edihub-pg.toml"), PORT_PG)
         if "S1" in SCENARIOS:
             S["S1"] = scenario("S1", pg, recv, "unique", orders, 1 * 10**14, body_bytes=orders_bytes)
@@ -770,6 +777,15 @@ def main():
         if "S5" in SCENARIOS:
             S["S5"] = scenario("S5", pg, recv, "unique", invoic, 5 * 10**14, conns=4, threads=2,
                                body_bytes=invoic_bytes)
+        if "D" in SCENARIOS:
+            docbases = {"D": 8 * 10**14, "D_base": 9 * 10**14}
+
+            def d_load(name):
+                S[name] = scenario(name, pg, recv, "unique", orders, docbases[name], body_bytes=orders_bytes)
+                return S[name]
+
+            S["D"] = delivery.run(pg, S.get("S1"), d_load, EDIHUB, WORK, gen.TENANT, gen.ENV, gen.ADMIN_TOKEN,
+                                  cpu_of, log)
         if "P" in SCENARIOS and pg:
             res.setdefault("packet", {})["PostgreSQL"] = packet.run("PostgreSQL", PORT_PG, AUTH, SMALL, RUN_TAG, log)
         if PROFILE and pg:

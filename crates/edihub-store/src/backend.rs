@@ -21,7 +21,7 @@ use crate::destinations::DestinationSql;
 use crate::feed::FeedSql;
 use crate::ingest::group::Batchers;
 use crate::ingest::statements::{IngestSql, ScopedHolder};
-use crate::outbox::OutboxSql;
+use crate::outbox::{OutboxSql, QueueSql};
 use crate::queries::QuerySql;
 use crate::retention::RetentionSql;
 use crate::{Result, Scope};
@@ -37,6 +37,7 @@ pub(crate) trait Backend:
     + DestinationSql
     + OutboxSql
     + FeedSql
+    + QueueSql
     + Database<Connection: sqlx::migrate::Migrate>
 {
     /// The statement that starts a write transaction: `BEGIN` on PostgreSQL;
@@ -62,6 +63,14 @@ pub(crate) trait Backend:
     /// type or NULL, `$6` the limit; [`crate::feed::FeedRow`] rows in
     /// position order, only those no running transaction can precede.
     const FEED_PAGE: &'static str;
+
+    /// Leases the head of a `fifo` destination's line (see
+    /// `outbox/queue.rs`) if it is pending, due and not leased: `$1`
+    /// destination, `$2` now, `$3` lease end; returns at most one
+    /// [`crate::ClaimedDelivery`]. PostgreSQL locks the head with a plain
+    /// `FOR UPDATE`, so a concurrent claim waits and then finds it leased;
+    /// SQLite's one writer runs claims one at a time.
+    const CLAIM_LINE_HEAD: &'static str;
 
     /// The schema migrations of this backend (`migrations/<backend>`).
     fn migrator() -> &'static sqlx::migrate::Migrator;

@@ -81,8 +81,8 @@ pub use error::{Result, StoreError};
 pub use feed::{FeedMessage, FeedPage, FeedPosition, FeedQuery};
 pub use model::*;
 pub use outbox::{
-    AttemptRow, ClaimedDelivery, DELIVERED, DeliveryReport, DeliveryRow, FAILED, FinishedAttempt, PENDING,
-    ReplayFilter, Verdict,
+    AttemptRow, ClaimedDelivery, DELIVERED, DeliveryQueue, DeliveryReport, DeliveryRow, FAILED,
+    FinishedAttempt, PENDING, ReplayFilter, Verdict,
 };
 pub use outcome::{
     Answer, DetectedBy, IngestOutcome, IngestRequest, KeyClaim, KeyReusePolicy, MessageOutcome, Replay,
@@ -150,6 +150,21 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         lease_until: chrono::DateTime<chrono::Utc>,
         limit: i64,
     ) -> Result<Vec<ClaimedDelivery>>;
+    /// Leases the head of `destination`'s line until `lease_until`, for a
+    /// destination with `ordering = "fifo"`: its oldest delivery not yet
+    /// delivered (by the message's `received_at`, then id), and only if that
+    /// one is pending, due at `now` and not leased. So at most one delivery
+    /// is in flight, a retry or a dead letter (`failed`, until replayed)
+    /// holds the line, and concurrent claims in any replica get it once.
+    async fn claim_line_head(
+        &self,
+        destination: &str,
+        now: chrono::DateTime<chrono::Utc>,
+        lease_until: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Option<ClaimedDelivery>>;
+    /// Every destination with pending deliveries: how many, and when the
+    /// oldest was created (one grouped query, for the metrics).
+    async fn delivery_queues(&self) -> Result<Vec<DeliveryQueue>>;
     /// Records a claimed delivery's attempt and verdict, releasing its
     /// lease; `Verdict::Failed` is audited as `delivery.failed`.
     async fn finish_delivery(&self, done: &FinishedAttempt) -> Result<()>;

@@ -79,6 +79,16 @@ impl Backend for Postgres {
         WHERE destination_id = $1 AND status = 'pending' AND next_attempt_at <= $2 \
         AND (lease_until IS NULL OR lease_until <= $2) ORDER BY next_attempt_at LIMIT $4 \
         FOR UPDATE SKIP LOCKED) RETURNING message_id, destination_id, attempts, lease_until";
+    /// A materialized CTE, evaluated once: as `x IN (SELECT … LIMIT 1 FOR
+    /// UPDATE)` the planner may rescan the subquery and lease more rows than
+    /// the head (seen on a small table).
+    const CLAIM_LINE_HEAD: &'static str = "WITH head AS MATERIALIZED (SELECT message_id, destination_id \
+        FROM deliveries WHERE destination_id = $1 AND status IN ('pending', 'failed') \
+        ORDER BY created_at, message_id LIMIT 1 FOR UPDATE) \
+        UPDATE deliveries d SET lease_until = $3 FROM head \
+        WHERE d.message_id = head.message_id AND d.destination_id = head.destination_id \
+        AND d.status = 'pending' AND d.next_attempt_at <= $2 AND (d.lease_until IS NULL OR d.lease_until <= $2) \
+        RETURNING d.message_id, d.destination_id, d.attempts, d.lease_until";
 
     fn migrator() -> &'static sqlx::migrate::Migrator {
         &MIGRATOR

@@ -8,9 +8,10 @@ use uuid::Uuid;
 use crate::backend::{Backend, SqlStore};
 use crate::feed::{FeedPage, FeedQuery};
 use crate::{
-    ActivityCount, ActivityPoint, AuditEvent, AuditFilter, ClaimedDelivery, DeliveryReport, DestinationRow,
-    FinishedAttempt, IngestOutcome, IngestRequest, IntegrationRow, KeyPurge, MessageMeta, MessageQuery,
-    MessageRow, MessageTypeRow, NewAuditEvent, ReplayFilter, Result, RetentionStep, Scope, Store,
+    ActivityCount, ActivityPoint, AuditEvent, AuditFilter, ClaimedDelivery, DeliveryQueue, DeliveryReport,
+    DestinationRow, FinishedAttempt, IngestOutcome, IngestRequest, IntegrationRow, KeyPurge, MessageMeta,
+    MessageQuery, MessageRow, MessageTypeRow, NewAuditEvent, ReplayFilter, Result, RetentionStep, Scope,
+    Store,
 };
 
 #[async_trait::async_trait]
@@ -85,6 +86,20 @@ impl<DB: Backend> Store for SqlStore<DB> {
     ) -> Result<Vec<ClaimedDelivery>> {
         let mut conn = self.pool.acquire().await?;
         DB::claim_deliveries(&mut conn, DB::CLAIM_DELIVERIES, destination, now, lease_until, limit).await
+    }
+
+    async fn claim_line_head(
+        &self,
+        destination: &str,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+    ) -> Result<Option<ClaimedDelivery>> {
+        let mut conn = self.pool.acquire().await?;
+        DB::claim_line_head(&mut conn, DB::CLAIM_LINE_HEAD, destination, now, lease_until).await
+    }
+
+    async fn delivery_queues(&self) -> Result<Vec<DeliveryQueue>> {
+        DB::delivery_queues(&mut *self.pool.acquire().await?).await
     }
 
     async fn finish_delivery(&self, done: &FinishedAttempt) -> Result<()> {

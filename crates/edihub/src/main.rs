@@ -7,16 +7,19 @@
 //! # Layout
 //!
 //! - `main.rs`: the subcommands (`serve`, `migrate`, `check-config`,
-//!   `fingerprint`, `send`), signals, exit codes.
+//!   `fingerprint`, `send`, `listen`), signals, exit codes.
 //! - `config_file.rs`: where the configuration comes from (file, `EDIHUB_*`
 //!   environment) and what is logged about it.
 //! - `explain.rs`: `edihub fingerprint FILE`, why a message was or would be
 //!   blocked.
 //! - `send.rs`, `send/`: `edihub send FILE|DIR`, posting files to a hub with
 //!   a progress bar.
+//! - `listen.rs`: `edihub listen`, a tiny webhook receiver that prints (and
+//!   verifies) deliveries: the demo destination.
 
 mod config_file;
 mod explain;
+mod listen;
 mod send;
 
 use std::path::PathBuf;
@@ -58,6 +61,8 @@ enum Command {
     Fingerprint(explain::Args),
     /// Post files (or a directory of files) to a hub, with a progress bar and a summary.
     Send(send::Args),
+    /// Receive deliveries: print each one's webhook-id and body (verifying its signature when given the secret).
+    Listen(listen::Args),
 }
 
 fn init_logging(format: &str) {
@@ -77,9 +82,14 @@ fn init_logging(format: &str) {
 async fn main() -> ExitCode {
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
-    // A client of a hub: needs no configuration file.
+    // A client of a hub, and a receiver of its deliveries: need no configuration file.
     if let Command::Send(args) = cli.command {
         return send::run(args).await;
+    }
+    if let Command::Listen(args) = cli.command {
+        let shutdown = CancellationToken::new();
+        tokio::spawn(wait_for_signal(shutdown.clone()));
+        return listen::run(args, shutdown).await;
     }
     if let Err(e) = config_file::check_exists(&cli.config, matches.value_source("config")) {
         eprintln!("edihub: {e}");
@@ -117,7 +127,7 @@ async fn main() -> ExitCode {
         Command::Fingerprint(args) => return explain::run(&config, &cli.config, &args).await,
         Command::Migrate => migrate(config).await,
         Command::Serve => serve(config).await,
-        Command::Send(_) => unreachable!("handled before loading the configuration"),
+        Command::Send(_) | Command::Listen(_) => unreachable!("handled before loading the configuration"),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -71,6 +71,12 @@ pub struct DestinationConfig {
     /// How requests are signed (absent: unsigned).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<DeliverySignatureConfig>,
+    /// `parallel` (the default: up to `delivery.max_in_flight_per_destination`
+    /// attempts at once, in any order) or `fifo`: one delivery in flight
+    /// across all replicas, in commit order, and a delivery waiting for its
+    /// retry or failed (until replayed) holds back the ones behind it.
+    #[serde(default = "default_ordering")]
+    pub ordering: String,
     /// Seconds an attempt may take before it counts as failed (default 10).
     #[serde(default = "default_timeout")]
     pub timeout_secs: u64,
@@ -91,6 +97,9 @@ pub struct DeliverySignatureConfig {
 
 fn default_format() -> String {
     "envelope".into()
+}
+fn default_ordering() -> String {
+    "parallel".into()
 }
 fn default_timeout() -> u64 {
     10
@@ -166,6 +175,9 @@ impl Config {
         }
         if !matches!(d.format.as_str(), "envelope" | "raw") {
             return Err(ConfigError::new(format!("{at}.format"), "must be `envelope` or `raw`"));
+        }
+        if !matches!(d.ordering.as_str(), "parallel" | "fifo") {
+            return Err(ConfigError::new(format!("{at}.ordering"), "must be `parallel` or `fifo`"));
         }
         if !(1..=300).contains(&d.timeout_secs) {
             return Err(ConfigError::new(format!("{at}.timeout_secs"), "must be between 1 and 300"));

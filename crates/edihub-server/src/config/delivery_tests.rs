@@ -36,6 +36,9 @@ fn defaults_apply() {
     let c = load(&destination("")).expect("valid");
     let d = &c.destinations[0];
     assert_eq!((d.format.as_str(), d.timeout_secs, d.enabled), ("envelope", 10, true));
+    assert_eq!(d.ordering, "parallel");
+    let fifo = load(&destination("ordering = \"fifo\"")).expect("fifo is valid");
+    assert_eq!(fifo.destinations[0].ordering, "fifo");
     assert!(d.message_types.is_none() && d.signature.is_none());
     let delays = c.delivery.delays();
     assert_eq!(delays.len(), 10);
@@ -75,6 +78,7 @@ fn refusals_name_the_key() {
         (destination("").replace("https://erp.example/in", "not a url"), "destinations[0].url"),
         (destination("format = \"xml\""), "destinations[0].format"),
         (destination("timeout_secs = 0"), "destinations[0].timeout_secs"),
+        (destination("ordering = \"sorted\""), "destinations[0].ordering"),
         (destination("message_types = [\"\"]"), "destinations[0].message_types[0]"),
         (destination(&sig("github", "ERP_SECRET")), "destinations[0].signature.scheme"),
         (destination(&sig("standard-webhooks", "MISSING_SECRET")), "destinations[0].signature.secret_env"),

@@ -38,6 +38,8 @@ fn the_demo_config_is_valid() {
     assert_eq!(config.tenants[0].environments.len(), 2);
     assert!(config.message_types.iter().any(|m| m.id == "ORDERS05"));
     assert_eq!(config.integrations.len(), 5);
+    assert_eq!(config.destinations.len(), 1, "the demo receiver of `make listen`");
+    assert!(config.destinations[0].url.starts_with("http://127.0.0.1:9999/"));
     // Without the secrets the integrations are refused, naming the key.
     let err = Config::from_toml_with_secrets(&text, SecretSource::Fixed(HashMap::new())).unwrap_err();
     assert_eq!(err.key, "integrations[0].signature.secret_env");

@@ -7,7 +7,9 @@
 //! claims (with a lease) as many due deliveries as the destination has free
 //! slots (`delivery.max_in_flight_per_destination`) and runs each attempt as
 //! a task of its own, so a slow destination fills its own slots and never
-//! the others'. Replicas share the queue through the leases. An attempt's
+//! the others'. A destination with `ordering = "fifo"` claims only the head
+//! of its line, so one delivery is in flight for it across all replicas.
+//! Replicas share the queue through the leases. An attempt's
 //! end wakes the loop; otherwise it polls every `delivery.poll_interval_ms`.
 //!
 //! - `attempt.rs`: one HTTP attempt (body, headers, signature, the answer);
@@ -147,8 +149,15 @@ impl Worker {
         let margin = self.state.config.delivery.lease_margin_secs;
         let lease = Duration::from_secs(destination.def.timeout_secs.saturating_add(margin));
         let until = now + chrono::Duration::from_std(lease).unwrap_or_default();
-        let limit = i64::try_from(free).unwrap_or(1);
-        let claimed = match self.state.store.claim_deliveries(&row.id, now, until, limit).await {
+        let claimed = if destination.def.ordering == "fifo" {
+            // The head of the line or nothing: the store keeps it to one in
+            // flight across replicas, whatever this process's slots.
+            self.state.store.claim_line_head(&row.id, now, until).await.map(Vec::from_iter)
+        } else {
+            let limit = i64::try_from(free).unwrap_or(1);
+            self.state.store.claim_deliveries(&row.id, now, until, limit).await
+        };
+        let claimed = match claimed {
             Ok(claimed) => claimed,
             Err(e) => {
                 tracing::warn!(destination = %row.id, error = %e, "delivery: claiming failed");
@@ -196,7 +205,17 @@ impl Worker {
             edihub_store::Verdict::RetryAt(_) => "retry",
             edihub_store::Verdict::Failed => "failed",
         };
-        self.state.metrics.delivery_attempt(&delivery.destination_id, outcome);
+        if let Some(error) = &answer.record.error {
+            // One line per failed attempt; the retry schedule spaces them out.
+            let next = match verdict {
+                edihub_store::Verdict::RetryAt(at) => at.to_rfc3339(),
+                _ => "none: failed".into(),
+            };
+            tracing::warn!(destination = %delivery.destination_id, message_id = %id, %error, next_attempt = %next,
+                "delivery attempt failed");
+        }
+        let took = Duration::from_millis(u64::try_from(answer.record.latency_ms).unwrap_or(0));
+        self.state.metrics.delivery_attempt(&delivery.destination_id, outcome, took);
         let done = edihub_store::FinishedAttempt {
             message_id: id,
             destination_id: delivery.destination_id,

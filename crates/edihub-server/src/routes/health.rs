@@ -38,6 +38,36 @@ async fn readyz(State(state): State<AppState>) -> Result<(StatusCode, Json<Value
 #[utoipa::path(get, path = "/metrics", tag = "operations",
     responses((status = 200, description = "Prometheus text exposition", body = String, content_type = "text/plain")))]
 async fn metrics(State(state): State<AppState>) -> impl axum::response::IntoResponse {
-    let body = state.metrics.render(state.store.pool_status());
+    let mut body = state.metrics.render(state.store.pool_status());
+    body.push_str(&queue_gauges(&state).await);
     ([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")], body)
+}
+
+/// The delivery queue gauges, from one grouped query; left out (and
+/// logged) when the database does not answer, so the rest still scrapes.
+/// Scrapes within `QUEUES_FRESH` of a read share it (one read at a time).
+async fn queue_gauges(state: &AppState) -> String {
+    let mut cached = state.metrics.queues.lock().await;
+    if let Some((at, text)) = cached.as_ref()
+        && at.elapsed() < crate::metrics::QUEUES_FRESH
+    {
+        return text.clone();
+    }
+    let read = async {
+        let destinations = state.store.list_destinations().await?;
+        let queues = state.store.delivery_queues().await?;
+        Ok::<_, edihub_store::StoreError>((destinations, queues))
+    };
+    match read.await {
+        Ok((destinations, queues)) => {
+            let ids: Vec<String> = destinations.into_iter().map(|d| d.id).collect();
+            let text = crate::metrics::render_queues(&ids, &queues, chrono::Utc::now());
+            *cached = Some((std::time::Instant::now(), text.clone()));
+            text
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "metrics: reading the delivery queues failed");
+            String::new()
+        }
+    }
 }

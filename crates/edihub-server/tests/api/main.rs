@@ -37,6 +37,7 @@ mod browser;
 mod console_pages;
 mod delivery;
 mod delivery_admin;
+mod delivery_fifo;
 mod delivery_replicas;
 mod feed;
 mod metrics_ops;

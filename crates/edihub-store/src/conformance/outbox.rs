@@ -14,7 +14,7 @@ use crate::{
 };
 
 /// A destination of `scope` for `types` (`None`: every type).
-fn destination(id: &str, scope: &Scope, types: Option<&[&str]>, enabled: bool) -> DestinationRow {
+pub(super) fn destination(id: &str, scope: &Scope, types: Option<&[&str]>, enabled: bool) -> DestinationRow {
     DestinationRow {
         id: id.into(),
         tenant_id: scope.tenant_id.clone(),
@@ -117,7 +117,7 @@ pub async fn lease_claim_is_exclusive(store: StoreRef) {
     assert_eq!(later.len(), 40, "expired leases are claimable again");
 }
 
-fn attempt(status: Option<i32>, error: Option<&str>) -> AttemptRow {
+pub(super) fn attempt(status: Option<i32>, error: Option<&str>) -> AttemptRow {
     AttemptRow {
         attempted_at: now(),
         status_code: status,

@@ -15,11 +15,16 @@
 //! plain `UPDATE` on SQLite, whose single writer already serialises it), run
 //! the attempt outside any transaction, then record it and the verdict
 //! together ([`crate::Store::finish_delivery`]). A worker that dies leaves
-//! its lease, which expires, and the row is claimed again.
+//! its lease, which expires, and the row is claimed again. A destination
+//! with `ordering = "fifo"` claims only the head of its line instead
+//! (`queue.rs`, which also measures each destination's queue).
 
 mod model;
+mod queue;
 
 pub use model::*;
+pub use queue::DeliveryQueue;
+pub(crate) use queue::QueueSql;
 
 use chrono::{DateTime, Utc};
 use sqlx::{Encode, Executor, FromRow, IntoArguments, Type};

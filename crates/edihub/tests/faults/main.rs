@@ -15,6 +15,7 @@
 //! - `f5_*`: slow and abusive clients.
 //! - `f6_*`: graceful shutdown (SIGTERM) under load.
 //! - `f7_*`: edihub killed with SIGKILL while deliveries are in flight.
+//! - `f8_*`: two edihub processes on one PostgreSQL sharing the delivery queue.
 //!
 //! - `secrets_in_logs`: no secret in the log or CLI output (security review).
 //!
@@ -35,4 +36,5 @@ mod f4_sqlite_kill;
 mod f5_slow_clients;
 mod f6_graceful;
 mod f7_delivery_kill;
+mod f8_delivery_replicas;
 mod secrets_in_logs;
