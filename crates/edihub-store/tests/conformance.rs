@@ -49,6 +49,7 @@ suite!(
     grouped_duplicates_are_audited_like_single_ones,
     keyed_burst_claims_each_key_once,
     keyed_request_after_an_expired_window,
+    interchange_window_releases_its_claim,
     audit_filters_and_pagination,
     seeding_follows_config,
     seeding_integrations_follows_config,

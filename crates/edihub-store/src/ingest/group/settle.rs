@@ -129,6 +129,7 @@ async fn claimed_in_one_transaction<DB: Backend>(
         })
         .collect::<Result<Vec<_>>>()?;
     let mut tx = pool.begin_with(DB::BEGIN).await?;
+    DB::release_expired_keys(&mut tx, &claims).await?;
     let claimed = DB::claim_keys(&mut tx, &claims).await?;
     let winners: Vec<usize> = (0..items.len()).filter(|i| claimed[*i]).collect();
     if winners.is_empty() {
