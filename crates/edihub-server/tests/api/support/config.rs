@@ -73,6 +73,8 @@ pub fn environment(id: &str, api_keys: &[&str], on_key_reuse: KeyReusePolicy) ->
         api_keys_sha256: api_keys.iter().map(|k| sha256_hex(k)).collect(),
         on_key_reuse,
         message_types: None,
+        interchange_window_days: None,
+        interchange_window: None,
     }
 }
 
