@@ -49,8 +49,9 @@ pub(crate) enum Fault {
     /// The trailer (GE, UNE) of the envelope's last group disagrees;
     /// `declared` is its count as sent.
     Group { mismatch: Mismatch, declared: usize },
-    /// The trailer of the last message of the envelope's last group disagrees.
-    Message { mismatch: Mismatch, site: TrailerSite },
+    /// The trailer of the last message of the envelope's last group
+    /// disagrees (boxed: errors travel by value through the walk).
+    Message { mismatch: Mismatch, site: Box<TrailerSite> },
 }
 
 /// A refused interchange whose header could be read: its envelope as far
@@ -122,8 +123,13 @@ pub(crate) fn refused(
 }
 
 /// The site of a disagreeing trailer element of a message.
-pub(crate) fn trailer(trailer: &Segment, position: usize, element: usize) -> TrailerSite {
-    TrailerSite { tag: trailer.tag.clone(), position, element, value: trailer.el(element).to_string() }
+pub(crate) fn trailer(trailer: &Segment, position: usize, element: usize) -> Box<TrailerSite> {
+    Box::new(TrailerSite {
+        tag: trailer.tag.clone(),
+        position,
+        element,
+        value: trailer.el(element).to_string(),
+    })
 }
 
 /// The refusal of a body that does not parse as an interchange, if its

@@ -49,7 +49,10 @@ pub(crate) fn tokenize_located(
             match chars.next() {
                 Some(next) => current.push(next),
                 None => {
-                    return Err(premature(malformed(syntax, "the body ends with a release character".into())));
+                    return Err(premature(malformed(
+                        syntax,
+                        "the body ends with a release character".into(),
+                    )));
                 }
             }
         } else if c == seps.segment {
