@@ -17,7 +17,8 @@
 
 use edihub_core::{
     AckKind, AckTime, Basis, BodyFormat, CoreError, Document, EdiSyntax, Envelope, Fingerprint,
-    FingerprintSpec, KeyPath, ParsedBody, acknowledge, fingerprint, parse_body,
+    FingerprintSpec, KeyPath, ParsedBody, Refusal, acknowledge, acknowledge_refusal, fingerprint, parse_body,
+    refusal,
 };
 use serde_json::{Map, Value, json};
 
@@ -215,7 +216,8 @@ const EDI_KEYS: &[&str] = &["BEG03", "REF[01=PO].02", "BGM.02", "RFF[01.01=ON].0
 /// sniffed), the rest is the body. An accepted interchange has at least one
 /// message, each with its envelope, a type of its syntax, the interchange's
 /// control number, a docnum equal to its control number, and deterministic
-/// fingerprints under positional key paths.
+/// fingerprints under positional key paths, and no refusal; a refused one
+/// whose header was read has acknowledgements of its refusal that parse back.
 pub fn check_edi(data: &[u8]) {
     let Some((&selector, body)) = data.split_first() else { return };
     let content_type = match selector % 3 {
@@ -225,8 +227,16 @@ pub fn check_edi(data: &[u8]) {
     };
     let parsed = match parse_body(body, content_type) {
         Ok(parsed) => parsed,
-        Err(e) => return check_error(&e),
+        Err(e) => {
+            check_error(&e);
+            if let Some(refused) = refusal(body, content_type) {
+                assert!(matches!(e.class().http_status(), 400 | 422), "{e:?} has a refusal");
+                check_refusal_acknowledgements(&refused);
+            }
+            return;
+        }
     };
+    assert_eq!(refusal(body, content_type), None, "a sound interchange has no refusal");
     let Some(interchange) = &parsed.interchange else {
         assert!(content_type.is_none(), "{content_type:?} read as {}", parsed.format);
         return;
@@ -274,6 +284,34 @@ fn check_acknowledgements(envelope: &Envelope) {
             Err(e) => {
                 assert!(ic.syntax == EdiSyntax::X12 && e.to_string().contains("holds no message"), "{e}")
             }
+        }
+    }
+}
+
+/// Every acknowledgement of a refused interchange parses back: a 997/999
+/// with one set per group read, a TA1 alone (an envelope without
+/// messages), or one CONTRL.
+fn check_refusal_acknowledgements(refused: &Refusal) {
+    let at = AckTime { year: 2026, month: 1, day: 2, hour: 3, minute: 4 };
+    let kinds: &[AckKind] = match refused.syntax() {
+        EdiSyntax::X12 => &[AckKind::X12Functional, AckKind::X12Implementation],
+        EdiSyntax::Edifact => &[AckKind::Contrl],
+    };
+    for &kind in kinds {
+        let bytes = acknowledge_refusal(refused, kind, 9, at).expect("a kind of the interchange's syntax");
+        let shown = String::from_utf8_lossy(&bytes).into_owned();
+        match parse_body(&bytes, None) {
+            Ok(back) => {
+                let expected = match refused.syntax() {
+                    EdiSyntax::X12 => refused.envelope().group_count(),
+                    EdiSyntax::Edifact => 1,
+                };
+                assert_eq!(back.documents.len(), expected, "{shown}");
+            }
+            Err(e) => assert!(
+                refused.syntax() == EdiSyntax::X12 && e.to_string().contains("holds no message"),
+                "{kind:?} of a refusal does not parse back: {e}\n{shown}"
+            ),
         }
     }
 }

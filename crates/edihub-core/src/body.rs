@@ -106,6 +106,21 @@ pub fn parse_body(body: &[u8], content_type: Option<&str>) -> Result<ParsedBody,
     }
 }
 
+/// The refusal of an EDIFACT or X12 body that [`parse_body`] refuses (or
+/// that holds no message), when its header (`ISA`, `UNB`) could be read:
+/// what an acknowledgement of the refusal needs. `None` for other bodies.
+pub fn refusal(body: &[u8], content_type: Option<&str>) -> Option<edi::Refusal> {
+    let syntax = match classify(content_type).ok()? {
+        Some(syntax) => syntax,
+        None => sniff(body).ok()?,
+    };
+    match syntax {
+        Syntax::Edifact => edi::refusal_of(BodyFormat::Edifact, body),
+        Syntax::X12 => edi::refusal_of(BodyFormat::X12, body),
+        Syntax::Xml | Syntax::Json => None,
+    }
+}
+
 /// An XML body labelled JSON fails as invalid JSON: say what it looks like.
 fn xml_sent_as_json(e: CoreError, body: &[u8]) -> CoreError {
     match e {

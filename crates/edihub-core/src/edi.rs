@@ -39,6 +39,7 @@
 mod ack;
 mod edifact;
 mod envelope;
+mod refusal;
 mod segments;
 mod x12;
 
@@ -50,8 +51,10 @@ use crate::body::{BodyFormat, ParsedBody};
 use crate::document::Document;
 use crate::path::Step;
 
-pub use ack::{AckKind, AckTime, acknowledge};
+pub use ack::{AckKind, AckTime, acknowledge, acknowledge_refusal};
 pub use envelope::Envelope;
+pub use refusal::Refusal;
+pub(crate) use refusal::of as refusal_of;
 pub(crate) use segments::values;
 
 /// Which EDI standard an interchange follows.
@@ -205,12 +208,12 @@ pub(crate) struct RawMessage {
 
 /// Parses an EDIFACT interchange.
 pub(crate) fn parse_edifact(bytes: &[u8]) -> Result<ParsedBody, CoreError> {
-    finish(BodyFormat::Edifact, edifact::parse(bytes)?)
+    finish(BodyFormat::Edifact, edifact::parse(bytes).map_err(|f| f.error)?)
 }
 
 /// Parses an X12 interchange.
 pub(crate) fn parse_x12(bytes: &[u8]) -> Result<ParsedBody, CoreError> {
-    finish(BodyFormat::X12, x12::parse(bytes)?)
+    finish(BodyFormat::X12, x12::parse(bytes).map_err(|f| f.error)?)
 }
 
 fn finish(

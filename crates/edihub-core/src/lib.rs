@@ -113,9 +113,12 @@ mod path;
 mod render;
 mod xml;
 
-pub use body::{BodyFormat, ParsedBody, looks_like_message, parse_body};
+pub use body::{BodyFormat, ParsedBody, looks_like_message, parse_body, refusal};
 pub use document::{ControlRecord, Document};
-pub use edi::{AckKind, AckTime, EdiHeader, EdiSyntax, Envelope, Interchange, Party, acknowledge};
+pub use edi::{
+    AckKind, AckTime, EdiHeader, EdiSyntax, Envelope, Interchange, Party, Refusal, acknowledge,
+    acknowledge_refusal,
+};
 pub use error::{CoreError, ErrorClass};
 pub use fingerprint::{Basis, Fingerprint, FingerprintSpec, KeyValue, fingerprint};
 pub use path::{IdocPath, JsonPathQuery, KeyPath};

@@ -21,6 +21,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::config::Config;
+use crate::config::validate::DEFAULT_INTERCHANGE_WINDOW_DAYS;
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -33,6 +34,8 @@ pub struct SenderIdentity {
     pub on_key_reuse: KeyReusePolicy,
     /// The only message types the environment's keys may send, if listed.
     pub message_types: Option<Vec<String>>,
+    /// How long an interchange control number blocks a repeat, in seconds.
+    pub interchange_window_seconds: i64,
 }
 
 /// All credentials, by digest.
@@ -56,8 +59,8 @@ impl Credentials {
     pub fn from_config(config: &Config) -> Self {
         let mut senders = HashMap::new();
         let mut consumers = HashMap::new();
-        for tenant in &config.tenants {
-            for env in &tenant.environments {
+        for (t, tenant) in config.tenants.iter().enumerate() {
+            for (e, env) in tenant.environments.iter().enumerate() {
                 let scope = Arc::new(Scope::new(&tenant.id, &env.id));
                 for key in &env.consumer_keys_sha256 {
                     consumers.insert(digest_from_hex(key), scope.clone());
@@ -66,6 +69,10 @@ impl Credentials {
                     scope: Scope::new(&tenant.id, &env.id),
                     on_key_reuse: env.on_key_reuse,
                     message_types: env.message_types.clone(),
+                    // Validated at start; the fallback is never reached.
+                    interchange_window_seconds: config
+                        .interchange_window_of(t, e)
+                        .unwrap_or(i64::from(DEFAULT_INTERCHANGE_WINDOW_DAYS) * 86_400),
                 });
                 for key in &env.api_keys_sha256 {
                     senders.insert(digest_from_hex(key), identity.clone());

@@ -10,9 +10,12 @@
 //! event naming the first message (its `details.same_payload` says whether
 //! the bytes were the same). A repeat with other bytes is answered the same
 //! way whatever the environment's `on_key_reuse`: the control number, not
-//! the bytes, identifies an interchange, as the standards define it. Claims
-//! live as long as request keys (`retention.keys_days`, default 30 days):
-//! that is the interchange window.
+//! the bytes, identifies an interchange, as the standards define it. A
+//! claim blocks for the environment's interchange window
+//! (`interchange_window_days`, default 30): a repeat after it is a new
+//! interchange, which claims the number anew. The claims are request keys,
+//! kept for `retention.keys_days`, so a window may not be longer than that
+//! (refused at start).
 
 use edihub_core::{Interchange, Party};
 use edihub_store::{DetectedBy, KeyClaim, KeyReusePolicy};
@@ -37,7 +40,11 @@ fn party(p: &Party) -> String {
 /// Identifiers too long for a key (the standards allow 35 characters each)
 /// or with control characters are refused rather than cut, since two cut
 /// keys could collide.
-pub fn interchange_claim(interchange: &Interchange, request_sha256: String) -> Result<KeyClaim, ApiError> {
+pub fn interchange_claim(
+    interchange: &Interchange,
+    request_sha256: String,
+    window_seconds: i64,
+) -> Result<KeyClaim, ApiError> {
     let key = format!(
         "{}|{}|{}|{}",
         interchange.syntax.as_str(),
@@ -51,5 +58,11 @@ pub fn interchange_claim(interchange: &Interchange, request_sha256: String) -> R
             key.len()
         )));
     }
-    Ok(KeyClaim { kind: DetectedBy::Interchange, key, request_sha256, on_reuse: KeyReusePolicy::Replay })
+    Ok(KeyClaim {
+        kind: DetectedBy::Interchange,
+        key,
+        request_sha256,
+        on_reuse: KeyReusePolicy::Replay,
+        window_seconds: Some(window_seconds),
+    })
 }

@@ -12,13 +12,19 @@
 //! nothing; a number taken by a request that then fails is skipped, never
 //! reused). The status code and headers stay those of the JSON answer
 //! (202, 200 with `Idempotency-Replayed` for a repeated interchange); only
-//! the body and its content type change. Errors stay problem+json.
+//! the body and its content type change. An interchange refused while it is
+//! read (400, 422; nothing stored) is answered with the acknowledgement of
+//! its refusal when its header could be read (see [`refused`]); other
+//! errors stay problem+json.
 
 use axum::body::Body;
-use axum::http::{HeaderMap, HeaderValue, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
+use bytes::Bytes;
 use chrono::{Datelike, Timelike, Utc};
-use edihub_core::{AckKind, AckTime, BodyFormat, EdiSyntax, Envelope, acknowledge};
+use edihub_core::{
+    AckKind, AckTime, BodyFormat, EdiSyntax, Envelope, acknowledge, acknowledge_refusal, refusal,
+};
 use edihub_store::{IngestOutcome, Scope};
 
 use crate::error::ApiError;
@@ -151,22 +157,65 @@ impl PendingAck {
     /// headers, the acknowledgement as its body.
     pub fn respond(self, outcome: IngestOutcome) -> Result<Response, ApiError> {
         let duplicate = matches!(outcome, IngestOutcome::Replayed { .. });
-        let now = Utc::now();
-        let at = AckTime {
-            year: u16::try_from(now.year()).unwrap_or(0),
-            month: now.month() as u8,
-            day: now.day() as u8,
-            hour: now.hour() as u8,
-            minute: now.minute() as u8,
-        };
-        let bytes = acknowledge(&self.envelope, self.kind, duplicate, self.number, at).ok_or_else(|| {
-            ApiError::Internal(edihub_store::StoreError::Invariant(
-                "acknowledgement of the other syntax".into(),
-            ))
-        })?;
+        let bytes = acknowledge(&self.envelope, self.kind, duplicate, self.number, ack_time())
+            .ok_or_else(other_syntax)?;
         let (mut parts, _) = outcome_response(outcome)?.into_parts();
         let media = media(self.kind.syntax());
         parts.headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(media));
         Ok(Response::from_parts(parts, Body::from(bytes)))
     }
+}
+
+/// Now, as an acknowledgement's envelope dates it.
+fn ack_time() -> AckTime {
+    let now = Utc::now();
+    AckTime {
+        year: u16::try_from(now.year()).unwrap_or(0),
+        month: now.month() as u8,
+        day: now.day() as u8,
+        hour: now.hour() as u8,
+        minute: now.minute() as u8,
+    }
+}
+
+/// `requested` only lets through acknowledgements of the body's syntax:
+/// another would be a bug (500).
+fn other_syntax() -> ApiError {
+    ApiError::Internal(edihub_store::StoreError::Invariant("acknowledgement of the other syntax".into()))
+}
+
+/// The answer to an interchange refused while it was read (`error`, a 400
+/// or 422): its acknowledgement, with that status, when the sender asked
+/// for one (as [`requested`] reads the request) and the interchange's
+/// header could be read; otherwise `error` itself, a problem document.
+/// Nothing was stored. The control number is taken only once the
+/// acknowledgement is certain to be written, so a refusal wastes none; an
+/// `?ack=` of the other syntax gets the refusal's problem document, which
+/// says what is wrong with the interchange.
+pub async fn refused(
+    state: &AppState,
+    scope: &Scope,
+    query_ack: Option<&str>,
+    headers: &HeaderMap,
+    body: (&Bytes, Option<&str>),
+    error: ApiError,
+) -> Result<Response, ApiError> {
+    let status = error.status();
+    let asks = query_ack.is_some() || accept_ranges(headers)?.iter().any(|(t, q)| *q > 0.0 && is_edi(t));
+    if !asks || !matches!(status, StatusCode::BAD_REQUEST | StatusCode::UNPROCESSABLE_ENTITY) {
+        return Err(error);
+    }
+    let (bytes, content_type) = (body.0.clone(), body.1.map(str::to_string));
+    // The body is read again, off the async threads as a large body's parse is.
+    let refusal = tokio::task::spawn_blocking(move || refusal(&bytes, content_type.as_deref()))
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+    let Some(refusal) = refusal else { return Err(error) };
+    let Ok(Some(kind)) = requested(query_ack, headers, refusal.format()) else { return Err(error) };
+    let number = state.store.next_ack_number(scope, &partner(refusal.envelope())).await?;
+    let bytes = acknowledge_refusal(&refusal, kind, number, ack_time()).ok_or_else(other_syntax)?;
+    let mut response = Response::new(Body::from(bytes));
+    *response.status_mut() = status;
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(media(kind.syntax())));
+    Ok(response)
 }

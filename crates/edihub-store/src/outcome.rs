@@ -55,7 +55,7 @@ pub enum KeyReusePolicy {
     Replay,
 }
 
-/// A request-level key (Idempotency-Key or provider event id) to claim.
+/// A request-level key (Idempotency-Key, provider event id or interchange) to claim.
 #[derive(Debug, Clone)]
 pub struct KeyClaim {
     /// Which kind of key this is (`IdempotencyKey`, `ProviderEventId` or `Interchange`).
@@ -66,6 +66,11 @@ pub struct KeyClaim {
     pub request_sha256: String,
     /// What to do with the same key and another payload.
     pub on_reuse: KeyReusePolicy,
+    /// How long a claim blocks, in seconds: a claim older than this is
+    /// released when its key comes again, and the request claims it anew
+    /// (an interchange's window). `None`: the claim blocks until retention
+    /// deletes it.
+    pub window_seconds: Option<i64>,
 }
 
 /// What happened to one message of a request.

@@ -50,6 +50,7 @@ suite!(
     keyed_burst_claims_each_key_once,
     keyed_request_after_an_expired_window,
     keyed_burst_with_duplicates_settles_each,
+    interchange_window_releases_its_claim,
     audit_filters_and_pagination,
     seeding_follows_config,
     seeding_integrations_follows_config,

@@ -18,12 +18,23 @@
 //! rejection as a duplicate: X12 TA1 with TA104 `R` and TA105 `025`
 //! (Duplicate Interchange Control Number), EDIFACT UCI with action `4` and
 //! syntax error `26` (Duplicate detected). The original interchange stays
-//! accepted; only the copy is refused.
+//! accepted; only the copy is refused. An X12 sender that sets ISA14 `1`
+//! gets a TA1 on its interchange envelope too (`A`, note `000`).
+//!
+//! A refused interchange (nothing stored) whose header could be read is
+//! answered in kind ([`acknowledge_refusal`]): an error in the interchange
+//! envelope (IEA, UNZ, a syntax error) by a TA1 with TA104 `R` and its note
+//! code or a UCI with action `4` and its syntax error code; an error in a
+//! group or transaction set by a 997/999 that rejects every group and set
+//! read (AK5/IK5 `R`, AK9 `R` with nothing accepted), the one in error with
+//! its X12 codes, or by a CONTRL rejecting the interchange (UCI action `4`)
+//! with the UCF or UCM/UCS/UCD of the group or message in error.
 
 mod edifact;
 mod x12;
 
 use super::envelope::Envelope;
+use super::refusal::{Fault, Refusal};
 use super::{EdiSyntax, Separators};
 
 /// Which acknowledgement is asked for.
@@ -106,6 +117,17 @@ impl AckTime {
     }
 }
 
+/// What an acknowledgement says about the interchange.
+#[derive(Debug, Clone, Copy)]
+enum Verdict<'a> {
+    /// Stored: every message accepted.
+    Accepted,
+    /// A repeated interchange, rejected as a duplicate.
+    Duplicate,
+    /// Refused (nothing stored) for `Fault`.
+    Refused(&'a Fault),
+}
+
 /// The acknowledgement of `envelope`: `kind`, numbered from the counter
 /// value `number` (1, 2, …; wrapped to the syntax's width), made `at`.
 /// `duplicate` marks a repeated interchange (TA1 / rejecting UCI).
@@ -122,12 +144,30 @@ pub fn acknowledge(
     number: i64,
     at: AckTime,
 ) -> Option<Vec<u8>> {
+    let verdict = if duplicate { Verdict::Duplicate } else { Verdict::Accepted };
+    write(envelope, kind, verdict, number, at)
+}
+
+/// The acknowledgement of a refused interchange (see [`Refusal`]): a TA1
+/// or a 997/999 rejecting what was read, or a CONTRL with action `4`;
+/// otherwise as [`acknowledge`].
+pub fn acknowledge_refusal(refusal: &Refusal, kind: AckKind, number: i64, at: AckTime) -> Option<Vec<u8>> {
+    write(&refusal.envelope, kind, Verdict::Refused(&refusal.fault), number, at)
+}
+
+fn write(
+    envelope: &Envelope,
+    kind: AckKind,
+    verdict: Verdict<'_>,
+    number: i64,
+    at: AckTime,
+) -> Option<Vec<u8>> {
     if kind.syntax() != envelope.interchange.syntax {
         return None;
     }
     Some(match kind {
         AckKind::Contrl => {
-            let text = edifact::contrl(envelope, duplicate, number, at);
+            let text = edifact::contrl(envelope, verdict, number, at);
             // The first four characters decide, as when the interchange was read.
             match envelope.syntax_id.get(..4) {
                 Some("UNOA" | "UNOB" | "UNOC") => {
@@ -136,7 +176,7 @@ pub fn acknowledge(
                 _ => text.into_bytes(),
             }
         }
-        _ => x12::acknowledgement(envelope, kind, duplicate, number, at).into_bytes(),
+        _ => x12::acknowledgement(envelope, kind, verdict, number, at).into_bytes(),
     })
 }
 
@@ -194,5 +234,7 @@ impl<'a> Writer<'a> {
     }
 }
 
+#[cfg(test)]
+mod refusal_tests;
 #[cfg(test)]
 mod tests;

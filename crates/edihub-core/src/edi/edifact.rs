@@ -14,7 +14,8 @@
 
 use super::OpenMessage;
 use super::envelope::{Envelope, GroupRef, MessageRef, UNG};
-use super::segments::tokenize;
+use super::refusal::{Failure, Fault, Located, Mismatch, refused, syntax, trailer};
+use super::segments::{tokenize, tokenize_located};
 use super::{
     EdiHeader, EdiSyntax, Interchange, Party, RawMessage, Segment, Separators, count, disagree, malformed,
 };
@@ -26,8 +27,9 @@ const SYNTAX: EdiSyntax = EdiSyntax::Edifact;
 const DEFAULT: Separators =
     Separators { element: '+', component: ':', repetition: None, segment: '\'', release: Some('?') };
 
-/// Reads an EDIFACT interchange into its envelope and messages.
-pub(super) fn parse(bytes: &[u8]) -> Result<(Vec<RawMessage>, Envelope), CoreError> {
+/// Reads an EDIFACT interchange into its envelope and messages; a failure
+/// after the UNB carries what an acknowledgement of the refusal needs.
+pub(super) fn parse(bytes: &[u8]) -> Result<(Vec<RawMessage>, Envelope), Failure> {
     let bytes = trim_start(bytes);
     let (seps, rest, una) = match bytes.strip_prefix(b"UNA") {
         Some(una) => {
@@ -36,8 +38,22 @@ pub(super) fn parse(bytes: &[u8]) -> Result<(Vec<RawMessage>, Envelope), CoreErr
         None => (DEFAULT, bytes, None),
     };
     let text = decode(trim_start(rest), seps)?;
-    let segments = tokenize(SYNTAX, &text, seps, 1)?;
-    walk(segments, seps, una)
+    match tokenize_located(SYNTAX, &text, seps, 1) {
+        Ok(segments) => walk(segments, seps, una),
+        Err(located) => Err(match header(&text, seps, una) {
+            Some(envelope) => refused(&envelope, None, located),
+            None => Failure::bare(located.0),
+        }),
+    }
+}
+
+/// The envelope of an interchange whose segments do not all tokenize,
+/// from its UNB alone (when that one is whole and has its reference).
+fn header(text: &str, seps: Separators, una: Option<String>) -> Option<Envelope> {
+    let end = text.find(seps.segment)?;
+    let unb = tokenize(SYNTAX, &text[..=end], seps, 1).ok()?.pop()?;
+    let interchange = interchange(&unb).ok()?;
+    Some(Envelope::edifact(&unb, interchange, seps, una))
 }
 
 /// Skips a UTF-8 byte order mark and leading whitespace.
@@ -125,28 +141,77 @@ fn walk(
     segments: Vec<Segment>,
     seps: Separators,
     una: Option<String>,
-) -> Result<(Vec<RawMessage>, Envelope), CoreError> {
+) -> Result<(Vec<RawMessage>, Envelope), Failure> {
     let mut segs = segments.into_iter();
     let unb =
         segs.next().filter(|s| s.tag == "UNB").ok_or_else(|| malformed(SYNTAX, "no UNB segment".into()))?;
     let interchange = interchange(&unb)?;
-    let mut envelope = Envelope::edifact(&unb, interchange.clone(), seps, una);
-    let mut loose = GroupRef::open(None, UNG); // the messages outside UNG
-    let mut messages = Vec::new();
-    let (mut group, mut groups, mut open): (Option<Group>, usize, Option<OpenMessage>) = (None, 0, None);
-    for seg in segs.by_ref() {
-        match (seg.tag.as_str(), &mut open) {
-            ("UNT", Some(_)) => {
-                let (unh, body) = open.take().expect("open");
-                let (raw, reference) = message(&interchange, group.as_ref(), unh, body, &seg)?;
-                messages.push(raw);
-                match group.as_mut() {
-                    Some(g) => g.messages.messages.push(reference),
-                    None => loose.messages.push(reference),
+    let mut walk = Walk {
+        envelope: Envelope::edifact(&unb, interchange, seps, una),
+        loose: GroupRef::open(None, UNG),
+        messages: Vec::new(),
+        group: None,
+        open: None,
+    };
+    while let Some(seg) = segs.next() {
+        let done = walk.step(seg).map_err(|e| walk.refused(e))?;
+        if done {
+            return match segs.next() {
+                None => {
+                    if walk.envelope.groups.is_empty() {
+                        walk.envelope.groups.push(walk.loose);
+                    }
+                    Ok((walk.messages, walk.envelope))
                 }
+                Some(after) => {
+                    let e = malformed(SYNTAX, format!("segment {} ({}) after UNZ", after.number, after.tag));
+                    Err(walk.refused(syntax(e)))
+                }
+            };
+        }
+    }
+    let e = malformed(SYNTAX, "the interchange ends without UNZ".into());
+    Err(walk.refused((e, Fault::Syntax { premature_end: true })))
+}
+
+/// The walk through the envelope, keeping what it read so a refusal can
+/// say where it stopped.
+struct Walk {
+    envelope: Envelope,
+    /// The messages outside UNG.
+    loose: GroupRef,
+    messages: Vec<RawMessage>,
+    group: Option<Group>,
+    open: Option<OpenMessage>,
+}
+
+impl Walk {
+    fn refused(&self, located: Located) -> Failure {
+        let open = match &self.group {
+            Some(g) => Some(&g.messages),
+            None => {
+                (self.envelope.groups.is_empty() && !self.loose.messages.is_empty()).then_some(&self.loose)
+            }
+        };
+        refused(&self.envelope, open, located)
+    }
+
+    /// One segment; true after the UNZ.
+    fn step(&mut self, seg: Segment) -> Result<bool, Located> {
+        let groups = self.envelope.groups.len();
+        match (seg.tag.as_str(), &mut self.open) {
+            ("UNT", Some(_)) => {
+                let (unh, body) = self.open.take().expect("open");
+                let reference = self.group.as_ref().map(|g| g.reference.clone());
+                let refs = match self.group.as_mut() {
+                    Some(g) => &mut g.messages,
+                    None => &mut self.loose,
+                };
+                let raw = message(&self.envelope.interchange, reference, refs, unh, body, &seg)?;
+                self.messages.push(raw);
             }
             ("UNH" | "UNG" | "UNE" | "UNZ" | "UNB", Some((unh, _))) => {
-                return Err(malformed(
+                return Err(syntax(malformed(
                     SYNTAX,
                     format!(
                         "segment {} ({}) inside message {} (UNH at segment {}): UNT is missing",
@@ -155,53 +220,46 @@ fn walk(
                         unh.el(1),
                         unh.number
                     ),
-                ));
+                )));
             }
             (_, Some((_, body))) => body.push(seg),
             ("UNH", None) => {
-                if group.is_none() && groups > 0 {
-                    return Err(malformed(
+                if self.group.is_none() && groups > 0 {
+                    return Err(syntax(malformed(
                         SYNTAX,
                         format!("segment {} (UNH) outside a group after groups", seg.number),
-                    ));
+                    )));
                 }
-                open = Some((seg, Vec::new()));
+                self.open = Some((seg, Vec::new()));
             }
-            ("UNG", None) if group.is_none() && (groups > 0 || messages.is_empty()) => {
-                let reference = required(&seg, 5, "UNG 0048 (group reference number)")?;
+            ("UNG", None) if self.group.is_none() && (groups > 0 || self.messages.is_empty()) => {
+                let reference = required(&seg, 5, "UNG 0048 (group reference number)").map_err(syntax)?;
                 let messages = GroupRef::open(Some(&seg), UNG);
-                group = Some(Group { reference, messages, number: seg.number });
+                self.group = Some(Group { reference, messages, number: seg.number });
             }
-            ("UNE", None) if group.is_some() => {
-                envelope.groups.push(close_group(group.take().expect("group"), &seg)?);
-                groups += 1;
+            ("UNE", None) if self.group.is_some() => {
+                close_group(self.group.as_ref().expect("group"), &seg)?;
+                let group = self.group.take().expect("group");
+                self.envelope.groups.push(group.messages);
             }
-            ("UNZ", None) if group.is_none() => {
-                let units = if groups > 0 { groups } else { messages.len() };
-                check_unz(&interchange, &seg, units, groups > 0)?;
-                return match segs.next() {
-                    None => {
-                        if groups == 0 {
-                            envelope.groups.push(loose);
-                        }
-                        Ok((messages, envelope))
-                    }
-                    Some(after) => {
-                        Err(malformed(SYNTAX, format!("segment {} ({}) after UNZ", after.number, after.tag)))
-                    }
-                };
+            ("UNZ", None) if self.group.is_none() => {
+                let units = if groups > 0 { groups } else { self.messages.len() };
+                check_unz(&self.envelope.interchange, &seg, units, groups > 0)?;
+                return Ok(true);
             }
             _ => {
-                let context =
-                    group.map_or(String::new(), |g| format!(" in the group opened at segment {}", g.number));
-                return Err(malformed(
+                let context = self
+                    .group
+                    .as_ref()
+                    .map_or(String::new(), |g| format!(" in the group opened at segment {}", g.number));
+                return Err(syntax(malformed(
                     SYNTAX,
                     format!("segment {} ({}) is out of place{context}", seg.number, seg.tag),
-                ));
+                )));
             }
         }
+        Ok(false)
     }
-    Err(malformed(SYNTAX, "the interchange ends without UNZ".into()))
 }
 
 /// An element that must not be empty.
@@ -212,89 +270,94 @@ fn required(seg: &Segment, e: usize, name: &str) -> Result<String, CoreError> {
     }
 }
 
-/// Checks UNT against its UNH and builds the message.
+/// Checks UNT against its UNH and builds the message, adding its
+/// reference to `refs`, its group's (also when it disagrees, for the refusal).
 fn message(
     interchange: &Interchange,
-    group: Option<&Group>,
+    group_reference: Option<String>,
+    refs: &mut GroupRef,
     unh: Segment,
     body: Vec<Segment>,
     unt: &Segment,
-) -> Result<(RawMessage, MessageRef), CoreError> {
-    let reference = required(&unh, 1, "UNH 0062 (message reference number)")?;
+) -> Result<RawMessage, Located> {
+    let reference = required(&unh, 1, "UNH 0062 (message reference number)").map_err(syntax)?;
     let message_type = unh.el(2).to_string();
     if message_type.is_empty() {
-        return Err(malformed(
+        return Err(syntax(malformed(
             SYNTAX,
             format!("segment {} (UNH): S009 0065 (message type) is empty", unh.number),
-        ));
+        )));
     }
+    refs.messages.push(MessageRef::of(&unh, &message_type, &reference));
     let version = format!("{}{}", unh.text(2, 1).trim(), unh.text(2, 2).trim());
     let counted = body.len() + 2;
-    let declared = count(SYNTAX, unt, 1, "UNT 0074 (number of segments)")?;
+    let declared = count(SYNTAX, unt, 1, "UNT 0074 (number of segments)").map_err(syntax)?;
     if declared != counted {
-        return Err(disagree(
+        let e = disagree(
             SYNTAX,
             format!(
                 "UNT 0074 of message {reference} says {declared} segments, the message has {counted} (UNH to UNT)"
             ),
-        ));
+        );
+        return Err((e, Fault::Message { mismatch: Mismatch::Count, site: trailer(unt, counted, 1) }));
     }
     if unt.el(2) != reference {
-        return Err(disagree(
+        let e = disagree(
             SYNTAX,
             format!(
                 "UNT 0062 `{}` does not match UNH 0062 `{reference}` (segment {})",
                 unt.el(2),
                 unt.number
             ),
-        ));
+        );
+        return Err((e, Fault::Message { mismatch: Mismatch::Reference, site: trailer(unt, counted, 2) }));
     }
-    let acknowledged = MessageRef::of(&unh, &message_type, &reference);
     let header = EdiHeader {
         interchange: interchange.clone(),
         message_type,
         version,
-        group_control: group.map(|g| g.reference.clone()),
+        group_control: group_reference,
         control_number: reference,
     };
-    Ok((RawMessage { header, body }, acknowledged))
+    Ok(RawMessage { header, body })
 }
 
-fn close_group(group: Group, une: &Segment) -> Result<GroupRef, CoreError> {
-    let declared = count(SYNTAX, une, 1, "UNE 0060 (number of messages)")?;
+fn close_group(group: &Group, une: &Segment) -> Result<(), Located> {
+    let declared = count(SYNTAX, une, 1, "UNE 0060 (number of messages)").map_err(syntax)?;
     let messages = group.messages.messages.len();
     if declared != messages {
-        return Err(disagree(
+        let e = disagree(
             SYNTAX,
             format!(
                 "UNE 0060 of group {} says {declared} messages, the group has {}",
                 group.reference, messages
             ),
-        ));
+        );
+        return Err((e, Fault::Group { mismatch: Mismatch::Count, declared }));
     }
     if une.el(2) != group.reference {
-        return Err(disagree(
+        let e = disagree(
             SYNTAX,
             format!("UNE 0048 `{}` does not match UNG 0048 `{}`", une.el(2), group.reference),
-        ));
+        );
+        return Err((e, Fault::Group { mismatch: Mismatch::Reference, declared }));
     }
-    Ok(group.messages)
+    Ok(())
 }
 
-fn check_unz(interchange: &Interchange, unz: &Segment, units: usize, groups: bool) -> Result<(), CoreError> {
+fn check_unz(interchange: &Interchange, unz: &Segment, units: usize, groups: bool) -> Result<(), Located> {
     let what = if groups { "groups" } else { "messages" };
-    let declared = count(SYNTAX, unz, 1, "UNZ 0036 (interchange control count)")?;
+    let declared = count(SYNTAX, unz, 1, "UNZ 0036 (interchange control count)").map_err(syntax)?;
     if declared != units {
-        return Err(disagree(
-            SYNTAX,
-            format!("UNZ 0036 says {declared} {what}, the interchange has {units}"),
-        ));
+        let e = disagree(SYNTAX, format!("UNZ 0036 says {declared} {what}, the interchange has {units}"));
+        return Err((e, Fault::Interchange(Mismatch::Count)));
     }
     if unz.el(2) != interchange.control_number {
-        return Err(disagree(
+        let e = disagree(
             SYNTAX,
             format!("UNZ 0020 `{}` does not match UNB 0020 `{}`", unz.el(2), interchange.control_number),
-        ));
+        );
+        return Err((e, Fault::Interchange(Mismatch::Reference)));
     }
     Ok(())
 }

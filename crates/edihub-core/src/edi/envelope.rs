@@ -27,6 +27,8 @@ pub struct Envelope {
     pub(crate) time: String,
     /// A test interchange (ISA15 `T`, UNB 0035 `1`): its acknowledgement is one too.
     pub(crate) test: bool,
+    /// X12 ISA14 `1`: the sender asks for a TA1 (interchange acknowledgement).
+    pub(crate) ta1_requested: bool,
     /// The groups in order; EDIFACT messages outside `UNG` form one group
     /// without a reference.
     pub(crate) groups: Vec<GroupRef>,
@@ -44,6 +46,7 @@ impl Envelope {
             date: isa.el(9).to_string(),
             time: isa.el(10).to_string(),
             test: isa.el(15) == "T",
+            ta1_requested: isa.el(14) == "1",
             groups: Vec::new(),
         }
     }
@@ -64,6 +67,7 @@ impl Envelope {
             date: unb.el(4).to_string(),
             time: unb.text(4, 1).trim().to_string(),
             test: unb.el(11) == "1",
+            ta1_requested: false,
             groups: Vec::new(),
         }
     }

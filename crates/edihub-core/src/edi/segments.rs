@@ -9,6 +9,7 @@
 
 use serde_json::Value;
 
+use super::refusal::{self, Fault, Located};
 use super::{EdiSyntax, Segment, Separators, malformed, split_glued};
 use crate::CoreError;
 use crate::path::{KeyPath, Step};
@@ -20,6 +21,18 @@ pub(crate) fn tokenize(
     seps: Separators,
     first_number: usize,
 ) -> Result<Vec<Segment>, CoreError> {
+    tokenize_located(syntax, text, seps, first_number).map_err(|(e, _)| e)
+}
+
+/// [`tokenize`], with the error's fault: a premature end (the text ends
+/// inside a segment) or another syntax error.
+pub(crate) fn tokenize_located(
+    syntax: EdiSyntax,
+    text: &str,
+    seps: Separators,
+    first_number: usize,
+) -> Result<Vec<Segment>, Located> {
+    let premature = |e| (e, Fault::Syntax { premature_end: true });
     let mut segments = Vec::new();
     let mut chars = text.chars();
     let mut reps: Vec<Vec<String>> = vec![vec![String::new()]];
@@ -35,11 +48,16 @@ pub(crate) fn tokenize(
         if Some(c) == seps.release {
             match chars.next() {
                 Some(next) => current.push(next),
-                None => return Err(malformed(syntax, "the body ends with a release character".into())),
+                None => {
+                    return Err(premature(malformed(
+                        syntax,
+                        "the body ends with a release character".into(),
+                    )));
+                }
             }
         } else if c == seps.segment {
             elements.push(std::mem::replace(&mut reps, vec![vec![String::new()]]));
-            segments.push(segment(syntax, std::mem::take(&mut elements), number)?);
+            segments.push(segment(syntax, std::mem::take(&mut elements), number).map_err(refusal::syntax)?);
             number += 1;
             open = false;
         } else if c == seps.element {
@@ -55,10 +73,10 @@ pub(crate) fn tokenize(
     if open {
         let first = elements.first().unwrap_or(&reps);
         let tag: String = first.concat().concat().chars().take(20).collect();
-        return Err(malformed(
+        return Err(premature(malformed(
             syntax,
             format!("segment {number} ({tag}) is not terminated by `{}`", seps.segment),
-        ));
+        )));
     }
     Ok(segments)
 }

@@ -16,7 +16,8 @@
 
 use super::OpenMessage;
 use super::envelope::{Envelope, GS, GroupRef, MessageRef};
-use super::segments::tokenize;
+use super::refusal::{Failure, Fault, Located, Mismatch, refused, syntax, trailer};
+use super::segments::{tokenize, tokenize_located};
 use super::{
     EdiHeader, EdiSyntax, Interchange, Party, RawMessage, Segment, Separators, count, disagree, malformed,
 };
@@ -24,16 +25,26 @@ use crate::CoreError;
 
 const SYNTAX: EdiSyntax = EdiSyntax::X12;
 
-/// Reads an X12 interchange into its envelope and messages.
-pub(super) fn parse(bytes: &[u8]) -> Result<(Vec<RawMessage>, Envelope), CoreError> {
+/// Reads an X12 interchange into its envelope and messages; a failure
+/// after the ISA carries what an acknowledgement of the refusal needs.
+pub(super) fn parse(bytes: &[u8]) -> Result<(Vec<RawMessage>, Envelope), Failure> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let start = bytes.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(bytes.len());
     let text = std::str::from_utf8(&bytes[start..])
         .map_err(|e| CoreError::InvalidText { encoding: "UTF-8", offset: start + e.valid_up_to() })?;
     let (seps, isa_len) = separators(text)?;
-    let mut isa = tokenize(SYNTAX, &text[..isa_len], Separators { repetition: None, ..seps }, 1)?;
-    let segments = tokenize(SYNTAX, &text[isa_len..], seps, 2)?;
-    walk(isa.remove(0), segments, seps)
+    let isa = tokenize(SYNTAX, &text[..isa_len], Separators { repetition: None, ..seps }, 1)?.remove(0);
+    let interchange = Interchange {
+        syntax: SYNTAX,
+        control_number: required(&isa, 13)?,
+        sender: party(&isa, 5, 6),
+        receiver: party(&isa, 7, 8),
+    };
+    let walk = Walk::new(Envelope::x12(&isa, interchange, seps));
+    match tokenize_located(SYNTAX, &text[isa_len..], seps, 2) {
+        Ok(segments) => walk.run(segments),
+        Err(located) => Err(refused(&walk.envelope, None, located)),
+    }
 }
 
 /// The separators, and the length of the ISA segment with its terminator.
@@ -111,32 +122,54 @@ struct Group {
     sets: GroupRef,
 }
 
-/// Walks the envelope and checks its counts and references.
-fn walk(
-    isa: Segment,
-    segments: Vec<Segment>,
-    seps: Separators,
-) -> Result<(Vec<RawMessage>, Envelope), CoreError> {
-    let interchange = Interchange {
-        syntax: SYNTAX,
-        control_number: required(&isa, 13)?,
-        sender: party(&isa, 5, 6),
-        receiver: party(&isa, 7, 8),
-    };
-    let mut envelope = Envelope::x12(&isa, interchange.clone(), seps);
-    let mut messages = Vec::new();
-    let (mut group, mut groups, mut open): (Option<Group>, usize, Option<OpenMessage>) = (None, 0, None);
-    let mut segs = segments.into_iter();
-    for seg in segs.by_ref() {
-        match (seg.tag.as_str(), &mut open, &mut group) {
+/// The walk through the envelope, keeping what it read so a refusal can
+/// say where it stopped.
+struct Walk {
+    envelope: Envelope,
+    messages: Vec<RawMessage>,
+    group: Option<Group>,
+    open: Option<OpenMessage>,
+}
+
+impl Walk {
+    fn new(envelope: Envelope) -> Walk {
+        Walk { envelope, messages: Vec::new(), group: None, open: None }
+    }
+
+    /// Walks the segments after the ISA and checks counts and references.
+    fn run(mut self, segments: Vec<Segment>) -> Result<(Vec<RawMessage>, Envelope), Failure> {
+        let mut segs = segments.into_iter();
+        while let Some(seg) = segs.next() {
+            let done = self.step(seg).map_err(|e| self.refused(e))?;
+            if done {
+                return match segs.next() {
+                    None => Ok((self.messages, self.envelope)),
+                    Some(after) => {
+                        let e =
+                            malformed(SYNTAX, format!("segment {} ({}) after IEA", after.number, after.tag));
+                        Err(self.refused(syntax(e)))
+                    }
+                };
+            }
+        }
+        let e = malformed(SYNTAX, "the interchange ends without IEA".into());
+        Err(self.refused((e, Fault::Syntax { premature_end: true })))
+    }
+
+    fn refused(&self, located: Located) -> Failure {
+        refused(&self.envelope, self.group.as_ref().map(|g| &g.sets), located)
+    }
+
+    /// One segment; true after the IEA.
+    fn step(&mut self, seg: Segment) -> Result<bool, Located> {
+        match (seg.tag.as_str(), &mut self.open, &mut self.group) {
             ("SE", Some(_), Some(g)) => {
-                let (st, body) = open.take().expect("open");
-                let set = transaction_set(&interchange, g, st, body, &seg)?;
-                g.sets.messages.push(set.1);
-                messages.push(set.0);
+                let (st, body) = self.open.take().expect("open");
+                let set = transaction_set(&self.envelope.interchange, g, st, body, &seg)?;
+                self.messages.push(set);
             }
             ("ST" | "GS" | "GE" | "IEA" | "ISA", Some((st, _)), _) => {
-                return Err(malformed(
+                return Err(syntax(malformed(
                     SYNTAX,
                     format!(
                         "segment {} ({}) inside transaction set {} (ST at segment {}): SE is missing",
@@ -145,73 +178,73 @@ fn walk(
                         st.el(2),
                         st.number
                     ),
-                ));
+                )));
             }
             (_, Some((_, body)), _) => body.push(seg),
-            ("ST", None, Some(_)) => open = Some((seg, Vec::new())),
+            ("ST", None, Some(_)) => self.open = Some((seg, Vec::new())),
             // Interchange acknowledgements come before the groups; they
             // are part of the envelope, not messages.
-            ("TA1", None, None) if groups == 0 => {}
+            ("TA1", None, None) if self.envelope.groups.is_empty() => {}
             ("GS", None, None) => {
                 let sets = GroupRef::open(Some(&seg), GS);
-                group = Some(Group { control: required(&seg, 6)?, gs: seg, sets });
+                let control = required(&seg, 6).map_err(syntax)?;
+                self.group = Some(Group { control, gs: seg, sets });
             }
-            ("GE", None, Some(_)) => {
-                envelope.groups.push(close_group(group.take().expect("group"), &seg)?);
-                groups += 1;
+            ("GE", None, Some(g)) => {
+                close_group(g, &seg)?;
+                let group = self.group.take().expect("group");
+                self.envelope.groups.push(group.sets);
             }
             ("IEA", None, None) => {
-                check_iea(&interchange, &seg, groups)?;
-                return match segs.next() {
-                    None => Ok((messages, envelope)),
-                    Some(after) => {
-                        Err(malformed(SYNTAX, format!("segment {} ({}) after IEA", after.number, after.tag)))
-                    }
-                };
+                check_iea(&self.envelope.interchange, &seg, self.envelope.groups.len())?;
+                return Ok(true);
             }
             _ => {
-                let place = if group.is_some() {
+                let place = if self.group.is_some() {
                     "inside a group, outside a transaction set"
                 } else {
                     "outside a group"
                 };
-                return Err(malformed(
+                return Err(syntax(malformed(
                     SYNTAX,
                     format!("segment {} ({}) is out of place ({place})", seg.number, seg.tag),
-                ));
+                )));
             }
         }
+        Ok(false)
     }
-    Err(malformed(SYNTAX, "the interchange ends without IEA".into()))
 }
 
-/// Checks SE against its ST and builds the message.
+/// Checks SE against its ST and builds the message, adding its
+/// reference to the group (also when it disagrees, for the refusal).
 fn transaction_set(
     interchange: &Interchange,
-    group: &Group,
+    group: &mut Group,
     st: Segment,
     body: Vec<Segment>,
     se: &Segment,
-) -> Result<(RawMessage, MessageRef), CoreError> {
-    let message_type = required(&st, 1)?;
-    let control = required(&st, 2)?;
+) -> Result<RawMessage, Located> {
+    let message_type = required(&st, 1).map_err(syntax)?;
+    let control = required(&st, 2).map_err(syntax)?;
+    group.sets.messages.push(MessageRef::of(&st, &message_type, &control));
     let counted = body.len() + 2;
-    let declared = count(SYNTAX, se, 1, "SE01 (number of included segments)")?;
+    let declared = count(SYNTAX, se, 1, "SE01 (number of included segments)").map_err(syntax)?;
     if declared != counted {
-        return Err(disagree(
+        let e = disagree(
             SYNTAX,
             format!(
                 "SE01 of transaction set {control} says {declared} segments, the set has {counted} (ST to SE)"
             ),
-        ));
+        );
+        return Err((e, Fault::Message { mismatch: Mismatch::Count, site: trailer(se, counted, 1) }));
     }
     if se.el(2) != control {
-        return Err(disagree(
+        let e = disagree(
             SYNTAX,
             format!("SE02 `{}` does not match ST02 `{control}` (segment {})", se.el(2), se.number),
-        ));
+        );
+        return Err((e, Fault::Message { mismatch: Mismatch::Reference, site: trailer(se, counted, 2) }));
     }
-    let reference = MessageRef::of(&st, &message_type, &control);
     let header = EdiHeader {
         interchange: interchange.clone(),
         message_type,
@@ -219,40 +252,44 @@ fn transaction_set(
         group_control: Some(group.control.clone()),
         control_number: control,
     };
-    Ok((RawMessage { header, body }, reference))
+    Ok(RawMessage { header, body })
 }
 
-fn close_group(group: Group, ge: &Segment) -> Result<GroupRef, CoreError> {
-    let declared = count(SYNTAX, ge, 1, "GE01 (number of transaction sets)")?;
+fn close_group(group: &Group, ge: &Segment) -> Result<(), Located> {
+    let declared = count(SYNTAX, ge, 1, "GE01 (number of transaction sets)").map_err(syntax)?;
     let sets = group.sets.messages.len();
     if declared != sets {
-        return Err(disagree(
+        let e = disagree(
             SYNTAX,
             format!(
                 "GE01 of group {} says {declared} transaction sets, the group has {}",
                 group.control, sets
             ),
-        ));
+        );
+        return Err((e, Fault::Group { mismatch: Mismatch::Count, declared }));
     }
     if ge.el(2) != group.control {
-        return Err(disagree(SYNTAX, format!("GE02 `{}` does not match GS06 `{}`", ge.el(2), group.control)));
+        let e = disagree(SYNTAX, format!("GE02 `{}` does not match GS06 `{}`", ge.el(2), group.control));
+        return Err((e, Fault::Group { mismatch: Mismatch::Reference, declared }));
     }
-    Ok(group.sets)
+    Ok(())
 }
 
-fn check_iea(interchange: &Interchange, iea: &Segment, groups: usize) -> Result<(), CoreError> {
-    let declared = count(SYNTAX, iea, 1, "IEA01 (number of functional groups)")?;
+fn check_iea(interchange: &Interchange, iea: &Segment, groups: usize) -> Result<(), Located> {
+    let declared = count(SYNTAX, iea, 1, "IEA01 (number of functional groups)").map_err(syntax)?;
     if declared != groups {
-        return Err(disagree(
+        let e = disagree(
             SYNTAX,
             format!("IEA01 says {declared} functional groups, the interchange has {groups}"),
-        ));
+        );
+        return Err((e, Fault::Interchange(Mismatch::Count)));
     }
     if iea.el(2) != interchange.control_number {
-        return Err(disagree(
+        let e = disagree(
             SYNTAX,
             format!("IEA02 `{}` does not match ISA13 `{}`", iea.el(2), interchange.control_number),
-        ));
+        );
+        return Err((e, Fault::Interchange(Mismatch::Reference)));
     }
     Ok(())
 }

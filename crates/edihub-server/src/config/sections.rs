@@ -70,6 +70,16 @@ pub struct EnvironmentConfig {
     /// (absent: any type no integration of the environment claims).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_types: Option<Vec<String>>,
+    /// Days an EDIFACT / X12 interchange control number blocks a repeat
+    /// from the same sender to the same receiver (default 30); a repeat
+    /// after it is a new interchange. At most `retention.keys_days`, which
+    /// keeps the claims.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interchange_window_days: Option<u32>,
+    /// The interchange window with a unit (`2s`, `15m`, `12h`, `7d`);
+    /// overrides `interchange_window_days`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interchange_window: Option<String>,
 }
 
 /// Dedup rules of one message type.

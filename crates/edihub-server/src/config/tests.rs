@@ -74,6 +74,17 @@ fn refusals_name_the_key() {
             format!("{b}[[message_types]]\nid = \"X\"\nduplicate_window = \"5 fortnights\"\n"),
             "message_types[0].duplicate_window",
         ),
+        (format!("{b}  interchange_window = \"2 weeks\"\n"), "tenants[0].environments[0].interchange_window"),
+        (format!("{b}  interchange_window_days = 0\n"), "tenants[0].environments[0].interchange_window_days"),
+        // Longer than the keys that keep the claims are kept.
+        (
+            format!("[retention]\nkeys_days = 10\n{b}  interchange_window_days = 11\n"),
+            "tenants[0].environments[0].interchange_window_days",
+        ),
+        (
+            format!("[retention]\nkeys_days = 1\n{b}  interchange_window = \"25h\"\n"),
+            "tenants[0].environments[0].interchange_window",
+        ),
         (
             format!("{b}[[message_types]]\nid = \"X\"\nduplicate_window_hours = 0\n"),
             "message_types[0].duplicate_window_hours",
@@ -226,4 +237,23 @@ fn secret_variables_are_not_settings() {
         assert_eq!(c.webhook_secret_prefix, "PARTNER_");
         Ok(())
     });
+}
+
+#[test]
+fn interchange_windows() {
+    let b = base();
+    let window = |text: &str| {
+        let c = Config::from_toml(text).unwrap();
+        c.interchange_window_of(0, 0).unwrap()
+    };
+    assert_eq!(window(&b), 30 * 86_400, "default 30 days");
+    // The default follows shorter-lived keys, as the window did before it could be set.
+    assert_eq!(window(&format!("[retention]\nkeys_days = 7\n{b}")), 7 * 86_400);
+    assert_eq!(window(&format!("[retention]\nkeys_days = 0\n{b}")), 30 * 86_400);
+    assert_eq!(
+        window(&format!("[retention]\nkeys_days = 0\n{b}  interchange_window_days = 400\n")),
+        400 * 86_400
+    );
+    assert_eq!(window(&format!("{b}  interchange_window_days = 30\n")), 30 * 86_400);
+    assert_eq!(window(&format!("{b}  interchange_window = \"2s\"\ninterchange_window_days = 9\n")), 2);
 }

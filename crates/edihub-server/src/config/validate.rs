@@ -10,6 +10,8 @@ use super::{Config, SecretSource};
 
 /// Default dedup window: one week.
 pub const DEFAULT_WINDOW_SECONDS: i64 = 168 * 3600;
+/// The interchange window when an environment sets none.
+pub const DEFAULT_INTERCHANGE_WINDOW_DAYS: u32 = 30;
 
 /// A configuration value that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -209,6 +211,7 @@ impl Config {
                         format!("environment `{}` is defined twice", env.id),
                     ));
                 }
+                self.interchange_window_of(t, e)?;
                 for (k, t) in env.message_types.iter().flatten().enumerate() {
                     crate::producers::check_type(t)
                         .map_err(|reason| ConfigError::new(format!("{at}.message_types[{k}]"), reason))?;
@@ -265,6 +268,45 @@ impl Config {
             self.window_of(i)?;
         }
         Ok(())
+    }
+
+    /// The interchange window of `tenants[t].environments[e]` in seconds:
+    /// default 30 days (or `retention.keys_days` when that is shorter), and
+    /// a configured one never longer than `retention.keys_days` (when that
+    /// purges at all), since the claims that make the window are request
+    /// keys and would be deleted before the window ends.
+    pub fn interchange_window_of(&self, t: usize, e: usize) -> Result<i64, ConfigError> {
+        let env = &self.tenants[t].environments[e];
+        let at = format!("tenants[{t}].environments[{e}]");
+        let (key, seconds) = match (&env.interchange_window, env.interchange_window_days) {
+            (Some(text), _) => {
+                let key = format!("{at}.interchange_window");
+                (key.clone(), parse_window(text).map_err(|r| ConfigError::new(key, r))?)
+            }
+            (None, Some(0)) => {
+                return Err(ConfigError::new(format!("{at}.interchange_window_days"), "must be at least 1"));
+            }
+            (None, Some(days)) => (format!("{at}.interchange_window_days"), i64::from(days) * 86_400),
+            // The default is cut to the keys' lifetime, as the window was
+            // before it could be set.
+            (None, None) => {
+                let days = match self.retention.keys_days {
+                    0 => DEFAULT_INTERCHANGE_WINDOW_DAYS,
+                    keys => keys.min(DEFAULT_INTERCHANGE_WINDOW_DAYS),
+                };
+                return Ok(i64::from(days) * 86_400);
+            }
+        };
+        let keys_days = self.retention.keys_days;
+        if keys_days > 0 && seconds > i64::from(keys_days) * 86_400 {
+            return Err(ConfigError::new(
+                key,
+                format!(
+                    "is longer than retention.keys_days ({keys_days} days), which keeps the interchange claims: raise retention.keys_days or shorten the window"
+                ),
+            ));
+        }
+        Ok(seconds)
     }
 
     /// The window of `message_types[i]` in seconds.

@@ -85,7 +85,13 @@ async fn receive(
     let content_type = header_text(&headers, "content-type")?.map(str::to_string);
     let (bytes, _permit) = read_body(&state, &state.body_budget, &headers, body).await?;
 
-    let mut parsed = parse(&bytes, content_type.as_deref()).await?;
+    let mut parsed = match parse(&bytes, content_type.as_deref()).await {
+        Ok(parsed) => parsed,
+        Err(e) => {
+            let body = (&bytes, content_type.as_deref());
+            return edi_ack::refused(&state, &sender.scope, query.ack.as_deref(), &headers, body, e).await;
+        }
+    };
     let limit = state.config.max_idocs_per_packet;
     if parsed.documents.len() > limit {
         return Err(ApiError::PacketTooLarge { idocs: parsed.documents.len(), limit });
@@ -117,12 +123,13 @@ async fn receive(
     // a request has one key claim, and for EDI the control number is the one
     // the standards define, so an Idempotency-Key is not claimed then.
     let key = match &interchange {
-        Some(ic) => Some(interchange_claim(ic, request_sha256)?),
+        Some(ic) => Some(interchange_claim(ic, request_sha256, sender.interchange_window_seconds)?),
         None => idempotency_key.map(|key| KeyClaim {
             kind: DetectedBy::IdempotencyKey,
             key,
             request_sha256,
             on_reuse: sender.on_key_reuse,
+            window_seconds: None,
         }),
     };
     submit(&state, Submission { scope: &sender.scope, key, messages, interchange, ack }).await

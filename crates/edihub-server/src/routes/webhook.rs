@@ -174,6 +174,7 @@ async fn receive(
         request_sha256: hex::encode(Sha256::digest(&bytes)),
         // A provider retry may re-serialise its body; the event id decides.
         on_reuse: KeyReusePolicy::Replay,
+        window_seconds: None,
     });
     submit(&state, Submission { scope: &integ.scope, key, messages, interchange: None, ack: None }).await
 }

@@ -25,18 +25,23 @@ backend_tests!(
     envelope_errors_stay_problem_documents,
 );
 
-const X12_850: &str = "sapabh_O2C-ASCX12-004010_01a-SalesOrderRequest_X12-850.x12";
+pub(crate) const X12_850: &str = "sapabh_O2C-ASCX12-004010_01a-SalesOrderRequest_X12-850.x12";
 const X12_DUAL: &str = "staedi_invoice810_po850_dual.edi";
-const D96A: &str = "sapabh_O2C-UNEDIFACT-D96A_01a-SalesOrderRequest_ORDERS-D96A-EAN008.edi";
+pub(crate) const D96A: &str = "sapabh_O2C-UNEDIFACT-D96A_01a-SalesOrderRequest_ORDERS-D96A-EAN008.edi";
 const D10B: &str = "sapabh_O2C-UNEDIFACT-D10B_01a-SalesOrderRequest_ORDERS-D10B-EAN008.edi";
 
-fn real(name: &str) -> Vec<u8> {
+pub(crate) fn real(name: &str) -> Vec<u8> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/edifact/real").join(name);
     std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
 }
 
 /// Posts an interchange as acme/prod with `?<query>` and extra headers.
-async fn post(app: &TestApp, body: Vec<u8>, query: &str, headers: &[(&str, &str)]) -> TestResponse {
+pub(crate) async fn post(
+    app: &TestApp,
+    body: Vec<u8>,
+    query: &str,
+    headers: &[(&str, &str)],
+) -> TestResponse {
     let mut request =
         receive_request(Some(&bearer(ACME_PROD)), Some("application/octet-stream"), body, headers);
     *request.uri_mut() = format!("{RECEIVE}?{query}").parse().expect("uri");
@@ -45,14 +50,14 @@ async fn post(app: &TestApp, body: Vec<u8>, query: &str, headers: &[(&str, &str)
 
 /// Asserts the acknowledgement's content type and parses it back with the hub's parser.
 #[track_caller]
-fn ack_of(res: &TestResponse, media: &str) -> ParsedBody {
+pub(crate) fn ack_of(res: &TestResponse, media: &str) -> ParsedBody {
     assert_eq!(res.header("content-type"), Some(media), "body: {}", res.text());
     parse_body(&res.body, Some(media))
         .unwrap_or_else(|e| panic!("the ack does not parse back: {e}\n{}", res.text()))
 }
 
 /// The segments of one parsed message as JSON arrays (tag first).
-fn segments(ack: &ParsedBody, index: usize) -> Vec<Value> {
+pub(crate) fn segments(ack: &ParsedBody, index: usize) -> Vec<Value> {
     ack.documents[index].value().as_array().expect("segments").clone()
 }
 
@@ -84,12 +89,12 @@ fn python_check(script: &str, module: &str, text: &[u8]) -> String {
 }
 
 /// pyx12 validates an X12 acknowledgement.
-fn pyx12_valid(res: &TestResponse) {
+pub(crate) fn pyx12_valid(res: &TestResponse) {
     assert_eq!(python_check("x12_valid.py", "pyx12", &res.body).trim(), "valid");
 }
 
 /// pydifact's reading of an EDIFACT acknowledgement (round trip checked).
-fn pydifact_read(res: &TestResponse) -> Value {
+pub(crate) fn pydifact_read(res: &TestResponse) -> Value {
     serde_json::from_str(&python_check("edifact_read.py", "pydifact", &res.body))
         .expect("JSON from edifact_read.py")
 }
@@ -247,9 +252,20 @@ async fn requests_no_ack_fits_store_nothing(backend: Backend) {
 
 async fn envelope_errors_stay_problem_documents(backend: Backend) {
     let app = TestApp::new(backend).await;
+    // Without a readable header there is no one to acknowledge: a problem document.
+    let short = b"ISA*00*          *00*".to_vec();
+    post(&app, short, "ack=997", &[]).await.expect_problem(400, "ISA is truncated");
+    let unsupported = String::from_utf8(real(D96A)).unwrap().replace("UNOA", "UNOZ");
+    post(&app, unsupported.into_bytes(), "ack=contrl", &[]).await.expect_problem(400, "UNOZ");
+    // An acknowledgement of the other syntax: the refusal's own problem document.
     let wrong_count = String::from_utf8(real(X12_850)).unwrap().replace("SE*10*0001", "SE*9*0001");
-    post(&app, wrong_count.into_bytes(), "ack=997", &[]).await.expect_problem(422, "SE01");
+    post(&app, wrong_count.into_bytes(), "ack=contrl", &[]).await.expect_problem(422, "SE01");
+    // No acknowledgement asked for: as before.
     let truncated = real(D96A)[..120].to_vec();
-    post(&app, truncated, "ack=contrl", &[]).await.expect_problem(400, "EDIFACT syntax error");
+    post(&app, truncated, "", &[]).await.expect_problem(400, "EDIFACT syntax error");
     assert_eq!(app.count_prod().await, 0);
+    // None of them took an acknowledgement number.
+    let ok = post(&app, real(X12_850), "ack=997", &[]).await;
+    ok.expect(202);
+    assert_eq!(ack_of(&ok, "application/EDI-X12").interchange.unwrap().control_number, "000000001");
 }

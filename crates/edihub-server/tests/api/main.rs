@@ -14,6 +14,9 @@ mod support;
 
 // The receive endpoint.
 mod edi_acks;
+mod edi_hostile;
+mod edi_refusals;
+mod edi_window;
 mod receive_auth_scope;
 mod receive_bad_input;
 mod receive_dedup;

@@ -126,3 +126,43 @@ pub async fn packet_outcomes_in_order(store: StoreRef) {
         assert_eq!(row.payload, b"<ORDERS05/>");
     }
 }
+
+/// An interchange claim blocks within its window and is released after
+/// it: a repeat at the window's end is new and claims the key anew, whose
+/// window starts then. Through the group insert (one message) and the
+/// transaction (two) alike; a key without a window is untouched by time.
+pub async fn interchange_window_releases_its_claim(store: StoreRef) {
+    let scope = fresh_scope();
+    let t = now();
+    let claim = |k: &str| KeyClaim {
+        kind: DetectedBy::Interchange,
+        on_reuse: KeyReusePolicy::Replay,
+        window_seconds: Some(60),
+        ..key(k, "sha-ic")
+    };
+    for (ic, count) in [("X12|ZZ:A|ZZ:B|1", 1_usize), ("X12|ZZ:A|ZZ:B|2", 2)] {
+        let messages = |tag: &str| (0..count).map(|i| message(Some(&format!("{ic}-{tag}-{i}")))).collect();
+        let first = processed(ingest_at(&store, &scope, Some(claim(ic)), messages("a"), t).await);
+        assert!(first.iter().all(MessageOutcome::is_new));
+        // Within the window (its last second): the first answer, nothing stored.
+        let within =
+            ingest_at(&store, &scope, Some(claim(ic)), messages("b"), t + Duration::seconds(59)).await;
+        assert!(matches!(within, IngestOutcome::Replayed(_)), "{ic}: within the window: {within:?}");
+        // At its end: a new interchange, stored, and the claim's window starts again.
+        let later = t + Duration::seconds(60);
+        let after = processed(ingest_at(&store, &scope, Some(claim(ic)), messages("c"), later).await);
+        assert!(after.iter().all(MessageOutcome::is_new), "{ic}: after the window");
+        let again =
+            ingest_at(&store, &scope, Some(claim(ic)), messages("d"), later + Duration::seconds(30)).await;
+        assert_eq!(
+            again,
+            IngestOutcome::Replayed(Replay::Answer(Answer { outcomes: after, envelope: None }))
+        );
+    }
+    assert_eq!(store.count_messages(&scope).await.unwrap(), 6, "two sends of each interchange stored");
+    // An Idempotency-Key (no window) still replays a day later.
+    let plain = key("k-plain", "sha-p");
+    processed(ingest_at(&store, &scope, Some(plain.clone()), vec![message(Some("p1"))], t).await);
+    let day = ingest_at(&store, &scope, Some(plain), vec![message(Some("p2"))], t + Duration::days(1)).await;
+    assert!(matches!(day, IngestOutcome::Replayed(_)));
+}

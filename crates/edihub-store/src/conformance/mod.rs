@@ -79,6 +79,7 @@ pub fn key(key: &str, body_sha: &str) -> KeyClaim {
         key: key.into(),
         request_sha256: body_sha.into(),
         on_reuse: KeyReusePolicy::Reject,
+        window_seconds: None,
     }
 }
 

@@ -127,6 +127,8 @@ const INSERT_AUDITS: &str = "INSERT INTO audit_events \
 const RELEASE_EXPIRED: &str = "UPDATE messages SET fingerprint = NULL \
     WHERE tenant_id = $1 AND environment_id = $2 AND fingerprint = $3 \
     AND fingerprint_expires_at <= $4";
+const RELEASE_EXPIRED_KEY: &str = "DELETE FROM idempotency_keys \
+    WHERE tenant_id = $1 AND environment_id = $2 AND kind = $3 AND key = $4 AND created_at <= $5";
 
 /// The ingest's statements on a connection (or transaction) of the backend.
 pub(crate) trait IngestSql: Database {
@@ -187,6 +189,14 @@ pub(crate) trait IngestSql: Database {
         scope: &Scope,
         fingerprint: &str,
         now: DateTime<Utc>,
+    ) -> impl Future<Output = Result<()>> + Send;
+    /// Deletes the claims among `keys` whose window ended by their `now`
+    /// (keys with a window only), so each request may claim its key anew.
+    /// A concurrent claimant of the same key waits on the deleted row and
+    /// then meets the new claim.
+    fn release_expired_keys(
+        conn: &mut Self::Connection,
+        keys: &[Claim<'_>],
     ) -> impl Future<Output = Result<()>> + Send;
 }
 
@@ -392,6 +402,21 @@ where
             .bind(now)
             .execute(&mut *conn)
             .await?;
+        Ok(())
+    }
+
+    async fn release_expired_keys(conn: &mut DB::Connection, keys: &[Claim<'_>]) -> Result<()> {
+        for c in keys {
+            let Some(window) = c.key.window_seconds else { continue };
+            sqlx::query(RELEASE_EXPIRED_KEY)
+                .bind(&c.scope.tenant_id)
+                .bind(&c.scope.environment_id)
+                .bind(c.key.kind.as_str())
+                .bind(&c.key.key)
+                .bind(c.now - chrono::Duration::seconds(window))
+                .execute(&mut *conn)
+                .await?;
+        }
         Ok(())
     }
 }

@@ -70,6 +70,7 @@ async fn claim_key<DB: Backend>(
     key: &KeyClaim,
 ) -> Result<bool> {
     let claim = Claim { scope: req.scope, key, now: req.now, expected: None };
+    DB::release_expired_keys(conn, &[claim]).await?;
     let claimed = DB::claim_keys(conn, &[claim]).await?;
     Ok(claimed.first().copied().unwrap_or(false))
 }

@@ -3,6 +3,13 @@
 //! action `7`; for a repeated interchange the UCI alone, action `4`
 //! (rejected) with syntax error `26` (duplicate detected).
 //!
+//! A refused interchange is rejected as a whole (UCI action `4`: this level
+//! and all lower levels); the error is named where it lies: in the UCI
+//! (`29` a count that does not match, `28` references that do not match,
+//! `32` no message, `13` a missing trailer or unterminated segment, `18`
+//! another syntax error), in a UCF (the group's trailer), or in a UCM with
+//! a UCS (the trailer's position) and UCD (the element) for a message.
+//!
 //! The envelope repeats the received UNA (when there was one), syntax
 //! identifier and version, and test indicator (0035), with sender and
 //! recipient swapped. The CONTRL message is `CONTRL:D:3:UN` for syntax
@@ -10,14 +17,15 @@
 //! have a century (S004 `CCYYMMDD`).
 
 use super::super::envelope::Envelope;
+use super::super::refusal::{Fault, Mismatch};
 use super::super::{Party, Separators};
-use super::{AckTime, Writer, wrap};
+use super::{AckTime, Verdict, Writer, wrap};
 
 /// The largest interchange control reference (0020 is up to 14 characters).
 const MAX_CONTROL: i64 = 99_999_999_999_999;
 
 /// The CONTRL interchange (UNA? UNB … UNZ).
-pub(super) fn contrl(envelope: &Envelope, duplicate: bool, number: i64, at: AckTime) -> String {
+pub(super) fn contrl(envelope: &Envelope, verdict: Verdict<'_>, number: i64, at: AckTime) -> String {
     let control = wrap(number, MAX_CONTROL).to_string();
     let seps: &Separators = &envelope.separators;
     let mut w = Writer::new(seps);
@@ -50,11 +58,22 @@ pub(super) fn contrl(envelope: &Envelope, duplicate: bool, number: i64, at: AckT
     let identifier: &[&str] =
         if version4 { &["CONTRL", "4", "1", "UN"] } else { &["CONTRL", "D", "3", "UN"] };
     w.segment("UNH", &[&["1"], identifier]);
-    if duplicate {
-        w.segment("UCI", &[&[&ic.control_number], &as_strs(&sender), &as_strs(&recipient), &["4"], &["26"]]);
-    } else {
-        w.segment("UCI", &[&[&ic.control_number], &as_strs(&sender), &as_strs(&recipient), &["7"]]);
-        messages(&mut w, envelope);
+    let uci = |w: &mut Writer<'_>, action: &str, code: &str| {
+        w.segment(
+            "UCI",
+            &[&[&ic.control_number], &as_strs(&sender), &as_strs(&recipient), &[action], &[code]],
+        );
+    };
+    match verdict {
+        Verdict::Duplicate => uci(&mut w, "4", "26"),
+        Verdict::Accepted => {
+            uci(&mut w, "7", "");
+            messages(&mut w, envelope);
+        }
+        Verdict::Refused(fault) => {
+            uci(&mut w, "4", interchange_code(fault));
+            located(&mut w, envelope, fault);
+        }
     }
     let unt = (w.count - start + 1).to_string();
     w.segment("UNT", &[&[&unt], &["1"]]);
@@ -73,6 +92,47 @@ fn messages(w: &mut Writer<'_>, envelope: &Envelope) {
             w.segment("UCM", &[&[&message.control], &as_strs(&message.identifier), &["7"]]);
         }
     }
+}
+
+/// The UCI's syntax error code of a refusal; empty when the error lies
+/// in a group or message.
+fn interchange_code(fault: &Fault) -> &'static str {
+    match fault {
+        Fault::Syntax { premature_end: true } => "13",
+        Fault::Syntax { premature_end: false } => "18",
+        Fault::Interchange(mismatch) => code(*mismatch),
+        Fault::Group { .. } | Fault::Message { .. } => "",
+    }
+}
+
+/// 29 (control count does not match), 28 (references do not match), 32
+/// (lower level empty).
+fn code(mismatch: Mismatch) -> &'static str {
+    match mismatch {
+        Mismatch::Count => "29",
+        Mismatch::Reference => "28",
+        Mismatch::Empty => "32",
+    }
+}
+
+/// The UCF, or UCM with UCS and UCD, of the group or message in error
+/// (the envelope's last group, and its last message).
+fn located(w: &mut Writer<'_>, envelope: &Envelope, fault: &Fault) {
+    let Some(group) = envelope.groups.last() else { return };
+    let group_code = match fault {
+        Fault::Group { mismatch, .. } => code(*mismatch),
+        Fault::Message { .. } => "",
+        _ => return,
+    };
+    if let Some(reference) = &group.reference {
+        let (sender, recipient) = (as_strs(&group.sender), as_strs(&group.receiver));
+        w.segment("UCF", &[&[reference], &sender, &recipient, &["4"], &[group_code]]);
+    }
+    let (Fault::Message { mismatch, site }, Some(message)) = (fault, group.messages.last()) else { return };
+    let error = code(*mismatch);
+    w.segment("UCM", &[&[&message.control], &as_strs(&message.identifier), &["4"], &[error]]);
+    w.segment("UCS", &[&[&site.position.to_string()]]);
+    w.segment("UCD", &[&[error], &[&site.element.to_string()]]);
 }
 
 /// A party as the components of S002/S003: id, then its qualifier.

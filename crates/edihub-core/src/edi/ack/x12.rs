@@ -1,6 +1,14 @@
 //! X12 acknowledgements: 997 and 999 with one transaction set per received
 //! functional group (AK1…AK9, with AK2 and AK5/IK5 per transaction set),
-//! all in one `FA` group; a TA1 alone for a repeated interchange.
+//! all in one `FA` group, after a TA1 when ISA14 asked for one; a TA1 alone
+//! for a repeated interchange or an interchange envelope in error.
+//!
+//! Codes of a refusal: TA105 `001` (ISA13/IEA02 differ), `021` (IEA01
+//! count), `023` (premature end), `024` (other invalid content); AK905
+//! `5` (GE01 count) and `4` (GE02/GS06 differ); AK502/IK502 `4` (SE01
+//! count) and `3` (SE02/ST02 differ), with AK3/IK3 naming the SE and
+//! its position (code `8`, data element errors) and AK4/IK4 the element
+//! (data element 96 or 329, code `7`, the value as sent).
 //!
 //! The envelope mirrors the received one: its ISA11 and ISA12 (a 999 is
 //! a 005010 transaction, so its ISA12 is `00501`), its separators and its
@@ -9,7 +17,8 @@
 //! swapped. ISA13 and GS06 both carry the acknowledgement's number.
 
 use super::super::envelope::{Envelope, GroupRef};
-use super::{AckKind, AckTime, Writer, wrap};
+use super::super::refusal::{Fault, Mismatch, TrailerSite};
+use super::{AckKind, AckTime, Verdict, Writer, wrap};
 
 /// The largest X12 interchange control number (ISA13, nine digits).
 const MAX_CONTROL: i64 = 999_999_999;
@@ -21,7 +30,7 @@ const IMPLEMENTATION_999: &str = "005010X231A1";
 pub(super) fn acknowledgement(
     envelope: &Envelope,
     kind: AckKind,
-    duplicate: bool,
+    verdict: Verdict<'_>,
     number: i64,
     at: AckTime,
 ) -> String {
@@ -65,16 +74,46 @@ pub(super) fn acknowledgement(
             &[&component],
         ],
     );
-    let groups = if duplicate {
-        // TA101–TA105: the received ISA13, ISA09, ISA10; rejected; 025.
-        w.segment("TA1", &[&[&ic.control_number], &[&envelope.date], &[&envelope.time], &["R"], &["025"]]);
-        0
-    } else {
-        functional_group(&mut w, envelope, implementation, control, at);
-        1
+    let groups = match interchange_note(verdict) {
+        Some(note) => {
+            ta1(&mut w, envelope, "R", note);
+            0
+        }
+        None => {
+            if envelope.ta1_requested {
+                ta1(&mut w, envelope, "A", "000");
+            }
+            let fault = match verdict {
+                Verdict::Refused(fault) => Some(fault),
+                _ => None,
+            };
+            functional_group(&mut w, envelope, implementation, control, at, fault);
+            1
+        }
     };
     w.segment("IEA", &[&[&groups.to_string()], &[&isa13]]);
     w.out
+}
+
+/// TA105 of an interchange rejected as a whole (a TA1 alone), or `None`
+/// when groups are acknowledged.
+fn interchange_note(verdict: Verdict<'_>) -> Option<&'static str> {
+    match verdict {
+        Verdict::Accepted | Verdict::Refused(Fault::Group { .. } | Fault::Message { .. }) => None,
+        Verdict::Duplicate => Some("025"),
+        Verdict::Refused(Fault::Syntax { premature_end: true }) => Some("023"),
+        Verdict::Refused(Fault::Syntax { premature_end: false } | Fault::Interchange(Mismatch::Empty)) => {
+            Some("024")
+        }
+        Verdict::Refused(Fault::Interchange(Mismatch::Count)) => Some("021"),
+        Verdict::Refused(Fault::Interchange(Mismatch::Reference)) => Some("001"),
+    }
+}
+
+/// TA101–TA105: the received ISA13, ISA09, ISA10; `status`; `note`.
+fn ta1(w: &mut Writer<'_>, envelope: &Envelope, status: &str, note: &str) {
+    let ic = &envelope.interchange;
+    w.segment("TA1", &[&[&ic.control_number], &[&envelope.date], &[&envelope.time], &[status], &[note]]);
 }
 
 /// A repetition separator for a 00501 envelope when the received one
@@ -84,13 +123,15 @@ fn free_repetition(seps: &super::Separators) -> char {
     ['^', '|', '!', '`', '{'].into_iter().find(|c| !used.contains(c)).unwrap_or('^')
 }
 
-/// GS*FA … GE with one 997/999 per received group.
+/// GS*FA … GE with one 997/999 per received group; a refusal's `fault`
+/// rejects them all, and locates the error in the last one.
 fn functional_group(
     w: &mut Writer<'_>,
     envelope: &Envelope,
     implementation: bool,
     control: i64,
     at: AckTime,
+    fault: Option<&Fault>,
 ) {
     let first = envelope.groups.first();
     let app = |pick: fn(&GroupRef) -> &Vec<String>| first.map(|g| pick(g).join("")).unwrap_or_default();
@@ -113,14 +154,28 @@ fn functional_group(
             &[&version],
         ],
     );
+    let last = envelope.groups.len();
     for (i, group) in envelope.groups.iter().enumerate() {
-        transaction_set(w, group, implementation, i + 1);
+        let status = match fault {
+            None => Status::Accepted,
+            Some(fault) if i + 1 == last => Status::Rejected(Some(fault)),
+            Some(_) => Status::Rejected(None),
+        };
+        transaction_set(w, group, implementation, i + 1, status);
     }
     w.segment("GE", &[&[&envelope.groups.len().to_string()], &[&gs06]]);
 }
 
+/// How a group is acknowledged.
+#[derive(Clone, Copy)]
+enum Status<'a> {
+    Accepted,
+    /// Rejected, with the refusal's fault when it lies in this group.
+    Rejected(Option<&'a Fault>),
+}
+
 /// One 997/999 acknowledging `group`, as transaction set number `n`.
-fn transaction_set(w: &mut Writer<'_>, group: &GroupRef, implementation: bool, n: usize) {
+fn transaction_set(w: &mut Writer<'_>, group: &GroupRef, implementation: bool, n: usize, status: Status<'_>) {
     let st02 = format!("{n:04}");
     let start = w.count;
     let reference = group.reference.as_deref().unwrap_or("");
@@ -131,13 +186,38 @@ fn transaction_set(w: &mut Writer<'_>, group: &GroupRef, implementation: bool, n
         w.segment("ST", &[&["997"], &[&st02]]);
         w.segment("AK1", &[&[&group.functional_id], &[reference]]);
     }
-    for set in &group.messages {
+    let prefix = if implementation { "IK" } else { "AK" };
+    let sets = group.messages.len();
+    for (i, set) in group.messages.iter().enumerate() {
         let convention = if implementation { set.identifier.first().map_or("", String::as_str) } else { "" };
         w.segment("AK2", &[&[&set.message_type], &[&set.control], &[convention]]);
-        w.segment(if implementation { "IK5" } else { "AK5" }, &[&["A"]]);
+        match status {
+            Status::Accepted => w.segment(&format!("{prefix}5"), &[&["A"]]),
+            Status::Rejected(Some(Fault::Message { mismatch, site })) if i + 1 == sets => {
+                set_error(w, prefix, *mismatch, site);
+            }
+            Status::Rejected(_) => w.segment(&format!("{prefix}5"), &[&["R"]]),
+        }
     }
-    let n_sets = group.messages.len().to_string();
-    w.segment("AK9", &[&["A"], &[&n_sets], &[&n_sets], &[&n_sets]]);
+    let n_sets = sets.to_string();
+    match status {
+        Status::Accepted => w.segment("AK9", &[&["A"], &[&n_sets], &[&n_sets], &[&n_sets]]),
+        Status::Rejected(Some(Fault::Group { mismatch, declared })) => {
+            let code = if *mismatch == Mismatch::Count { "5" } else { "4" };
+            w.segment("AK9", &[&["R"], &[&declared.to_string()], &[&n_sets], &["0"], &[code]]);
+        }
+        Status::Rejected(_) => w.segment("AK9", &[&["R"], &[&n_sets], &[&n_sets], &["0"]]),
+    }
     let se01 = (w.count - start + 1).to_string();
     w.segment("SE", &[&[&se01], &[&st02]]);
+}
+
+/// AK3/AK4/AK5 (IK3/IK4/IK5) of the transaction set whose SE disagrees.
+fn set_error(w: &mut Writer<'_>, prefix: &str, mismatch: Mismatch, site: &TrailerSite) {
+    // SE01 is data element 96, SE02 data element 329.
+    let (element_ref, code) = if mismatch == Mismatch::Count { ("96", "4") } else { ("329", "3") };
+    let position = site.position.to_string();
+    w.segment(&format!("{prefix}3"), &[&[&site.tag], &[&position], &[""], &["8"]]);
+    w.segment(&format!("{prefix}4"), &[&[&site.element.to_string()], &[element_ref], &["7"], &[&site.value]]);
+    w.segment(&format!("{prefix}5"), &[&["R"], &[code]]);
 }

@@ -76,6 +76,8 @@ pub fn environment(id: &str, api_keys: &[&str], on_key_reuse: KeyReusePolicy) ->
         consumer_keys_sha256: Vec::new(),
         on_key_reuse,
         message_types: None,
+        interchange_window_days: None,
+        interchange_window: None,
     }
 }
 

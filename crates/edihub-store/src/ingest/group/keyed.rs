@@ -14,11 +14,14 @@ use crate::ingest::statements::{Claim, Row};
 use crate::{Answer, DetectedBy, IngestOutcome, MessageOutcome, NewAuditEvent, Result, StoreError};
 
 /// Settles one batch of requests with keys. On PostgreSQL the batch is
-/// first one statement; what it leaves (requests whose fingerprint has a
+/// first one statement (unless a key has a window); what it leaves (requests whose fingerprint has a
 /// holder) is settled as a batch of its own by the transaction, as every
 /// keyed batch is on SQLite and when the statement fails.
 pub(super) async fn with_keys<DB: Backend>(pool: &Pool<DB>, items: &[&Queued]) -> Vec<Verdict> {
-    if DB::ONE_STATEMENT_KEYED_BATCH {
+    // A claim with a window (an interchange's) may have to release an
+    // expired claim first, which only the transaction does.
+    let windowed = items.iter().any(|q| q.key.as_ref().is_some_and(|k| k.window_seconds.is_some()));
+    if DB::ONE_STATEMENT_KEYED_BATCH && !windowed {
         let mut verdicts = vec![Verdict::Undecided; items.len()];
         match claimed_in_one_statement(pool, items, &mut verdicts).await {
             Ok(claimed) => {
@@ -143,6 +146,7 @@ async fn claimed_in_one_transaction<DB: Backend>(
     let expected = accepted.iter().map(kept).collect::<Result<Vec<_>>>()?;
     let claims = claims(items, &expected)?;
     let mut tx = pool.begin_with(DB::BEGIN).await?;
+    DB::release_expired_keys(&mut tx, &claims).await?;
     let claimed = DB::claim_keys(&mut tx, &claims).await?;
     let winners: Vec<usize> = (0..items.len()).filter(|i| claimed[*i]).collect();
     if winners.is_empty() {
