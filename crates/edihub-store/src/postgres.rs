@@ -74,14 +74,16 @@ impl Backend for Postgres {
     const ONE_STATEMENT_KEYED_BATCH: bool = true;
     const BEGIN: &'static str = "BEGIN";
     const FEED_PAGE: &'static str = FEED_PAGE;
-    const CLAIM_DELIVERIES: &'static str = "UPDATE deliveries SET lease_until = $3 \
-        WHERE (message_id, destination_id) IN (SELECT message_id, destination_id FROM deliveries \
-        WHERE destination_id = $1 AND status = 'pending' AND next_attempt_at <= $2 \
+    /// Both claims select in a materialized CTE, evaluated once: as `x IN
+    /// (SELECT … LIMIT n FOR UPDATE)` the planner may rescan the subquery
+    /// and lease more rows than the limit (seen on a small table).
+    const CLAIM_DELIVERIES: &'static str = "WITH due AS MATERIALIZED (SELECT message_id, destination_id \
+        FROM deliveries WHERE destination_id = $1 AND status = 'pending' AND next_attempt_at <= $2 \
         AND (lease_until IS NULL OR lease_until <= $2) ORDER BY next_attempt_at LIMIT $4 \
-        FOR UPDATE SKIP LOCKED) RETURNING message_id, destination_id, attempts, lease_until";
-    /// A materialized CTE, evaluated once: as `x IN (SELECT … LIMIT 1 FOR
-    /// UPDATE)` the planner may rescan the subquery and lease more rows than
-    /// the head (seen on a small table).
+        FOR UPDATE SKIP LOCKED) \
+        UPDATE deliveries d SET lease_until = $3 FROM due \
+        WHERE d.message_id = due.message_id AND d.destination_id = due.destination_id \
+        RETURNING d.message_id, d.destination_id, d.attempts, d.lease_until";
     const CLAIM_LINE_HEAD: &'static str = "WITH head AS MATERIALIZED (SELECT message_id, destination_id \
         FROM deliveries WHERE destination_id = $1 AND status IN ('pending', 'failed') \
         ORDER BY created_at, message_id LIMIT 1 FOR UPDATE) \
