@@ -23,6 +23,7 @@ use utoipa::{Modify, OpenApi, ToSchema};
         (name = "receive", description = "SAP IDocs and JSON messages"),
         (name = "webhooks", description = "Partner webhooks"),
         (name = "admin", description = "Audit, lookups and configuration (admin credential)"),
+        (name = "console", description = "The console's HTML forms (admin credential and an anti-forgery token)"),
         (name = "operations", description = "Health, readiness, metrics")
     )
 )]

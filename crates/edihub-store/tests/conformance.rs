@@ -64,6 +64,7 @@ suite!(
     a_stale_verdict_does_not_overwrite_a_newer_lease,
     purged_messages_drop_their_deliveries,
     activity_counts_and_series,
+    delivery_backlog_per_destination,
     ack_numbers_count_per_partner,
     racing_ack_numbers_are_distinct,
 );

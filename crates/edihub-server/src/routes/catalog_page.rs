@@ -1,6 +1,7 @@
 //! The HTML faces of `GET /admin/message-types` and `GET
-//! /admin/integrations`: read-only lists of the rules in effect (changes go
-//! through the JSON admin API, which refuses cross-site writes).
+//! /admin/integrations`: lists of the rules in effect; a message type links
+//! to its edit form (`console_edit`), integrations change through the JSON
+//! admin API.
 
 use std::fmt::Write;
 
@@ -8,7 +9,7 @@ use axum::response::Html;
 use edihub_store::{IntegrationRow, MessageTypeRow};
 use serde_json::Value;
 
-use super::page::{esc, layout};
+use super::page::{esc, layout, url_encode};
 
 fn list(items: &[String]) -> String {
     if items.is_empty() {
@@ -31,20 +32,27 @@ pub fn types(rows: &[MessageTypeRow]) -> Html<String> {
     let mut out = String::from(
         "<p class=\"muted\">A type nobody configured falls back to the IDoc number and 168 h.</p>\
          <div class=\"scroll\"><table id=\"types\"><thead><tr><th>Type</th><th>Tenant</th><th>Key fields</th>\
-         <th>Excluded fields</th><th>Window</th><th>Source</th><th>Updated (UTC)</th></tr></thead><tbody>",
+         <th>Excluded fields</th><th>Window</th><th>Source</th><th>Updated (UTC)</th><th>Change</th></tr></thead><tbody>",
     );
     for r in rows {
         let tenant = if r.tenant_id.is_empty() { "(global)" } else { &r.tenant_id };
         let _ = write!(
             out,
-            "<tr class=\"type\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr class=\"type\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+             <td><a class=\"edit\" href=\"/admin/forms/message-types/{}{}\">Edit</a></td></tr>",
             esc(&r.id),
             esc(tenant),
             list(&r.duplicate_key_fields.0),
             list(&r.exclude_fields.0),
             window(r.duplicate_window_seconds),
             esc(&r.source),
-            r.updated_at.format("%Y-%m-%d %H:%M:%S")
+            r.updated_at.format("%Y-%m-%d %H:%M:%S"),
+            url_encode(&r.id),
+            if r.tenant_id.is_empty() {
+                String::new()
+            } else {
+                format!("?tenant={}", url_encode(&r.tenant_id))
+            }
         );
     }
     out.push_str("</tbody></table></div>");

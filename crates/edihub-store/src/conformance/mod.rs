@@ -8,6 +8,7 @@
 mod ack_numbers;
 mod admin;
 mod audit;
+mod backlog;
 mod batch;
 mod console;
 mod ingest;
@@ -18,6 +19,7 @@ mod races;
 pub use ack_numbers::*;
 pub use admin::*;
 pub use audit::*;
+pub use backlog::*;
 pub use batch::*;
 pub use console::*;
 pub use ingest::*;
