@@ -110,7 +110,44 @@ pub fn render(out: &mut String, backlog: &[DeliveryBacklog], now: DateTime<Utc>)
 
 #[cfg(test)]
 mod tests {
-    use super::age;
+    use super::{LATE_AFTER_SECS, age, render};
+    use chrono::{Duration, Utc};
+    use edihub_store::DeliveryBacklog;
+
+    fn backlog(id: &str, waited: Option<i64>) -> DeliveryBacklog {
+        let now = Utc::now();
+        DeliveryBacklog {
+            destination_id: id.into(),
+            tenant_id: "acme".into(),
+            environment_id: "<prod>".into(),
+            enabled: true,
+            pending: i64::from(waited.is_some()),
+            failed: 2,
+            oldest_pending_at: waited.map(|s| now - Duration::seconds(s)),
+            oldest_pending_due_at: waited.map(|_| now),
+        }
+    }
+
+    #[test]
+    fn the_oldest_pending_delivery_is_late_past_the_rule() {
+        let now = Utc::now();
+        let rows = [
+            backlog("slow", Some(LATE_AFTER_SECS + 60)),
+            backlog("fine", Some(LATE_AFTER_SECS - 60)),
+            backlog("idle", None),
+        ];
+        let mut out = String::new();
+        render(&mut out, &rows, now);
+        assert!(out.contains("<tr class=\"backlog is-late\" data-destination=\"slow\">"), "{out}");
+        assert!(out.contains("<tr class=\"backlog\" data-destination=\"fine\">"), "{out}");
+        assert!(out.contains("<tr class=\"backlog\" data-destination=\"idle\">"), "{out}");
+        assert_eq!(out.matches(">late</strong>").count(), 2, "the rule and one destination: {out}");
+        assert!(
+            out.contains("acme / &lt;prod&gt;</td><td class=\"num pending\">2</td>"),
+            "summed, escaped: {out}"
+        );
+        assert!(out.contains("more than 5 minutes"), "the rule is stated");
+    }
 
     #[test]
     fn ages_in_a_readable_unit() {

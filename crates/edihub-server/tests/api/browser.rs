@@ -318,13 +318,24 @@ pub fn screenshot(cdp: &mut Cdp, name: &str) {
 /// Opens `path`, waits for its heading, screenshots it as `name.png` and
 /// returns what the page shows: title, heading and `probe` (JavaScript).
 pub fn visit(cdp: &mut Cdp, base: &str, path: &str, name: &str, probe: &str) -> Value {
+    open(cdp, base, path);
+    screenshot(cdp, name);
+    seen(cdp, probe)
+}
+
+/// Opens `path` (a `#fragment` scrolls to it) and waits for its heading.
+pub fn open(cdp: &mut Cdp, base: &str, path: &str) {
     let nav = cdp.call("Page.navigate", json!({ "url": format!("{base}{path}") }));
     assert!(nav.get("errorText").is_none(), "navigation to {path} failed: {nav}");
-    let want = path.split('?').next().unwrap();
+    let want = path.split(['?', '#']).next().unwrap();
     cdp.wait_for(&format!(
         "location.pathname === '{want}' && document.readyState === 'complete' && !!document.querySelector('main h1')"
     ));
-    screenshot(cdp, name);
+}
+
+/// What the current page shows: title, heading, `probe` (JavaScript), and
+/// whether any script element exists or ran.
+pub fn seen(cdp: &mut Cdp, probe: &str) -> Value {
     json!({
         "title": cdp.eval("document.title"),
         "h1": cdp.eval("document.querySelector('main h1').textContent"),

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::browser::{Browser, Cdp, screenshot, visit};
+use crate::browser::{Browser, Cdp, open, screenshot, seen, visit};
 use crate::support::live::LiveServer;
 use crate::support::*;
 use axum::Router;
@@ -91,16 +91,13 @@ fn drive(base: &str, plain: &str, id: &str) -> Value {
     let mut browser = Browser::launch();
     let mut cdp = Cdp::connect(browser.devtools_port());
     cdp.call("Page.enable", json!({}));
-    let overview = visit(&mut cdp, base, "/admin", "overview", "document.querySelectorAll('nav a').length");
-    let list = visit(
-        &mut cdp,
-        base,
-        "/admin/messages",
-        "messages",
-        "document.querySelectorAll('tr.message').length",
-    );
+    open(&mut cdp, base, "/admin#deliveries");
+    let overview = seen(&mut cdp, "document.querySelectorAll('#destination-backlog tr.backlog').length");
+    screenshot(&mut cdp, "overview-deliveries");
+    open(&mut cdp, base, "/admin/messages");
+    let list = seen(&mut cdp, "document.querySelectorAll('tr.message').length");
     // To the message with the keyboard: its link in the list, then Enter.
-    press_enter(&mut cdp, &format!("tr.message a[href='/admin/messages/{id}']"));
+    press_enter(&mut cdp, &format!("tr.message a[href=\"/admin/messages/{id}\"]"));
     cdp.wait_for(&format!(
         "location.pathname === '/admin/messages/{id}' && document.readyState === 'complete' && !!document.querySelector('#deliveries')"
     ));
@@ -128,6 +125,22 @@ fn drive(base: &str, plain: &str, id: &str) -> Value {
         "[...document.querySelectorAll('#destinations td.url code')].map(c => c.textContent)",
     );
 
+    // An edit form, by keyboard: a timeout that is no number is refused, naming the field.
+    open(&mut cdp, base, "/admin/forms/destinations/erp");
+    cdp.eval("document.querySelector('#f-timeout_secs').focus()");
+    cdp.eval("document.querySelector('#f-timeout_secs').select()");
+    cdp.call("Input.insertText", json!({ "text": "soon" }));
+    press_enter(&mut cdp, "#save");
+    cdp.wait_for("document.readyState === 'complete' && !!document.querySelector('#refusal')");
+    let edit = seen(
+        &mut cdp,
+        "({ refusal: document.querySelector('#refusal').textContent, \
+           invalid: document.querySelector('[aria-invalid=true]').id, \
+           kept: document.querySelector('#f-timeout_secs').value, \
+           url: document.querySelector('#f-url').value })",
+    );
+    screenshot(&mut cdp, "destination-edit");
+
     // A page of another origin posting the Redeliver form (it cannot know a token).
     let forged = format!(
         "<form method=post action='{plain}/admin/forms/redeliver/{id}'><input name=destination value=erp></form>\
@@ -140,7 +153,7 @@ fn drive(base: &str, plain: &str, id: &str) -> Value {
     ));
     let refused = cdp.eval("document.body.innerText");
     json!({ "overview": overview, "list": list, "before": before, "notice": notice, "after": after,
-            "xss_on_message": xss_on_message, "destinations": destinations, "refused": refused })
+            "xss_on_message": xss_on_message, "destinations": destinations, "edit": edit, "refused": refused })
 }
 
 fn urlencode(text: &str) -> String {
@@ -169,33 +182,40 @@ async fn redeliver_in_chromium() {
     }
     let base = format!("http://admin:{ADMIN_TOKEN}@{}", server.addr);
     let plain = format!("http://{}", server.addr);
-    let seen = {
+    let walk = {
         let id = id.clone();
         tokio::task::spawn_blocking(move || drive(&base, &plain, &id)).await.expect("browser driver")
     };
 
-    assert_eq!(seen["overview"]["title"], "edihub overview");
-    assert_eq!(seen["list"]["probe"], 1, "the message is listed");
+    assert_eq!(walk["overview"]["title"], "edihub overview");
+    assert_eq!(walk["overview"]["probe"], 2, "both destinations in the backlog");
+    assert_eq!(walk["list"]["probe"], 1, "the message is listed");
     assert_eq!(
-        seen["before"]["erp"],
+        walk["before"]["erp"],
         json!({ "status": "delivered", "codes": ["200"], "said": ["accepted"] })
     );
-    let crm = &seen["before"]["crm"];
-    assert_eq!((&crm["status"], &crm["codes"]), (&json!("pending"), &json!(["500"])), "{seen}");
-    assert!(crm["said"][0].as_str().unwrap().contains(HOSTILE_ANSWER), "the answer is shown as text: {seen}");
-    assert!(seen["notice"].as_str().unwrap().contains("Queued again: erp"), "{seen}");
-    assert_eq!(seen["after"]["erp"]["codes"], json!(["200", "200"]), "the new attempt is shown: {seen}");
-    assert_eq!(seen["after"]["crm"]["codes"], json!(["500"]), "only erp was queued again");
-    let urls = seen["destinations"]["probe"].as_array().unwrap().clone();
-    assert!(urls.iter().any(|u| u.as_str().unwrap().ends_with(HOSTILE_QUERY)), "URL shown as text: {seen}");
-    for (what, page) in [("message", &seen["xss_on_message"]), ("destinations", &seen["destinations"]["xss"])]
+    let crm = &walk["before"]["crm"];
+    assert_eq!((&crm["status"], &crm["codes"]), (&json!("pending"), &json!(["500"])), "{walk}");
+    assert!(crm["said"][0].as_str().unwrap().contains(HOSTILE_ANSWER), "the answer is shown as text: {walk}");
+    assert!(walk["notice"].as_str().unwrap().contains("Queued again: erp"), "{walk}");
+    assert_eq!(walk["after"]["erp"]["codes"], json!(["200", "200"]), "the new attempt is shown: {walk}");
+    assert_eq!(walk["after"]["crm"]["codes"], json!(["500"]), "only erp was queued again");
+    let urls = walk["destinations"]["probe"].as_array().unwrap().clone();
+    assert!(urls.iter().any(|u| u.as_str().unwrap().ends_with(HOSTILE_QUERY)), "URL shown as text: {walk}");
+    for (what, page) in [("message", &walk["xss_on_message"]), ("destinations", &walk["destinations"]["xss"])]
     {
         assert_eq!(page, &Value::Null, "nothing ran on the {what} page");
     }
-    assert_eq!(seen["destinations"]["scripts"], 0);
+    assert_eq!(walk["destinations"]["scripts"], 0);
+
+    let edit = &walk["edit"]["probe"];
+    assert!(edit["refusal"].as_str().unwrap().contains("destinations[0].timeout_secs"), "{walk}");
+    assert_eq!((&edit["invalid"], &edit["kept"]), (&json!("f-timeout_secs"), &json!("soon")), "{walk}");
+    assert!(edit["url"].as_str().unwrap().ends_with("/erp"), "the other values kept: {walk}");
+    assert_eq!(app.audit_events("action=destination.updated").await.len(), 0, "nothing saved");
 
     // The forged post: 403, and nothing was queued by it.
-    assert!(seen["refused"].as_str().unwrap().contains("refused"), "{seen}");
+    assert!(walk["refused"].as_str().unwrap().contains("refused"), "{walk}");
     assert_eq!(erp_hits.load(Ordering::SeqCst), 2, "one first attempt and one redelivery");
     let replayed = app.audit_events("action=delivery.replayed").await;
     assert_eq!(replayed.len(), 1, "only the real button queued: {replayed:?}");

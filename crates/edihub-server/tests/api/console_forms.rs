@@ -79,6 +79,8 @@ async fn redeliver_form_needs_its_token(backend: Backend) {
     let other_token = token_in(&browse(&app, &format!("/admin/messages/{other}")).await);
     let before = deliveries(&app, &id).await;
     assert_eq!(before[0]["status"], "pending");
+    let overview = browse(&app, "/admin").await;
+    assert!(overview.contains("<tr class=\"backlog\" data-destination=\"erp\"><td>erp</td><td>acme / prod</td><td class=\"num\">2</td>"), "{overview}");
 
     let action = format!("/admin/forms/redeliver/{id}");
     let good = format!("csrf={token}&destination=erp");
