@@ -120,6 +120,7 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::deliveries::router())
         .merge(routes::console_forms::router())
         .merge(routes::console_edit::router())
+        .merge(routes::integration_edit::router())
         .merge(routes::overview::router())
         .merge(routes::health::router())
         .merge(routes::openapi::router())

@@ -189,9 +189,15 @@ async fn put_integration(
     JsonBody(body): JsonBody,
 ) -> Result<Json<Value>, ApiError> {
     let def: IntegrationConfig = definition_at(&body, &id, "integration")?;
-    validate_with(&state, |c| c.integrations.push(def.clone()))?;
+    Ok(Json(save_integration(&state, def).await?))
+}
+
+/// Validates an integration like the config file, stores it as an admin
+/// change (audited) and reloads; answers the old and new rows.
+pub(super) async fn save_integration(state: &AppState, def: IntegrationConfig) -> Result<Value, ApiError> {
+    validate_with(state, |c| c.integrations.push(def.clone()))?;
     let row = IntegrationRow {
-        id,
+        id: def.id.clone(),
         tenant_id: def.tenant.clone(),
         environment_id: def.environment.clone(),
         definition: edihub_store::Json(serde_json::to_value(&def).unwrap_or_default()),
@@ -200,5 +206,5 @@ async fn put_integration(
     };
     let old = state.store.put_integration(&row).await?;
     state.reload().await?;
-    Ok(Json(json!({ "old": old, "new": row })))
+    Ok(json!({ "old": old, "new": row }))
 }

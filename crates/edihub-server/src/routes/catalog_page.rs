@@ -1,7 +1,6 @@
 //! The HTML faces of `GET /admin/message-types` and `GET
-//! /admin/integrations`: lists of the rules in effect; a message type links
-//! to its edit form (`console_edit`), integrations change through the JSON
-//! admin API.
+//! /admin/integrations`: lists of the rules in effect, each row linking to
+//! its edit form (`console_edit`, `integration_edit`).
 
 use std::fmt::Write;
 
@@ -68,7 +67,7 @@ fn member(v: &Value) -> String {
 pub fn integrations(rows: &[IntegrationRow]) -> Html<String> {
     let mut out = String::from(
         "<div class=\"scroll\"><table id=\"integrations\"><thead><tr><th>Id (webhook path)</th><th>Tenant / env</th>\
-         <th>Rules</th><th>Source</th><th>Updated (UTC)</th></tr></thead><tbody>",
+         <th>Rules</th><th>Source</th><th>Updated (UTC)</th><th>Change</th></tr></thead><tbody>",
     );
     for r in rows {
         let mut rules = String::new();
@@ -80,12 +79,13 @@ pub fn integrations(rows: &[IntegrationRow]) -> Html<String> {
         let _ = write!(
             out,
             "<tr class=\"integration\"><td><code>/api/webhook/{}</code></td><td>{} / {}</td><td><ul class=\"kv\">{rules}</ul></td>\
-             <td>{}</td><td>{}</td></tr>",
+             <td>{}</td><td>{}</td><td><a class=\"edit\" href=\"/admin/forms/integrations/{}\">Edit</a></td></tr>",
             esc(&r.id),
             esc(&r.tenant_id),
             esc(&r.environment_id),
             esc(&r.source),
-            r.updated_at.format("%Y-%m-%d %H:%M:%S")
+            r.updated_at.format("%Y-%m-%d %H:%M:%S"),
+            url_encode(&r.id)
         );
     }
     out.push_str("</tbody></table></div>");

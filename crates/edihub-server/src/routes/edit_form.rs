@@ -60,14 +60,31 @@ pub struct Form<'a> {
     pub refusal: Option<&'a str>,
 }
 
-/// The form field a refusal is about: the segment after the config key's
-/// first `].` with any index removed (`destinations[0].url` → `url`,
-/// `message_types[0].duplicate_key_fields[1]` → `duplicate_key_fields`).
+/// The form field a refusal is about: the config key after its first `].`,
+/// indexes removed and `.` written `_` (`destinations[0].url` → `url`,
+/// `message_types[0].duplicate_key_fields[1]` → `duplicate_key_fields`,
+/// `integrations[0].signature.secret_env` → `signature_secret_env`).
 pub fn field_of(message: &str) -> Option<String> {
     let key = message.strip_prefix("config key `")?.split('`').next()?;
     let rest = key.split_once("].").map_or(key, |(_, r)| r);
-    let name = rest.split(['[', '.']).next()?;
-    (!name.is_empty()).then(|| name.to_string())
+    let mut name = String::new();
+    let mut in_index = false;
+    for c in rest.chars() {
+        match c {
+            '[' => in_index = true,
+            ']' => in_index = false,
+            '.' if !in_index => name.push('_'),
+            c if !in_index => name.push(c),
+            _ => {}
+        }
+    }
+    (!name.is_empty()).then_some(name)
+}
+
+/// Whether field `name` is the one (or one of those) a refusal names: the
+/// same name, or a part of it (`signature` marks `signature_scheme` too).
+fn names(field: &str, refused: &str) -> bool {
+    field == refused || field.strip_prefix(refused).is_some_and(|rest| rest.starts_with('_'))
 }
 
 /// The items of a one-per-line field (trimmed, empty lines dropped).
@@ -128,7 +145,7 @@ pub fn render(form: &Form<'_>) -> Response {
         esc(form.token)
     );
     for f in form.fields {
-        field(&mut out, f, invalid.as_deref() == Some(f.name), form.refusal);
+        field(&mut out, f, invalid.as_deref().is_some_and(|r| names(f.name, r)), form.refusal);
     }
     out.push_str("<div class=\"field\"><button type=\"submit\" id=\"save\">Save</button></div></form>");
     let page: Html<String> = layout(form.title, form.section, &out);
@@ -154,6 +171,9 @@ mod tests {
         assert_eq!(field_of("config key `destinations[0].url`: not a URL").as_deref(), Some("url"));
         let key = "config key `message_types[0].duplicate_key_fields[1]`: bad path";
         assert_eq!(field_of(key).as_deref(), Some("duplicate_key_fields"));
+        let nested = "config key `integrations[0].signature.secret_env`: missing";
+        assert_eq!(field_of(nested).as_deref(), Some("signature_secret_env"));
+        assert!(super::names("signature_scheme", "signature") && !super::names("signatures", "signature"));
         assert_eq!(field_of("invalid definition: x"), None);
     }
 

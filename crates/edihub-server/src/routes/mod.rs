@@ -12,6 +12,7 @@ pub mod destinations;
 pub mod destinations_page;
 pub mod edit_form;
 pub mod health;
+pub mod integration_edit;
 pub mod message_page;
 pub mod message_search_page;
 pub mod messages;

@@ -11,7 +11,11 @@ use crate::support::*;
 use axum::body::Body;
 use axum::http::{Request, header};
 
-backend_tests!(message_type_form_saves_and_refuses, destination_form_saves_and_refuses);
+backend_tests!(
+    message_type_form_saves_and_refuses,
+    destination_form_saves_and_refuses,
+    integration_form_saves_and_refuses
+);
 
 const DESTINATIONS: &str = r#"
 [[destinations]]
@@ -161,4 +165,50 @@ async fn destination_form_saves_and_refuses(backend: Backend) {
         "{list}"
     );
     assert!(!list.contains("<script>"), "{list}");
+}
+
+async fn integration_form_saves_and_refuses(backend: Backend) {
+    let app = TestApp::new(backend).await;
+    let path = "/admin/forms/integrations/forms-hook";
+    let token = token_in(&browse(&app, path).await);
+    let fields = |scheme: &str, days: &str| {
+        body(
+            &token,
+            &[
+                ("tenant", "acme"),
+                ("environment", "prod"),
+                ("message_type", "forms.event"),
+                ("event_id_path", "$.id"),
+                ("event_id_days", days),
+                ("signature_scheme", scheme),
+            ],
+        )
+    };
+    let html = refused(&app, path, &fields("hmac", "30")).await;
+    assert!(html.contains("config key `integrations[0].signature.secret_env`"), "{html}");
+    assert!(html.contains("name=\"signature_secret_env\" value=\"\" aria-invalid=\"true\""), "{html}");
+    assert!(html.contains("name=\"event_id_path\" value=\"$.id\""), "kept: {html}");
+    let html = refused(&app, path, &fields("none", "many")).await;
+    assert!(html.contains("name=\"event_id_days\" value=\"many\" aria-invalid=\"true\""), "{html}");
+    assert!(app.audit_events("action=integration.updated").await.is_empty(), "nothing audited");
+
+    let res = app.send(form_post(path, &fields("none", "30"), &[])).await;
+    res.expect(303);
+    assert_eq!(res.header("location"), Some("/admin/integrations"));
+    assert_eq!(app.audit_events("action=integration.updated").await.len(), 1);
+    let list = app.get("/admin/integrations", Some(&bearer(ADMIN_TOKEN))).await.json();
+    let row =
+        list["integrations"].as_array().unwrap().iter().find(|i| i["id"] == "forms-hook").unwrap().clone();
+    let def = &row["definition"];
+    assert_eq!(
+        (def["event_id"]["path"].as_str(), def["event_id_days"].as_u64()),
+        (Some("$.id"), Some(30)),
+        "{row}"
+    );
+    assert_eq!(
+        (def["message_type"].as_str(), def["signature"]["scheme"].as_str()),
+        (Some("forms.event"), Some("none"))
+    );
+    let page = browse(&app, "/admin/integrations").await;
+    assert!(page.contains("href=\"/admin/forms/integrations/forms-hook\">Edit</a>"), "{page}");
 }

@@ -17,7 +17,7 @@ use edihub_server::config::SignatureConfig;
 use serde_json::Value;
 
 /// Every route PRODUCT.md and the README promise, and nothing else.
-const PRODUCT_ROUTES: [(&str, &str); 28] = [
+const PRODUCT_ROUTES: [(&str, &str); 30] = [
     ("get", "/admin"),
     ("post", "/api/edi-hub/receive-message"),
     ("post", "/api/webhook/{integration_id}"),
@@ -42,6 +42,8 @@ const PRODUCT_ROUTES: [(&str, &str); 28] = [
     ("post", "/admin/forms/message-types/{id}"),
     ("get", "/admin/forms/destinations/{id}"),
     ("post", "/admin/forms/destinations/{id}"),
+    ("get", "/admin/forms/integrations/{id}"),
+    ("post", "/admin/forms/integrations/{id}"),
     ("get", "/healthz"),
     ("get", "/readyz"),
     ("get", "/metrics"),
