@@ -17,7 +17,8 @@ into BENCHMARKS.md ("Console pages with 1 million messages").
    sends nothing) and requests each page MEASURE_REPEAT (20) times in a row
    as a browser would (Accept: text/html, Basic credentials), after one
    warm-up request; prints p50/p95/max per page as a Markdown table;
-4. stops edihub (by its PID) and drops the database.
+4. stops edihub (by its PID) and drops the database (MEASURE_KEEP=1 keeps
+   it; MEASURE_REUSE=1 then measures again on it without filling).
 """
 
 import base64
@@ -146,17 +147,20 @@ def percentile(values, p):
 
 
 def main():
-    psql("postgres", f"DROP DATABASE IF EXISTS {DB}")
-    psql("postgres", f"CREATE DATABASE {DB}")
+    reuse = os.environ.get("MEASURE_REUSE") == "1"
+    if not reuse:
+        psql("postgres", f"DROP DATABASE IF EXISTS {DB}")
+        psql("postgres", f"CREATE DATABASE {DB}")
     server = None
     with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
         f.write(CONFIG)
         config = f.name
     try:
-        subprocess.run([BIN, "--config", config, "migrate"], check=True)
-        t0 = time.time()
-        psql(DB, FILL.format(rows=ROWS))
-        print(f"filled {ROWS} messages in {time.time() - t0:.0f} s", file=sys.stderr)
+        if not reuse:
+            subprocess.run([BIN, "--config", config, "migrate"], check=True)
+            t0 = time.time()
+            psql(DB, FILL.format(rows=ROWS))
+            print(f"filled {ROWS} messages in {time.time() - t0:.0f} s", file=sys.stderr)
         log = open(os.path.join(tempfile.gettempdir(), "edihub-console-measure.log"), "w")
         env = dict(os.environ, EDIHUB_LOG="warn")
         server = subprocess.Popen([BIN, "--config", config, "serve"], stdout=log, stderr=log, env=env)
