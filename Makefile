@@ -31,6 +31,7 @@ docs-check:
 ## Screenshots of every console page into docs/console/ (headless Chromium, tests/api/browser.rs).
 console-screenshots:
 	EDIHUB_CONSOLE_SCREENSHOTS=docs/console $(CARGO) test --locked -p edihub-server --test api browser::console_pages_load_in_chromium
+	EDIHUB_CONSOLE_SCREENSHOTS=docs/console $(CARGO) test --locked -p edihub-server --test api browser_console::redeliver_in_chromium
 
 ## Print the demo secrets (used by scripts/docs-check.sh).
 demo-secrets:

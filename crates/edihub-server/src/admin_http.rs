@@ -9,8 +9,11 @@
 //! - a write (PUT, POST, PATCH, DELETE) from a browser page of another
 //!   origin is refused with 403, before the credentials are looked at (a
 //!   browser sends its cached Basic credentials along with a cross-site
-//!   request). The body of a write must also be `application/json`, which
-//!   an HTML form cannot send: see [`crate::extract::JsonBody`].
+//!   request), and so is one whose `Sec-Fetch-Site` says another site
+//!   made it. The body of a write to the JSON API must also be
+//!   `application/json`, which an HTML form cannot send (see
+//!   [`crate::extract::JsonBody`]); the console's own forms carry a token
+//!   (see [`crate::console_form`]).
 
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, Method, header};
@@ -43,6 +46,14 @@ pub async fn guard(req: Request, next: Next) -> Response {
 fn check_write(method: &Method, headers: &HeaderMap) -> Result<(), ApiError> {
     if method.is_safe() {
         return Ok(());
+    }
+    // Sent by every current browser: `same-origin` for the console's own
+    // forms, `none` when the admin typed the address; curl sends nothing.
+    let fetch_site = headers.get("sec-fetch-site").map(|v| v.to_str().unwrap_or("cross-site"));
+    if fetch_site.is_some_and(|site| site != "same-origin" && site != "none") {
+        return Err(ApiError::Forbidden(
+            "admin changes are refused from a page of another site (the Sec-Fetch-Site header)".into(),
+        ));
     }
     if let Some(origin) = headers.get(header::ORIGIN) {
         let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or_default();

@@ -24,6 +24,7 @@ use utoipa::{Modify, OpenApi, ToSchema};
         (name = "webhooks", description = "Partner webhooks"),
         (name = "feed", description = "The pull feed of an environment's messages (consumer key)"),
         (name = "admin", description = "Audit, lookups and configuration (admin credential)"),
+        (name = "console", description = "The console's HTML forms (admin credential and an anti-forgery token)"),
         (name = "operations", description = "Health, readiness, metrics")
     )
 )]

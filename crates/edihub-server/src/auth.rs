@@ -108,14 +108,14 @@ impl Credentials {
         Err(ApiError::Unauthorized("the consumer key is not valid".into()))
     }
 
-    fn is_admin(&self, secret: &str) -> bool {
+    pub(crate) fn is_admin(&self, secret: &str) -> bool {
         let digest: [u8; 32] = Sha256::digest(secret.as_bytes()).into();
         bool::from(digest.ct_eq(&self.admin))
     }
 }
 
 /// The secret of a Bearer or Basic `Authorization` header.
-fn presented_secret(parts: &Parts) -> Result<String, ApiError> {
+pub(crate) fn presented_secret(parts: &Parts) -> Result<String, ApiError> {
     let missing = || {
         ApiError::Unauthorized("credentials are missing: send Authorization: Bearer <key> or Basic".into())
     };

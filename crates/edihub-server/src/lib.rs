@@ -39,6 +39,7 @@
 //! - [`auth`]: API keys and the admin credential, as extractors.
 //! - [`admin_http`]: rules every `/admin` route follows (no caching, CSP,
 //!   no cross-site writes).
+//! - [`console_form`]: the console's forms and their anti-forgery tokens.
 //!
 //! Ingesting
 //! - [`ingest`]: what both ingest routes share: reading a body within its
@@ -64,6 +65,7 @@ pub mod api_doc;
 pub mod auth;
 pub mod catalog;
 pub mod config;
+pub mod console_form;
 pub mod delivery;
 pub mod edi;
 pub mod edi_ack;
@@ -120,6 +122,9 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(routes::catalog::router())
         .merge(routes::destinations::router())
         .merge(routes::deliveries::router())
+        .merge(routes::console_forms::router())
+        .merge(routes::console_edit::router())
+        .merge(routes::integration_edit::router())
         .merge(routes::overview::router())
         .merge(routes::health::router())
         .merge(routes::openapi::router())

@@ -5,7 +5,7 @@
 //! same Rust types onto both backends' columns, so the statements are
 //! written once, per concept, as traits with a single generic
 //! implementation ([`IngestSql`], [`CatalogSql`], [`QuerySql`],
-//! [`RetentionSql`], [`ConsoleSql`], [`AckSql`], [`DestinationSql`], [`OutboxSql`], [`FeedSql`]; each states once which column types it
+//! [`RetentionSql`], [`ConsoleSql`], [`BacklogSql`], [`AckSql`], [`DestinationSql`], [`OutboxSql`], [`FeedSql`]; each states once which column types it
 //! binds and which rows it reads). What is left is [`Backend`]: how a write
 //! transaction starts, the migrations, and the one lookup that needs a
 //! backend's own SQL,
@@ -17,6 +17,7 @@ use sqlx::{Database, Pool, Transaction};
 use crate::ack_numbers::AckSql;
 use crate::catalog::CatalogSql;
 use crate::console::ConsoleSql;
+use crate::delivery_backlog::BacklogSql;
 use crate::destinations::DestinationSql;
 use crate::feed::FeedSql;
 use crate::ingest::group::Batchers;
@@ -33,6 +34,7 @@ pub(crate) trait Backend:
     + QuerySql
     + RetentionSql
     + ConsoleSql
+    + BacklogSql
     + AckSql
     + DestinationSql
     + OutboxSql

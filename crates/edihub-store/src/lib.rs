@@ -38,7 +38,8 @@
 //! - `feed.rs`: the pull feed, pages of an environment's messages in an
 //!   order no late commit can break.
 //! - `audit.rs`: audit events; `queries.rs`: message and audit lookups;
-//!   `console.rs`: the overview's aggregates; `retention.rs`: purges.
+//!   `console.rs`: the overview's aggregates, `delivery_backlog.rs` its
+//!   delivery backlog per destination; `retention.rs`: purges.
 //! - `conformance/`, `testing.rs` (feature `testing`): the suite every
 //!   backend must pass, and throwaway test databases.
 //!
@@ -51,6 +52,7 @@ mod catalog;
 #[cfg(feature = "testing")]
 pub mod conformance;
 mod console;
+mod delivery_backlog;
 mod destinations;
 mod error;
 mod feed;
@@ -76,6 +78,7 @@ pub use audit::{
 pub use backend::SqlStore;
 pub use catalog::{GLOBAL_TENANT, IntegrationRow, MessageTypeRow, SOURCE_ADMIN, SOURCE_CONFIG};
 pub use console::{ACCEPTED, ActivityCount, ActivityPoint, SIGNATURE_REJECTED, series_bounds};
+pub use delivery_backlog::DeliveryBacklog;
 pub use destinations::DestinationRow;
 pub use error::{Result, StoreError};
 pub use feed::{FeedMessage, FeedPage, FeedPosition, FeedQuery};
@@ -206,6 +209,9 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Messages accepted and duplicates blocked in each interval between
     /// consecutive `bounds` (oldest first), one point per interval.
     async fn activity_series(&self, bounds: &[chrono::DateTime<chrono::Utc>]) -> Result<Vec<ActivityPoint>>;
+    /// Every destination's delivery backlog: pending and failed counts and
+    /// the oldest pending delivery (see [`DeliveryBacklog`]).
+    async fn delivery_backlog(&self) -> Result<Vec<DeliveryBacklog>>;
     /// Runs one batch of a retention step; returns the rows changed (a batch
     /// smaller than `batch` means the step is done). `cutoff` is the oldest
     /// time kept, `now` decides which fingerprints have expired.

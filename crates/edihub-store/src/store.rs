@@ -177,6 +177,10 @@ impl<DB: Backend> Store for SqlStore<DB> {
         DB::activity_series(&mut *self.pool.acquire().await?, bounds).await
     }
 
+    async fn delivery_backlog(&self) -> Result<Vec<crate::DeliveryBacklog>> {
+        DB::delivery_backlog(&mut *self.pool.acquire().await?).await
+    }
+
     async fn retention_step(
         &self,
         step: RetentionStep,

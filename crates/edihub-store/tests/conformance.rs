@@ -69,6 +69,7 @@ suite!(
     fifo_line_claims_are_exclusive,
     delivery_queues_count_pending,
     activity_counts_and_series,
+    delivery_backlog_per_destination,
     ack_numbers_count_per_partner,
     racing_ack_numbers_are_distinct,
     feed_pages_in_order,

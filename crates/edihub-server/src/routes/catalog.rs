@@ -59,19 +59,19 @@ struct TenantQuery {
 /// `[[message_types]]` table, without `id` and `tenant`.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct TypeBody {
+pub(super) struct TypeBody {
     /// Paths whose values form the fingerprint; `["$"]` for the whole payload.
     #[serde(default)]
-    duplicate_key_fields: Vec<String>,
+    pub(super) duplicate_key_fields: Vec<String>,
     /// Paths removed before a whole-payload fingerprint.
     #[serde(default)]
-    exclude_fields: Vec<String>,
+    pub(super) exclude_fields: Vec<String>,
     /// Window in hours (default 168).
     #[serde(default)]
-    duplicate_window_hours: Option<u64>,
+    pub(super) duplicate_window_hours: Option<u64>,
     /// Window with a unit (`2s`, `15m`, `12h`, `7d`); wins over hours.
     #[serde(default)]
-    duplicate_window: Option<String>,
+    pub(super) duplicate_window: Option<String>,
 }
 
 pub(super) fn body_json<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
@@ -125,15 +125,26 @@ async fn put_type(
     JsonBody(body): JsonBody,
 ) -> Result<Json<Value>, ApiError> {
     let b: TypeBody = body_json(&body)?;
+    Ok(Json(save_type(&state, id, q.tenant, b).await?))
+}
+
+/// Validates a message type like the config file, stores it as an admin
+/// change (audited) and reloads the rules; answers the old and new rows.
+pub(super) async fn save_type(
+    state: &AppState,
+    id: String,
+    tenant: Option<String>,
+    b: TypeBody,
+) -> Result<Value, ApiError> {
     let candidate = MessageTypeConfig {
         id: id.clone(),
-        tenant: q.tenant.filter(|t| !t.is_empty()),
+        tenant: tenant.filter(|t| !t.is_empty()),
         duplicate_key_fields: b.duplicate_key_fields,
         exclude_fields: b.exclude_fields,
         duplicate_window_hours: b.duplicate_window_hours,
         duplicate_window: b.duplicate_window,
     };
-    let probe = validate_with(&state, |c| c.message_types.push(candidate.clone()))?;
+    let probe = validate_with(state, |c| c.message_types.push(candidate.clone()))?;
     let row = MessageTypeRow {
         tenant_id: candidate.tenant.clone().unwrap_or_default(),
         id,
@@ -145,7 +156,7 @@ async fn put_type(
     };
     let old = state.store.put_message_type(&row).await?;
     state.reload().await?;
-    Ok(Json(json!({ "old": old, "new": row })))
+    Ok(json!({ "old": old, "new": row }))
 }
 
 /// All webhook integrations.
@@ -178,9 +189,15 @@ async fn put_integration(
     JsonBody(body): JsonBody,
 ) -> Result<Json<Value>, ApiError> {
     let def: IntegrationConfig = definition_at(&body, &id, "integration")?;
-    validate_with(&state, |c| c.integrations.push(def.clone()))?;
+    Ok(Json(save_integration(&state, def).await?))
+}
+
+/// Validates an integration like the config file, stores it as an admin
+/// change (audited) and reloads; answers the old and new rows.
+pub(super) async fn save_integration(state: &AppState, def: IntegrationConfig) -> Result<Value, ApiError> {
+    validate_with(state, |c| c.integrations.push(def.clone()))?;
     let row = IntegrationRow {
-        id,
+        id: def.id.clone(),
         tenant_id: def.tenant.clone(),
         environment_id: def.environment.clone(),
         definition: edihub_store::Json(serde_json::to_value(&def).unwrap_or_default()),
@@ -189,5 +206,5 @@ async fn put_integration(
     };
     let old = state.store.put_integration(&row).await?;
     state.reload().await?;
-    Ok(Json(json!({ "old": old, "new": row })))
+    Ok(json!({ "old": old, "new": row }))
 }

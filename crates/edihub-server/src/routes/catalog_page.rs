@@ -1,6 +1,6 @@
 //! The HTML faces of `GET /admin/message-types` and `GET
-//! /admin/integrations`: read-only lists of the rules in effect (changes go
-//! through the JSON admin API, which refuses cross-site writes).
+//! /admin/integrations`: lists of the rules in effect, each row linking to
+//! its edit form (`console_edit`, `integration_edit`).
 
 use std::fmt::Write;
 
@@ -8,7 +8,7 @@ use axum::response::Html;
 use edihub_store::{IntegrationRow, MessageTypeRow};
 use serde_json::Value;
 
-use super::page::{esc, layout};
+use super::page::{esc, layout, url_encode};
 
 fn list(items: &[String]) -> String {
     if items.is_empty() {
@@ -31,20 +31,27 @@ pub fn types(rows: &[MessageTypeRow]) -> Html<String> {
     let mut out = String::from(
         "<p class=\"muted\">A type nobody configured falls back to the IDoc number and 168 h.</p>\
          <div class=\"scroll\"><table id=\"types\"><thead><tr><th>Type</th><th>Tenant</th><th>Key fields</th>\
-         <th>Excluded fields</th><th>Window</th><th>Source</th><th>Updated (UTC)</th></tr></thead><tbody>",
+         <th>Excluded fields</th><th>Window</th><th>Source</th><th>Updated (UTC)</th><th>Change</th></tr></thead><tbody>",
     );
     for r in rows {
         let tenant = if r.tenant_id.is_empty() { "(global)" } else { &r.tenant_id };
         let _ = write!(
             out,
-            "<tr class=\"type\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr class=\"type\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+             <td><a class=\"edit\" href=\"/admin/forms/message-types/{}{}\">Edit</a></td></tr>",
             esc(&r.id),
             esc(tenant),
             list(&r.duplicate_key_fields.0),
             list(&r.exclude_fields.0),
             window(r.duplicate_window_seconds),
             esc(&r.source),
-            r.updated_at.format("%Y-%m-%d %H:%M:%S")
+            r.updated_at.format("%Y-%m-%d %H:%M:%S"),
+            url_encode(&r.id),
+            if r.tenant_id.is_empty() {
+                String::new()
+            } else {
+                format!("?tenant={}", url_encode(&r.tenant_id))
+            }
         );
     }
     out.push_str("</tbody></table></div>");
@@ -60,7 +67,7 @@ fn member(v: &Value) -> String {
 pub fn integrations(rows: &[IntegrationRow]) -> Html<String> {
     let mut out = String::from(
         "<div class=\"scroll\"><table id=\"integrations\"><thead><tr><th>Id (webhook path)</th><th>Tenant / env</th>\
-         <th>Rules</th><th>Source</th><th>Updated (UTC)</th></tr></thead><tbody>",
+         <th>Rules</th><th>Source</th><th>Updated (UTC)</th><th>Change</th></tr></thead><tbody>",
     );
     for r in rows {
         let mut rules = String::new();
@@ -72,12 +79,13 @@ pub fn integrations(rows: &[IntegrationRow]) -> Html<String> {
         let _ = write!(
             out,
             "<tr class=\"integration\"><td><code>/api/webhook/{}</code></td><td>{} / {}</td><td><ul class=\"kv\">{rules}</ul></td>\
-             <td>{}</td><td>{}</td></tr>",
+             <td>{}</td><td>{}</td><td><a class=\"edit\" href=\"/admin/forms/integrations/{}\">Edit</a></td></tr>",
             esc(&r.id),
             esc(&r.tenant_id),
             esc(&r.environment_id),
             esc(&r.source),
-            r.updated_at.format("%Y-%m-%d %H:%M:%S")
+            r.updated_at.format("%Y-%m-%d %H:%M:%S"),
+            url_encode(&r.id)
         );
     }
     out.push_str("</tbody></table></div>");

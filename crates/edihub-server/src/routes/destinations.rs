@@ -11,6 +11,8 @@
 
 use axum::Json;
 use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
 use edihub_store::{DestinationRow, SOURCE_ADMIN};
 use serde_json::{Value, json};
 use utoipa_axum::router::OpenApiRouter;
@@ -36,24 +38,32 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(disable))
 }
 
-async fn find(state: &AppState, id: &str) -> Result<DestinationRow, ApiError> {
+pub(super) async fn find(state: &AppState, id: &str) -> Result<DestinationRow, ApiError> {
     let rows = state.store.list_destinations().await?;
     rows.into_iter().find(|r| r.id == id).ok_or_else(|| ApiError::NotFound(format!("no destination `{id}`")))
 }
 
 /// Validates `def` like the config file and stores it as an admin change.
-async fn store(state: &AppState, def: DestinationConfig) -> Result<Json<Value>, ApiError> {
+pub(super) async fn store(state: &AppState, def: DestinationConfig) -> Result<Json<Value>, ApiError> {
     validate_with(state, |c| c.destinations.push(def.clone()))?;
     let row = crate::delivery::row_of(&def, SOURCE_ADMIN, now());
     let old = state.store.put_destination(&row).await?;
     Ok(Json(json!({ "old": old, "new": row })))
 }
 
-/// All push destinations.
+/// All push destinations (JSON; a browser gets the console's page).
 #[utoipa::path(get, path = "/admin/destinations", tag = "admin",
-    responses((status = 200, description = "Destinations", body = Object), Unauthenticated, Unavailable), security(("bearer" = []), ("basic" = [])))]
-async fn list(State(state): State<AppState>, _admin: Admin) -> Result<Json<Value>, ApiError> {
-    Ok(Json(json!({ "destinations": state.store.list_destinations().await? })))
+    responses((status = 200, description = "Destinations (HTML for browsers)", body = Object), Unauthenticated, Unavailable), security(("bearer" = []), ("basic" = [])))]
+async fn list(
+    State(state): State<AppState>,
+    _admin: Admin,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let rows = state.store.list_destinations().await?;
+    if super::page::wants_html(&headers) {
+        return Ok(super::destinations_page::render(&rows).into_response());
+    }
+    Ok(Json(json!({ "destinations": rows })).into_response())
 }
 
 /// One push destination.

@@ -3,7 +3,8 @@
 //! blocked, and what did it block?": what the fingerprint was computed over
 //! (type, MESTYP, each key path with the values found, or the IDoc number
 //! with client, port and partner), its window and when it ends, and every
-//! duplicate the audit log recorded against this message.
+//! duplicate the audit log recorded against this message; then its
+//! deliveries with Redeliver buttons (`delivery_panel`).
 
 use std::fmt::Write;
 
@@ -26,6 +27,8 @@ pub struct Context<'a> {
     pub docnum_scope: Option<[Option<String>; 3]>,
     /// The time the page was made (to say whether the window still runs).
     pub now: DateTime<Utc>,
+    /// The Deliveries panel.
+    pub deliveries: super::delivery_panel::Panel<'a>,
 }
 
 fn row(out: &mut String, label: &str, value: Option<&str>) {
@@ -187,6 +190,7 @@ pub fn render(m: &MessageRow, ctx: &Context<'_>) -> Html<String> {
     window(&mut out, m, ctx.now);
     duplicates(&mut out, m, ctx);
     out.push_str("</section>");
+    super::delivery_panel::render(&mut out, &ctx.deliveries);
     payload(&mut out, m);
     layout("edihub message", "/admin/messages", &out)
 }

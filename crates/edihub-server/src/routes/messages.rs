@@ -20,6 +20,7 @@ use uuid::Uuid;
 
 use crate::api_doc::errors::{BadInput, NotFound, Unauthenticated, Unavailable};
 use crate::auth::Admin;
+use crate::console_form::FormSigner;
 use crate::error::ApiError;
 use crate::extract::{ApiPath, ApiQuery};
 use crate::state::AppState;
@@ -68,6 +69,13 @@ fn message_json(m: &MessageRow) -> Value {
     })
 }
 
+/// What the HTML page of a message takes in its query.
+#[derive(Debug, Deserialize)]
+struct ShowQuery {
+    /// The destinations a Redeliver just queued (the page announces them).
+    redelivered: Option<String>,
+}
+
 /// A message with its raw payload.
 #[utoipa::path(get, path = "/admin/messages/{id}", tag = "admin", params(("id" = uuid::Uuid, Path)),
     responses((status = 200, description = "The message", body = Object),
@@ -75,14 +83,17 @@ fn message_json(m: &MessageRow) -> Value {
     security(("bearer" = []), ("basic" = [])))]
 async fn show(
     State(state): State<AppState>,
-    _admin: Admin,
+    signer: FormSigner,
     ApiPath(id): ApiPath<String>,
+    ApiQuery(q): ApiQuery<ShowQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let m = load(&state, &id).await?;
     if !super::page::wants_html(&headers) {
         return Ok(Json(message_json(&m)).into_response());
     }
+    let deliveries = state.store.deliveries_of(m.id).await?;
+    let token = signer.token(&super::delivery_panel::action(m.id));
     const SHOWN: i64 = 50;
     let filter = AuditFilter {
         action: Some(DUPLICATE_BLOCKED.into()),
@@ -98,6 +109,12 @@ async fn show(
         more_duplicates,
         docnum_scope: (m.fingerprint_basis == "docnum").then(|| docnum_scope(&m)).flatten(),
         now: crate::ingest::now(),
+        deliveries: super::delivery_panel::Panel {
+            message_id: m.id,
+            deliveries: &deliveries,
+            token: &token,
+            redelivered: q.redelivered.as_deref(),
+        },
     };
     Ok(super::message_page::render(&m, &ctx).into_response())
 }

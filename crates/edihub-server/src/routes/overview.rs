@@ -1,7 +1,7 @@
 //! `GET /admin`: the console's overview page (HTML for everyone; the
 //! numbers come from the same store as `/metrics`, but per tenant and
 //! environment and over fixed periods): counts of the last 24 hours and 7
-//! days and a chart of the last 24 hours.
+//! days, a chart of the last 24 hours, and the delivery backlog.
 
 use axum::extract::State;
 use axum::response::{Html, IntoResponse, Response};
@@ -30,6 +30,7 @@ async fn show(State(state): State<AppState>, _admin: Admin) -> Result<Response, 
     let week = state.store.activity(now - Duration::days(7)).await?;
     let bounds = edihub_store::series_bounds(now, Duration::hours(1), 24);
     let series = state.store.activity_series(&bounds).await?;
-    let page: Html<String> = super::overview_page::render(&day, &week, &bounds, &series);
+    let backlog = state.store.delivery_backlog().await?;
+    let page: Html<String> = super::overview_page::render(&day, &week, &bounds, &series, &backlog);
     Ok(page.into_response())
 }

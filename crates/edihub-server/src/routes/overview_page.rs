@@ -2,7 +2,8 @@
 //! 24 hours and 7 days, what was received, accepted and blocked (per
 //! detector), the duplicate rate and refused webhook signatures; and a
 //! server-rendered SVG chart of accepted messages and blocked duplicates per
-//! hour (no JavaScript, no external assets).
+//! hour (no JavaScript, no external assets); then the delivery backlog
+//! (`overview_deliveries`).
 //!
 //! Received counts every message that arrived and was answered: accepted
 //! ones plus blocked duplicates.
@@ -161,11 +162,14 @@ pub fn render(
     week: &[ActivityCount],
     bounds: &[DateTime<Utc>],
     series: &[ActivityPoint],
+    backlog: &[edihub_store::DeliveryBacklog],
 ) -> Html<String> {
     let mut out = String::with_capacity(16 * 1024);
     chart(&mut out, bounds, series);
     table(&mut out, "day", "Last 24 hours", day);
     table(&mut out, "week", "Last 7 days", week);
+    let now = bounds.last().copied().unwrap_or_else(Utc::now);
+    super::overview_deliveries::render(&mut out, backlog, now);
     layout("edihub overview", "/admin", &out)
 }
 

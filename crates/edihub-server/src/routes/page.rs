@@ -70,15 +70,23 @@ label{display:flex;flex-direction:column;font-size:.8rem}.muted{color:#777}\
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dt{font-weight:600}dd{margin:0}\
 pre{background:#f7f7f7;border:1px solid #ddd;padding:.75rem;overflow:auto;max-height:40rem;font-size:.8rem}\
 section{margin-bottom:1.5rem}ul.kv{margin:0;padding-left:1rem}.warn{color:#9a3b00}\
-svg{max-width:100%;height:auto}";
+svg{max-width:100%;height:auto}\
+form.inline{display:inline-block;margin:0 .5rem .5rem 0}button{padding:.35rem .75rem;font-size:.9rem}\
+article.delivery{border:1px solid #ddd;padding:.25rem .75rem;margin-bottom:.75rem}\
+.notice{background:#eef6e8;border:1px solid #8b5;padding:.5rem}.error{background:#fdecea;border:1px solid #c33;padding:.5rem}\
+.status.failed,.late{color:#b00020;font-weight:600}.status.pending{color:#9a3b00}.status.delivered{color:#2b7a0b}\
+form.edit{flex-direction:column;align-items:stretch;max-width:40rem}.field{display:flex;flex-direction:column;gap:.2rem}\
+.field label{font-weight:600}.field input:not([type=checkbox]),.field textarea{font:inherit;padding:.3rem}\
+input[aria-invalid=true],textarea[aria-invalid=true]{border:2px solid #b00020}.field-error{color:#b00020;font-size:.8rem}";
 
 /// The console's sections, for the navigation bar: (path, label).
-const SECTIONS: [(&str, &str); 5] = [
+const SECTIONS: [(&str, &str); 6] = [
     ("/admin", "Overview"),
     ("/admin/messages", "Messages"),
     ("/admin/audit", "Audit"),
     ("/admin/message-types", "Message types"),
     ("/admin/integrations", "Integrations"),
+    ("/admin/destinations", "Destinations"),
 ];
 
 /// A whole page: `title` (plain text, escaped here), the navigation with

@@ -21,13 +21,13 @@ use base64::Engine;
 use serde_json::{Value, json};
 
 /// A headless Chromium with a throwaway profile; killed and removed on drop.
-struct Browser {
+pub struct Browser {
     child: Child,
     profile: PathBuf,
 }
 
 impl Browser {
-    fn launch() -> Browser {
+    pub fn launch() -> Browser {
         let profile = std::env::temp_dir().join(format!("edihub-chromium-{}", uuid::Uuid::new_v4().simple()));
         let child = Command::new("chromium")
             .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"])
@@ -42,7 +42,7 @@ impl Browser {
     }
 
     /// The DevTools port, from the profile's `DevToolsActivePort` file.
-    fn devtools_port(&mut self) -> u16 {
+    pub fn devtools_port(&mut self) -> u16 {
         let file = self.profile.join("DevToolsActivePort");
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
@@ -75,7 +75,7 @@ impl Drop for Browser {
 
 /// A minimal DevTools client: one page target over a WebSocket (RFC 6455,
 /// text frames only), one command at a time.
-struct Cdp {
+pub struct Cdp {
     stream: TcpStream,
     next_id: u64,
 }
@@ -99,7 +99,7 @@ fn http_get(port: u16, path: &str) -> String {
 }
 
 impl Cdp {
-    fn connect(port: u16) -> Cdp {
+    pub fn connect(port: u16) -> Cdp {
         let deadline = Instant::now() + Duration::from_secs(20);
         let ws_url = loop {
             let targets: Value = serde_json::from_str(&http_get(port, "/json/list")).unwrap_or(Value::Null);
@@ -179,7 +179,7 @@ impl Cdp {
     }
 
     /// Sends a command and returns its result (events in between are skipped).
-    fn call(&mut self, method: &str, params: Value) -> Value {
+    pub fn call(&mut self, method: &str, params: Value) -> Value {
         let id = self.next_id;
         self.next_id += 1;
         self.send_frame(0x1, json!({ "id": id, "method": method, "params": params }).to_string().as_bytes());
@@ -193,14 +193,14 @@ impl Cdp {
     }
 
     /// Evaluates JavaScript in the page and returns its value.
-    fn eval(&mut self, expression: &str) -> Value {
+    pub fn eval(&mut self, expression: &str) -> Value {
         let r = self.call("Runtime.evaluate", json!({ "expression": expression, "returnByValue": true }));
         assert!(r.get("exceptionDetails").is_none(), "{expression}: {}", r["exceptionDetails"]);
         r["result"]["value"].clone()
     }
 
     /// Waits until `condition` (JavaScript) is true in the page.
-    fn wait_for(&mut self, condition: &str) {
+    pub fn wait_for(&mut self, condition: &str) {
         let deadline = Instant::now() + Duration::from_secs(20);
         while self.eval(condition) != json!(true) {
             let page = self.eval("location.href + ' ' + (document.body ? document.body.innerText : '')");
@@ -299,27 +299,43 @@ async fn audit_page_filters_to_the_blocked_duplicate_in_chromium() {
 
 /// Where the console test writes its screenshots: `EDIHUB_CONSOLE_SCREENSHOTS`
 /// (`make console-screenshots` sets `docs/console`), else the test's tmp dir.
-fn screenshot_dir() -> PathBuf {
+pub fn screenshot_dir() -> PathBuf {
     std::env::var_os("EDIHUB_CONSOLE_SCREENSHOTS")
         .map(|d| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(d))
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")))
 }
 
-/// Opens `path`, waits for its heading, screenshots it as `name.png` and
-/// returns what the page shows: title, heading and `probe` (JavaScript).
-fn visit(cdp: &mut Cdp, base: &str, path: &str, name: &str, probe: &str) -> Value {
-    let nav = cdp.call("Page.navigate", json!({ "url": format!("{base}{path}") }));
-    assert!(nav.get("errorText").is_none(), "navigation to {path} failed: {nav}");
-    let want = path.split('?').next().unwrap();
-    cdp.wait_for(&format!(
-        "location.pathname === '{want}' && document.readyState === 'complete' && !!document.querySelector('main h1')"
-    ));
+/// Writes a screenshot of the page as it is now to `name.png` in [`screenshot_dir`].
+pub fn screenshot(cdp: &mut Cdp, name: &str) {
     let shot = cdp.call("Page.captureScreenshot", json!({ "format": "png", "captureBeyondViewport": false }));
     let png = base64::engine::general_purpose::STANDARD.decode(shot["data"].as_str().unwrap()).unwrap();
     assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
     let dir = screenshot_dir();
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join(format!("{name}.png")), png).expect("write screenshot");
+}
+
+/// Opens `path`, waits for its heading, screenshots it as `name.png` and
+/// returns what the page shows: title, heading and `probe` (JavaScript).
+pub fn visit(cdp: &mut Cdp, base: &str, path: &str, name: &str, probe: &str) -> Value {
+    open(cdp, base, path);
+    screenshot(cdp, name);
+    seen(cdp, probe)
+}
+
+/// Opens `path` (a `#fragment` scrolls to it) and waits for its heading.
+pub fn open(cdp: &mut Cdp, base: &str, path: &str) {
+    let nav = cdp.call("Page.navigate", json!({ "url": format!("{base}{path}") }));
+    assert!(nav.get("errorText").is_none(), "navigation to {path} failed: {nav}");
+    let want = path.split(['?', '#']).next().unwrap();
+    cdp.wait_for(&format!(
+        "location.pathname === '{want}' && document.readyState === 'complete' && !!document.querySelector('main h1')"
+    ));
+}
+
+/// What the current page shows: title, heading, `probe` (JavaScript), and
+/// whether any script element exists or ran.
+pub fn seen(cdp: &mut Cdp, probe: &str) -> Value {
     json!({
         "title": cdp.eval("document.title"),
         "h1": cdp.eval("document.querySelector('main h1').textContent"),

@@ -8,6 +8,7 @@
 mod ack_numbers;
 mod admin;
 mod audit;
+mod backlog;
 mod batch;
 mod console;
 mod feed;
@@ -20,6 +21,7 @@ mod races;
 pub use ack_numbers::*;
 pub use admin::*;
 pub use audit::*;
+pub use backlog::*;
 pub use batch::*;
 pub use console::*;
 pub use feed::*;

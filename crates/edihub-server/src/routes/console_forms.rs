@@ -1,0 +1,52 @@
+//! The console's state-changing forms, all under `/admin/forms/`: each
+//! `POST` is read through [`ConsoleForm`] (anti-forgery token checked
+//! first, see [`crate::console_form`]), does exactly what the JSON admin
+//! API does (same store call, same validation, same audit), and answers
+//! with a redirect back to the page (post/redirect/get), or with the form
+//! again naming the field when the input is refused.
+
+use axum::extract::State;
+use axum::response::{IntoResponse, Redirect, Response};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::messages::load;
+use super::page::url_encode;
+use crate::api_doc::errors::{BadInput, NotFound, Unauthenticated, Unavailable};
+use crate::console_form::ConsoleForm;
+use crate::error::ApiError;
+use crate::extract::ApiPath;
+use crate::state::AppState;
+
+/// The routes of this resource.
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(redeliver))
+}
+
+/// The console's Redeliver button: a form with the token and, optionally, a
+/// `destination` (absent or empty: every destination of the message).
+#[utoipa::path(post, path = "/admin/forms/redeliver/{id}", tag = "console",
+    params(("id" = uuid::Uuid, Path)),
+    request_body(content = String, content_type = "application/x-www-form-urlencoded",
+        description = "`csrf` (the token the message page rendered) and optionally `destination`"),
+    responses((status = 303, description = "Queued; back to the message page, which names the destinations queued"),
+        BadInput, Unauthenticated,
+        (status = 403, description = "No valid token, or sent from another site: nothing changed", body = crate::api_doc::Problem, content_type = "application/problem+json"),
+        NotFound, Unavailable),
+    security(("basic" = [])))]
+async fn redeliver(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+    form: ConsoleForm,
+) -> Result<Response, ApiError> {
+    let message = load(&state, &id).await?;
+    let destination = form.get("destination").filter(|d| !d.is_empty());
+    let queued = state.store.redeliver(message.id, destination).await?;
+    if queued.is_empty() {
+        let to = destination.map(|d| format!(" to `{d}`")).unwrap_or_default();
+        return Err(ApiError::NotFound(format!("message {} has no delivery{to}", message.id)));
+    }
+    let back =
+        format!("/admin/messages/{}?redelivered={}#deliveries", message.id, url_encode(&queued.join(", ")));
+    Ok(Redirect::to(&back).into_response())
+}
