@@ -79,9 +79,12 @@ impl std::fmt::Debug for FormSigner {
 }
 
 impl FormSigner {
-    /// A token for a form posting to `action`.
+    /// A token for a form posting to `action`. The token covers the path
+    /// only: the check compares it with the path the form was posted to, and
+    /// a query (a message type's `?tenant=`) is not part of that.
     pub fn token(&self, action: &str) -> String {
-        token(&self.secret, action, chrono::Utc::now().timestamp())
+        let path = action.split('?').next().unwrap_or(action);
+        token(&self.secret, path, chrono::Utc::now().timestamp())
     }
 }
 

@@ -75,11 +75,6 @@ fn window_text(seconds: i64) -> String {
     }
 }
 
-/// The token's action: the path the form posts to, without its query.
-fn token_for(signer: &FormSigner, action: &str) -> String {
-    signer.token(action.split('?').next().unwrap_or(action))
-}
-
 /// The edit form of a message type.
 #[utoipa::path(get, path = "/admin/forms/message-types/{id}", tag = "console",
     params(("id" = String, Path), ("tenant" = Option<String>, Query, description = "Absent: the global default")),
@@ -104,12 +99,11 @@ async fn type_form(
     };
     let action = type_action(&id, Some(&tenant));
     let title = format!("Message type {id}");
-    let token = token_for(&signer, &action);
     Ok(render(&Form {
         title: &title,
         section: "/admin/message-types",
         action: &action,
-        token: &token,
+        signer: &signer,
         fields: &fields,
         refusal: None,
     }))
@@ -146,12 +140,12 @@ async fn type_submit(
             let message = refusal(e)?;
             let fields = type_fields(text("duplicate_key_fields"), text("exclude_fields"), window);
             let action = type_action(&id, tenant.as_deref());
-            let (title, token) = (format!("Message type {id}"), token_for(&form.signer, &action));
+            let title = format!("Message type {id}");
             Ok(render(&Form {
                 title: &title,
                 section: "/admin/message-types",
                 action: &action,
-                token: &token,
+                signer: &form.signer,
                 fields: &fields,
                 refusal: Some(&message),
             }))
@@ -246,13 +240,13 @@ async fn destination_form(
         Err(e) => return Err(e),
     };
     let action = format!("/admin/forms/destinations/{}", url_encode(&id));
-    let (title, token) = (format!("Destination {id}"), token_for(&signer, &action));
+    let title = format!("Destination {id}");
     let fields = destination_fields(&def);
     Ok(render(&Form {
         title: &title,
         section: "/admin/destinations",
         action: &action,
-        token: &token,
+        signer: &signer,
         fields: &fields,
         refusal: None,
     }))
@@ -286,12 +280,12 @@ async fn destination_submit(
         t.value = form.get("timeout_secs").unwrap_or_default().to_string();
     }
     let action = format!("/admin/forms/destinations/{}", url_encode(&id));
-    let (title, token) = (format!("Destination {id}"), token_for(&form.signer, &action));
+    let title = format!("Destination {id}");
     Ok(render(&Form {
         title: &title,
         section: "/admin/destinations",
         action: &action,
-        token: &token,
+        signer: &form.signer,
         fields: &fields,
         refusal: Some(&message),
     }))

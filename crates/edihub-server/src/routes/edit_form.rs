@@ -15,7 +15,7 @@ use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 
 use super::page::{esc, layout};
-use crate::console_form::TOKEN_FIELD;
+use crate::console_form::{FormSigner, TOKEN_FIELD};
 use crate::error::ApiError;
 
 /// How a field is entered.
@@ -52,8 +52,8 @@ pub struct Form<'a> {
     pub section: &'a str,
     /// Where it posts (also what its token is for).
     pub action: &'a str,
-    /// The anti-forgery token.
-    pub token: &'a str,
+    /// The admin whose request shows it: signs its anti-forgery token.
+    pub signer: &'a FormSigner,
     /// Its fields.
     pub fields: &'a [Field],
     /// Why the last submit was refused, if it was.
@@ -142,7 +142,7 @@ pub fn render(form: &Form<'_>) -> Response {
         out,
         "<form class=\"edit\" method=\"post\" action=\"{}\"><input type=\"hidden\" name=\"{TOKEN_FIELD}\" value=\"{}\">",
         esc(form.action),
-        esc(form.token)
+        esc(&form.signer.token(form.action))
     );
     for f in form.fields {
         field(&mut out, f, invalid.as_deref().is_some_and(|r| names(f.name, r)), form.refusal);

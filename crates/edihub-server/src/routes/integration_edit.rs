@@ -141,13 +141,12 @@ async fn integration_form(
             .map_err(|e| ApiError::Unprocessable(e.to_string()))?,
     };
     let (action, title) = (action(&id), format!("Integration {id}"));
-    let token = signer.token(&action);
     let fields = fields(&def, None);
     Ok(render(&Form {
         title: &title,
         section: "/admin/integrations",
         action: &action,
-        token: &token,
+        signer: &signer,
         fields: &fields,
         refusal: None,
     }))
@@ -177,13 +176,12 @@ async fn integration_submit(
     };
     let typed_days = form.get("event_id_days").map(str::to_string);
     let (action, title) = (action(&id), format!("Integration {id}"));
-    let token = form.signer.token(&action);
     let fields = fields(&def, typed_days);
     Ok(render(&Form {
         title: &title,
         section: "/admin/integrations",
         action: &action,
-        token: &token,
+        signer: &form.signer,
         fields: &fields,
         refusal: Some(&message),
     }))

@@ -77,15 +77,20 @@ async fn settle_unclaimed<DB: Backend>(
     }
 }
 
-/// The answer each item expects: its message accepted.
-fn expected_answers(items: &[&Queued]) -> Vec<Answer> {
-    items
+/// The answer each item expects (its message accepted), with what its key
+/// keeps of it (`kept`: the answer's text and message id).
+type Expected = (Vec<Answer>, Vec<(String, Option<Uuid>)>);
+
+fn expected_answers(items: &[&Queued]) -> Result<Expected> {
+    let accepted: Vec<Answer> = items
         .iter()
         .map(|q| Answer {
             outcomes: vec![MessageOutcome::Accepted(q.message.summary(q.now))],
             envelope: q.envelope.clone(),
         })
-        .collect()
+        .collect();
+    let kept = accepted.iter().map(kept).collect::<Result<Vec<_>>>()?;
+    Ok((accepted, kept))
 }
 
 /// The claims of `items`, each with its expected answer (`kept` text and id).
@@ -115,8 +120,7 @@ async fn claimed_in_one_statement<DB: Backend>(
     items: &[&Queued],
     verdicts: &mut [Verdict],
 ) -> Result<Vec<bool>> {
-    let accepted = expected_answers(items);
-    let expected = accepted.iter().map(kept).collect::<Result<Vec<_>>>()?;
+    let (accepted, expected) = expected_answers(items)?;
     let claims = claims(items, &expected)?;
     let rows: Vec<Row<'_>> = items.iter().map(|q| row(q)).collect();
     let mut conn = pool.acquire().await?;
@@ -142,8 +146,7 @@ async fn claimed_in_one_transaction<DB: Backend>(
     items: &[&Queued],
     verdicts: &mut [Verdict],
 ) -> Result<Vec<bool>> {
-    let accepted = expected_answers(items);
-    let expected = accepted.iter().map(kept).collect::<Result<Vec<_>>>()?;
+    let (accepted, expected) = expected_answers(items)?;
     let claims = claims(items, &expected)?;
     let mut tx = pool.begin_with(DB::BEGIN).await?;
     DB::release_expired_keys(&mut tx, &claims).await?;
