@@ -16,7 +16,9 @@
 # BENCH_PG_SETTINGS (extra `-c name=value …` for the cluster), BENCH_PROFILE=1
 # (perf profile of edihub under S1 load), BENCH_S6_CEILING=1 (pgbench again
 # after the 5 M rows), BENCH_WRITE=0 (print only),
-# BENCH_CRITERION=0 (skip the criterion benches).
+# BENCH_CRITERION=0 (skip the criterion benches), BENCH_EDIHUB=/path/to/edihub
+# (measure that binary instead of building this checkout's, e.g. an older
+# commit's release build for a before/after comparison in one harness).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -66,7 +68,7 @@ BUILD_JSON=$(mktemp /tmp/edihub-bench-build.XXXXXX)
 cargo build --release --locked -p edihub-core --bench core \
     --message-format=json-render-diagnostics >"$BUILD_JSON"
 export BENCH_BUILD_S=$(( $(date +%s) - t ))
-EDIHUB="$ROOT/target/release/edihub"
+EDIHUB=${BENCH_EDIHUB:-$ROOT/target/release/edihub}
 CORE_BENCH=$(python3 -c '
 import json, sys
 for line in open(sys.argv[1]):
