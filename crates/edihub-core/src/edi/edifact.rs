@@ -144,7 +144,7 @@ fn walk(
 ) -> Result<(Vec<RawMessage>, Envelope), Failure> {
     let mut segs = segments.into_iter();
     let unb =
-        segs.next().filter(|s| s.tag == "UNB").ok_or_else(|| malformed(SYNTAX, "no UNB segment".into()))?;
+        segs.next().filter(|s| s.tag() == "UNB").ok_or_else(|| malformed(SYNTAX, "no UNB segment".into()))?;
     let interchange = interchange(&unb)?;
     let mut walk = Walk {
         envelope: Envelope::edifact(&unb, interchange, seps, una),
@@ -164,7 +164,8 @@ fn walk(
                     Ok((walk.messages, walk.envelope))
                 }
                 Some(after) => {
-                    let e = malformed(SYNTAX, format!("segment {} ({}) after UNZ", after.number, after.tag));
+                    let e =
+                        malformed(SYNTAX, format!("segment {} ({}) after UNZ", after.number, after.tag()));
                     Err(walk.refused(syntax(e)))
                 }
             };
@@ -199,7 +200,7 @@ impl Walk {
     /// One segment; true after the UNZ.
     fn step(&mut self, seg: Segment) -> Result<bool, Located> {
         let groups = self.envelope.groups.len();
-        match (seg.tag.as_str(), &mut self.open) {
+        match (seg.tag(), &mut self.open) {
             ("UNT", Some(_)) => {
                 let (unh, body) = self.open.take().expect("open");
                 let reference = self.group.as_ref().map(|g| g.reference.clone());
@@ -216,7 +217,7 @@ impl Walk {
                     format!(
                         "segment {} ({}) inside message {} (UNH at segment {}): UNT is missing",
                         seg.number,
-                        seg.tag,
+                        seg.tag(),
                         unh.el(1),
                         unh.number
                     ),
@@ -254,7 +255,7 @@ impl Walk {
                     .map_or(String::new(), |g| format!(" in the group opened at segment {}", g.number));
                 return Err(syntax(malformed(
                     SYNTAX,
-                    format!("segment {} ({}) is out of place{context}", seg.number, seg.tag),
+                    format!("segment {} ({}) is out of place{context}", seg.number, seg.tag()),
                 )));
             }
         }
@@ -265,7 +266,7 @@ impl Walk {
 /// An element that must not be empty.
 fn required(seg: &Segment, e: usize, name: &str) -> Result<String, CoreError> {
     match seg.el(e) {
-        "" => Err(malformed(SYNTAX, format!("segment {} ({}): {name} is empty", seg.number, seg.tag))),
+        "" => Err(malformed(SYNTAX, format!("segment {} ({}): {name} is empty", seg.number, seg.tag()))),
         v => Ok(v.to_string()),
     }
 }
