@@ -12,6 +12,8 @@
 //! and repeat UNG 0048, UNZ 0036/0020 count the groups (or the messages when
 //! there are none) and repeat UNB 0020.
 
+use std::borrow::Cow;
+
 use super::OpenMessage;
 use super::envelope::{Envelope, GroupRef, MessageRef, UNG};
 use super::refusal::{Failure, Fault, Located, Mismatch, refused, syntax, trailer};
@@ -89,7 +91,7 @@ fn service_string_advice(una: &[u8]) -> Result<Separators, CoreError> {
 }
 
 /// Decodes the body as the UNB syntax identifier says.
-fn decode(rest: &[u8], seps: Separators) -> Result<String, CoreError> {
+fn decode(rest: &[u8], seps: Separators) -> Result<Cow<'_, str>, CoreError> {
     let mut head = [0u8; 4];
     head[..3].copy_from_slice(b"UNB");
     head[3] = u8::try_from(u32::from(seps.element)).unwrap_or(0);
@@ -98,9 +100,13 @@ fn decode(rest: &[u8], seps: Separators) -> Result<String, CoreError> {
     }
     let ident: String = rest[4..].iter().take(4).map(|&b| char::from(b)).collect();
     match ident.as_str() {
-        "UNOA" | "UNOB" | "UNOC" => Ok(rest.iter().map(|&b| char::from(b)).collect()),
+        // ISO 8859-1 maps each byte to the character of that number; ASCII is read as it is.
+        "UNOA" | "UNOB" | "UNOC" => Ok(match std::str::from_utf8(rest) {
+            Ok(ascii) if rest.is_ascii() => Cow::Borrowed(ascii),
+            _ => Cow::Owned(rest.iter().map(|&b| char::from(b)).collect()),
+        }),
         "UNOW" | "UNOY" => match std::str::from_utf8(rest) {
-            Ok(text) => Ok(text.to_string()),
+            Ok(text) => Ok(Cow::Borrowed(text)),
             Err(e) => Err(CoreError::InvalidText { encoding: "UTF-8", offset: e.valid_up_to() }),
         },
         other => Err(malformed(

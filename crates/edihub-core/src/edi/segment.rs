@@ -1,10 +1,10 @@
 //! One segment as the tokenizer leaves it, without a string or vector of
 //! its own.
 //!
-//! An interchange is read into one [`Text`]: the values of all its
-//! segments, escapes resolved, one after another, and one [`Part`] per
-//! value saying where it lies and where it sits (element, repeat). A
-//! [`Segment`] is a range of those parts. Tokenizing thus allocates per
+//! An interchange is read into one [`Text`]: a copy of its text, and one
+//! [`Part`] per value saying where it lies in that copy and where it sits
+//! (element, repeat). A value with a release character (EDIFACT `?+`) is
+//! unescaped into the copy's end. A [`Segment`] is a range of those parts. Tokenizing thus allocates per
 //! interchange rather than per value, and the JSON rendering of a message
 //! (a string per value) is built only when someone asks for it: receiving
 //! needs the envelope and the key fields, which are read in place.
@@ -17,7 +17,8 @@ use serde_json::Value;
 /// The values of an interchange's segments and where each one lies.
 #[derive(Debug, Default)]
 pub(crate) struct Text {
-    /// The values one after another, escapes resolved, no separators.
+    /// The interchange's text, followed by the values that had a release
+    /// character, escapes resolved (the others are read where they are).
     pub values: String,
     /// One per value, in order.
     pub parts: Vec<Part>,
@@ -71,10 +72,11 @@ impl Segment {
 
     /// Element `e` (1-based) as its parts, if the segment has it.
     fn element(&self, e: usize) -> Option<&[Part]> {
+        // Parts are in element order; the elements asked for come early.
         let parts = self.parts();
-        let start = parts.partition_point(|p| p.element < e);
-        let end = parts.partition_point(|p| p.element <= e);
-        (e > 0 && start < end).then(|| &parts[start..end])
+        let start = parts.iter().position(|p| p.element >= e)?;
+        let len = parts[start..].iter().take_while(|p| p.element == e).count();
+        (e > 0 && len > 0).then(|| &parts[start..start + len])
     }
 
     /// The repeats of element `e` (1-based), each as its components'

@@ -65,6 +65,28 @@ enum Role {
     Repetition,
 }
 
+/// The value being read: where it starts in the text, and where the text
+/// not yet copied starts once a release character made it `escaped` (read
+/// into `Reader::unescaped`).
+struct Open {
+    start: usize,
+    run: usize,
+    escaped: bool,
+    /// Its element (0: the tag) and repeat.
+    element: usize,
+    repeat: usize,
+}
+
+/// What a byte of the text can start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Nothing,
+    /// An ASCII separator or release character.
+    Mark(Role),
+    /// Maybe a separator that is not ASCII (the first byte of its UTF-8 form).
+    Lead,
+}
+
 /// The tokenizer's state: where it is in the text and what it has read.
 struct Reader<'a> {
     syntax: EdiSyntax,
@@ -72,11 +94,13 @@ struct Reader<'a> {
     /// The separators and the release character with their roles,
     /// the release first (it makes the next character literal).
     marks: Vec<(char, Role)>,
-    /// Whether a byte starts one of `marks` (the bytes to stop at).
-    stops: [bool; 256],
+    /// What each byte can start (the bytes to stop at).
+    stops: [Stop; 256],
     /// Where reading continues.
     at: usize,
     out: Text,
+    /// The value being read, escapes resolved, once it had a release character.
+    unescaped: String,
 }
 
 impl<'a> Reader<'a> {
@@ -91,13 +115,17 @@ impl<'a> Reader<'a> {
         .into_iter()
         .filter_map(|(c, role)| Some((c?, role)))
         .collect();
-        let mut stops = [false; 256];
-        for (c, _) in &marks {
+        let mut stops = [Stop::Nothing; 256];
+        for &(c, role) in &marks {
             let mut buf = [0; 4];
-            stops[usize::from(c.encode_utf8(&mut buf).as_bytes()[0])] = true;
+            let lead = usize::from(c.encode_utf8(&mut buf).as_bytes()[0]);
+            stops[lead] = if c.is_ascii() { Stop::Mark(role) } else { Stop::Lead };
         }
-        let out = Text { values: String::with_capacity(text.len()), parts: Vec::new() };
-        Reader { syntax, text, marks, stops, at: 0, out }
+        // Every value but a segment's first follows a stop: sized by their
+        // count, the parts of a large interchange are not copied as they grow.
+        let stops_in_text = text.bytes().filter(|&b| !matches!(stops[usize::from(b)], Stop::Nothing)).count();
+        let out = Text { values: text.to_string(), parts: Vec::with_capacity(stops_in_text + 1) };
+        Reader { syntax, text, marks, stops, at: 0, out, unescaped: String::new() }
     }
 
     /// Line breaks after a terminator are skipped, unless they are the terminator.
@@ -114,61 +142,89 @@ impl<'a> Reader<'a> {
     /// Reads one segment up to and including its terminator; its parts in `out`.
     fn segment(&mut self, number: usize) -> Result<Range<usize>, Located> {
         let first = self.out.parts.len();
-        let start = self.out.values.len();
-        let mut part = Part { start, end: start, element: 0, repeat: 0 };
         let bytes = self.text.as_bytes();
-        let mut run = self.at;
+        let mut value = Open { start: self.at, run: self.at, escaped: false, element: 0, repeat: 0 };
         loop {
-            let Some(stop) = bytes[self.at..].iter().position(|&b| self.stops[usize::from(b)]) else {
+            let next =
+                bytes[self.at..].iter().position(|&b| !matches!(self.stops[usize::from(b)], Stop::Nothing));
+            let Some(stop) = next else {
                 self.at = self.text.len();
-                self.out.values.push_str(&self.text[run..]);
-                self.out.parts.push(Part { end: self.out.values.len(), ..part });
+                self.close(&mut value);
                 return Err(self.unterminated(number, first));
             };
             self.at += stop;
-            let rest = &self.text[self.at..];
-            let Some(role) = self.mark(rest) else {
+            let Some((role, width)) = self.mark_at() else {
                 // The first byte of a separator that is not ASCII, starting another character.
-                self.at += rest.chars().next().map_or(1, char::len_utf8);
+                self.at += self.text[self.at..].chars().next().map_or(1, char::len_utf8);
                 continue;
             };
-            self.out.values.push_str(&self.text[run..self.at]);
-            let width = rest.chars().next().map_or(1, char::len_utf8);
-            self.at += width;
-            if role == Role::Release {
-                let Some(next) = self.text[self.at..].chars().next() else {
-                    return Err(premature(malformed(
-                        self.syntax,
-                        "the body ends with a release character".into(),
-                    )));
-                };
-                self.out.values.push(next);
-                self.at += next.len_utf8();
-                run = self.at;
+            if matches!(role, Role::Release) {
+                self.release(&mut value, width)?;
                 continue;
             }
-            run = self.at;
-            part.end = self.out.values.len();
-            self.out.parts.push(part);
-            let here = self.out.values.len();
-            part = match role {
+            self.close(&mut value);
+            self.at += width;
+            match role {
                 Role::Segment => break,
-                Role::Element => Part { start: here, end: here, element: part.element + 1, repeat: 0 },
-                Role::Repetition => Part { start: here, end: here, repeat: part.repeat + 1, ..part },
-                Role::Component | Role::Release => Part { start: here, end: here, ..part },
-            };
+                Role::Element => (value.element, value.repeat) = (value.element + 1, 0),
+                Role::Repetition => value.repeat += 1,
+                Role::Component | Role::Release => {}
+            }
+            (value.start, value.run) = (self.at, self.at);
         }
-        let parts = first..self.out.parts.len();
-        check_tag(self.syntax, &self.out.values[start..self.out.parts[first].end], number)
-            .map_err(refusal::syntax)?;
-        Ok(parts)
+        let tag = &self.out.parts[first];
+        check_tag(self.syntax, &self.out.values[tag.start..tag.end], number).map_err(refusal::syntax)?;
+        Ok(first..self.out.parts.len())
+    }
+
+    /// The separator or release character at `at`, and its width.
+    fn mark_at(&self) -> Option<(Role, usize)> {
+        match self.stops[usize::from(self.text.as_bytes()[self.at])] {
+            Stop::Mark(role) => Some((role, 1)),
+            Stop::Nothing | Stop::Lead => {
+                let rest = &self.text[self.at..];
+                Some((self.mark(rest)?, rest.chars().next()?.len_utf8()))
+            }
+        }
+    }
+
+    /// A release character (of `width`) in `value`: the next character is
+    /// part of the value, so the value is no longer a slice of the text.
+    fn release(&mut self, value: &mut Open, width: usize) -> Result<(), Located> {
+        if !value.escaped {
+            self.unescaped.clear();
+            value.escaped = true;
+        }
+        self.unescaped.push_str(&self.text[value.run..self.at]);
+        self.at += width;
+        let Some(next) = self.text[self.at..].chars().next() else {
+            return Err(premature(malformed(self.syntax, "the body ends with a release character".into())));
+        };
+        self.unescaped.push(next);
+        self.at += next.len_utf8();
+        value.run = self.at;
+        Ok(())
+    }
+
+    /// Ends the value open since `value.start` at `at`.
+    #[inline]
+    fn close(&mut self, value: &mut Open) {
+        let (start, end) = if value.escaped {
+            value.escaped = false;
+            self.unescaped.push_str(&self.text[value.run..self.at]);
+            let start = self.out.values.len();
+            self.out.values.push_str(&self.unescaped);
+            (start, self.out.values.len())
+        } else {
+            (value.start, self.at)
+        };
+        self.out.parts.push(Part { start, end, element: value.element, repeat: value.repeat });
     }
 
     /// The error for a segment the text ends in, named by its first element.
     fn unterminated(&self, number: usize, first: usize) -> Located {
-        let parts = &self.out.parts[first..];
-        let tag_end = parts.iter().take_while(|p| p.element == 0).last().map_or(parts[0].start, |p| p.end);
-        let tag: String = self.out.values[parts[0].start..tag_end].chars().take(20).collect();
+        let parts = self.out.parts[first..].iter().take_while(|p| p.element == 0);
+        let tag: String = parts.flat_map(|p| self.out.values[p.start..p.end].chars()).take(20).collect();
         premature(malformed(
             self.syntax,
             format!("segment {number} ({tag}) is not terminated by `{}`", self.mark_char(Role::Segment)),
