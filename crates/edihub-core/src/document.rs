@@ -6,7 +6,8 @@
 //! root element it came under. Keeping the rendering rather than the XML
 //! tree means every question asked of a document (key paths, JSONPath, the
 //! content fingerprint) is answered from one value, the same for XML and
-//! JSON input.
+//! JSON input. An EDI message keeps its segments instead and renders them
+//! on first use (see `edi`); its positional key paths read the segments.
 //!
 //! The message type follows the product contract: an explicit type from the
 //! request wins; then the extension type `CIMTYP`, but only when a type of

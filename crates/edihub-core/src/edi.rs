@@ -24,7 +24,8 @@
 //! `{"repeat": [...]}` for a repeated element. `BGM+220+5YGVX1VT+9'` renders
 //! as `["BGM","220","5YGVX1VT","9"]`, `DTM+137:20240311:102'` as
 //! `["DTM",["137","20240311","102"]]`. Escapes are resolved, values are not
-//! trimmed.
+//! trimmed. The rendering is built on first use: positional key paths read
+//! the segments in place (`segments`), with the same results.
 //!
 //! # Key paths
 //!

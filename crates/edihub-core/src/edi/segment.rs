@@ -97,7 +97,9 @@ impl Segment {
 
     /// Component `c` (0-based) of the first repeat of element `e` (1-based), or "".
     pub fn text(&self, e: usize, c: usize) -> &str {
-        self.components(e).and_then(|mut cs| cs.nth(c)).unwrap_or("")
+        // The first repeat's components come first in the element's parts.
+        let part = self.element(e).and_then(|parts| parts.get(c)).filter(|p| p.repeat == 0);
+        part.map_or("", |p| self.value(p))
     }
 
     /// Element `e` (1-based), first component, trimmed.
