@@ -38,13 +38,21 @@ pub(crate) struct Part {
 }
 
 /// One segment: its place in the interchange and its parts in the shared text.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) struct Segment {
     /// 1-based position in the interchange, for errors.
     pub number: usize,
     text: Arc<Text>,
     /// The segment's parts in `text` (never empty: the tag is part 0).
     parts: Range<usize>,
+}
+
+/// The segment's number and values, not the whole shared text.
+impl std::fmt::Debug for Segment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let values: Vec<&str> = self.parts().iter().map(|p| self.value(p)).collect();
+        f.debug_struct("Segment").field("number", &self.number).field("values", &values).finish()
+    }
 }
 
 impl Segment {
