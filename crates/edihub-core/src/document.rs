@@ -6,7 +6,8 @@
 //! root element it came under. Keeping the rendering rather than the XML
 //! tree means every question asked of a document (key paths, JSONPath, the
 //! content fingerprint) is answered from one value, the same for XML and
-//! JSON input.
+//! JSON input. An EDI message keeps its segments instead and renders them
+//! on first use (see `edi`); its positional key paths read the segments.
 //!
 //! The message type follows the product contract: an explicit type from the
 //! request wins; then the extension type `CIMTYP`, but only when a type of
@@ -18,9 +19,9 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::edi::EdiHeader;
+use crate::edi::{EdiHeader, EdiMessage, Segment};
 use crate::path::KeyPath;
-use crate::{CoreError, edi, eval};
+use crate::{CoreError, eval};
 
 /// The IDoc control record fields the hub uses (from `EDI_DC40`).
 ///
@@ -90,10 +91,12 @@ fn repeated_field(dc40: &Value) -> Option<String> {
 pub struct Document {
     root: Option<String>,
     control: Option<ControlRecord>,
+    /// The rendering of an IDoc or plain JSON; `Null` for EDI, whose
+    /// message renders its own.
     value: Value,
     plain_docnum: Option<String>,
     /// Boxed: IDocs, the hot path, do not pay for its size.
-    edi: Option<Box<EdiHeader>>,
+    edi: Option<Box<EdiMessage>>,
 }
 
 impl Document {
@@ -128,21 +131,21 @@ impl Document {
         Document { root: None, control: None, value, plain_docnum, edi: None }
     }
 
-    /// An EDIFACT message or X12 transaction set: its envelope and the
-    /// rendering of its segments (see `edi`).
-    pub(crate) fn edi(header: EdiHeader, segments: Value) -> Document {
+    /// An EDIFACT message or X12 transaction set: its envelope and its
+    /// segments (rendered on first use, see `edi`).
+    pub(crate) fn edi(header: EdiHeader, segments: Vec<Segment>) -> Document {
         Document {
             root: None,
             control: None,
-            value: segments,
+            value: Value::Null,
             plain_docnum: None,
-            edi: Some(Box::new(header)),
+            edi: Some(Box::new(EdiMessage::new(header, segments))),
         }
     }
 
     /// The envelope of an EDIFACT message or X12 transaction set.
     pub fn edi_header(&self) -> Option<&EdiHeader> {
-        self.edi.as_deref()
+        self.edi.as_deref().map(|m| &m.header)
     }
 
     /// The IDoc control record; `None` for plain JSON.
@@ -164,7 +167,10 @@ impl Document {
     /// The document as JSON: the rendered `IDOC` element, or the plain JSON
     /// object without its `idempotencyKey`. Content fingerprints hash this.
     pub fn value(&self) -> &Value {
-        &self.value
+        match &self.edi {
+            Some(message) => message.value(),
+            None => &self.value,
+        }
     }
 
     /// Message type: explicit (from header/query) wins; else CIMTYP when
@@ -180,7 +186,7 @@ impl Document {
         if let Some(t) = explicit.map(str::trim).filter(|t| !t.is_empty()) {
             return Ok(t.to_string());
         }
-        if let Some(header) = &self.edi {
+        if let Some(header) = self.edi_header() {
             return Ok(header.hub_type());
         }
         let Some(control) = &self.control else {
@@ -206,7 +212,7 @@ impl Document {
     /// plain JSON, the message control number (ST02, UNH 0062) for EDI;
     /// trimmed, empty => None.
     pub fn docnum(&self) -> Option<&str> {
-        if let Some(header) = &self.edi {
+        if let Some(header) = self.edi_header() {
             return Some(&header.control_number);
         }
         match &self.control {
@@ -223,8 +229,8 @@ impl Document {
     /// On an EDI message an IDoc-notation path is read by position
     /// (`BEG03`, `RFF[01.01=ON].01.02`).
     pub fn values(&self, path: &KeyPath) -> Vec<Value> {
-        if self.edi.is_some() {
-            return edi::values(&self.value, path);
+        if let Some(message) = &self.edi {
+            return message.values(path);
         }
         eval::values(&self.value, path)
     }

@@ -24,7 +24,8 @@
 //! `{"repeat": [...]}` for a repeated element. `BGM+220+5YGVX1VT+9'` renders
 //! as `["BGM","220","5YGVX1VT","9"]`, `DTM+137:20240311:102'` as
 //! `["DTM",["137","20240311","102"]]`. Escapes are resolved, values are not
-//! trimmed.
+//! trimmed. The rendering is built on first use: positional key paths read
+//! the segments in place (`segments`), with the same results.
 //!
 //! # Key paths
 //!
@@ -40,8 +41,11 @@ mod ack;
 mod edifact;
 mod envelope;
 mod refusal;
+mod segment;
 mod segments;
 mod x12;
+
+use std::sync::OnceLock;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -49,13 +53,13 @@ use serde_json::Value;
 use crate::CoreError;
 use crate::body::{BodyFormat, ParsedBody};
 use crate::document::Document;
-use crate::path::Step;
+use crate::path::{KeyPath, Step};
 
 pub use ack::{AckKind, AckTime, acknowledge, acknowledge_refusal};
 pub use envelope::Envelope;
 pub use refusal::Refusal;
 pub(crate) use refusal::of as refusal_of;
-pub(crate) use segments::values;
+pub(crate) use segment::Segment;
 
 /// Which EDI standard an interchange follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -132,48 +136,42 @@ pub(crate) struct Separators {
     pub release: Option<char>,
 }
 
-/// One segment: its tag and elements, each a list of repeats of components.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Segment {
-    /// 1-based position in the interchange, for errors.
-    pub number: usize,
-    pub tag: String,
-    pub elements: Vec<Vec<Vec<String>>>,
+/// An EDIFACT message or X12 transaction set: its envelope and segments.
+///
+/// The JSON rendering (a string per value) is built on first use:
+/// receiving needs only the envelope and the key fields, which are read
+/// from the segments in place.
+#[derive(Debug, Clone)]
+pub(crate) struct EdiMessage {
+    pub header: EdiHeader,
+    segments: Vec<Segment>,
+    rendered: OnceLock<Value>,
 }
 
-impl Segment {
-    /// Component `c` (0-based) of the first repeat of element `e` (1-based), or "".
-    pub fn text(&self, e: usize, c: usize) -> &str {
-        self.elements
-            .get(e.wrapping_sub(1))
-            .and_then(|r| r.first())
-            .and_then(|cs| cs.get(c))
-            .map_or("", |s| s)
+impl EdiMessage {
+    pub fn new(header: EdiHeader, segments: Vec<Segment>) -> EdiMessage {
+        EdiMessage { header, segments, rendered: OnceLock::new() }
     }
 
-    /// Element `e` (1-based), first component, trimmed.
-    pub fn el(&self, e: usize) -> &str {
-        self.text(e, 0).trim()
+    /// The rendering: an array of the segments between header and trailer.
+    pub fn value(&self) -> &Value {
+        self.rendered.get_or_init(|| Value::Array(self.segments.iter().map(Segment::render).collect()))
     }
 
-    /// The segment as the rendering describes it.
-    pub fn render(&self) -> Value {
-        let mut out = Vec::with_capacity(self.elements.len() + 1);
-        out.push(Value::String(self.tag.clone()));
-        out.extend(self.elements.iter().map(|reps| match reps.as_slice() {
-            [one] => render_element(one),
-            many => {
-                serde_json::json!({ "repeat": many.iter().map(|r| render_element(r)).collect::<Vec<_>>() })
-            }
-        }));
-        Value::Array(out)
+    /// Values at a key path: positional for the IDoc notation, else JSONPath on the rendering.
+    pub fn values(&self, path: &KeyPath) -> Vec<Value> {
+        match path {
+            KeyPath::Idoc(p) => segments::values(&self.segments, p),
+            KeyPath::Json(_) => crate::eval::values(self.value(), path),
+        }
     }
 }
 
-fn render_element(components: &[String]) -> Value {
-    match components {
-        [one] => Value::String(one.clone()),
-        many => Value::Array(many.iter().cloned().map(Value::String).collect()),
+/// Two messages are equal when their envelopes and renderings are (not
+/// their places in the interchanges they came in).
+impl PartialEq for EdiMessage {
+    fn eq(&self, other: &Self) -> bool {
+        self.header == other.header && self.value() == other.value()
     }
 }
 
@@ -192,7 +190,7 @@ pub(crate) fn count(syntax: EdiSyntax, seg: &Segment, e: usize, name: &str) -> R
     seg.el(e).parse().map_err(|_| {
         malformed(
             syntax,
-            format!("segment {} ({}): {name} must be a number, got `{}`", seg.number, seg.tag, seg.el(e)),
+            format!("segment {} ({}): {name} must be a number, got `{}`", seg.number, seg.tag(), seg.el(e)),
         )
     })
 }
@@ -224,10 +222,7 @@ fn finish(
     if messages.is_empty() {
         return Err(disagree(interchange.syntax, "the interchange holds no message".into()));
     }
-    let documents = messages
-        .into_iter()
-        .map(|m| Document::edi(m.header, Value::Array(m.body.iter().map(Segment::render).collect())))
-        .collect();
+    let documents = messages.into_iter().map(|m| Document::edi(m.header, m.body)).collect();
     Ok(ParsedBody {
         format,
         documents,

@@ -22,9 +22,11 @@
 //! 4. **none**: nothing to identify the message by, so it is not deduplicated
 //!    (a missing value must never make two messages equal).
 
+mod canonical;
+
+use canonical::Hashed;
 use serde::Serialize;
-use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
+use serde_json::Value;
 
 use crate::document::Document;
 use crate::edi::{EdiHeader, EdiSyntax};
@@ -95,16 +97,16 @@ pub struct Fingerprint {
 /// Computes the fingerprint of a document under a message type's rules.
 pub fn fingerprint(doc: &Document, spec: &FingerprintSpec) -> Fingerprint {
     let mestyp = doc.mestyp().unwrap_or("");
-    let head = |basis: &str| vec![json!(VERSION), json!(spec.message_type), json!(mestyp), json!(basis)];
+    let head = |basis: &str| Hashed::new([VERSION, spec.message_type, mestyp, basis]);
 
     if let [only] = spec.key_fields
         && only.is_root()
     {
         let content = without(doc.value(), spec.exclude_fields);
-        let mut parts = head("content");
-        parts.push(content.clone());
+        let mut hashed = head("content");
+        hashed.value(&content);
         let key_values = vec![KeyValue { path: only.to_string(), values: vec![content] }];
-        return finish(&parts, Basis::Content, key_values);
+        return finish(hashed, Basis::Content, key_values);
     }
 
     let key_values: Vec<KeyValue> = spec
@@ -113,9 +115,9 @@ pub fn fingerprint(doc: &Document, spec: &FingerprintSpec) -> Fingerprint {
         .map(|path| KeyValue { path: path.to_string(), values: doc.values(path) })
         .collect();
     if key_values.iter().any(|kv| !kv.values.is_empty()) {
-        let mut parts = head("fields");
-        parts.push(Value::Array(key_values.iter().map(|kv| Value::Array(kv.values.clone())).collect()));
-        return finish(&parts, Basis::KeyFields, key_values);
+        let mut hashed = head("fields");
+        hashed.arrays(key_values.iter().map(|kv| kv.values.as_slice()));
+        return finish(hashed, Basis::KeyFields, key_values);
     }
 
     if let Some(header) = doc.edi_header() {
@@ -125,62 +127,39 @@ pub fn fingerprint(doc: &Document, spec: &FingerprintSpec) -> Fingerprint {
         return Fingerprint { hex: None, basis: Basis::None, key_values };
     };
     let control = doc.control().cloned().unwrap_or_default();
-    let mut parts = head("docnum");
+    let mut hashed = head("docnum");
     for part in [control.mandt, control.sndpor, control.sndprn] {
-        parts.push(json!(part.unwrap_or_default()));
+        hashed.str(part.as_deref().unwrap_or_default());
     }
-    parts.push(json!(normalize_docnum(docnum)));
-    finish(&parts, Basis::Docnum, key_values)
+    hashed.str(normalize_docnum(docnum));
+    finish(hashed, Basis::Docnum, key_values)
 }
 
 /// The fallback of an EDI message: its control numbers within the
 /// interchange, scoped by sender and receiver: GS06 + ST02 for X12 (groups
 /// are numbered per sender), UNB 0020 + UNH 0062 for EDIFACT (messages are
 /// numbered per interchange).
-fn edi_control_numbers(header: &EdiHeader, mut parts: Vec<Value>, key_values: Vec<KeyValue>) -> Fingerprint {
+fn edi_control_numbers(header: &EdiHeader, mut hashed: Hashed, key_values: Vec<KeyValue>) -> Fingerprint {
     let ic = &header.interchange;
     let outer = match ic.syntax {
         EdiSyntax::X12 => header.group_control.as_deref().unwrap_or(""),
         EdiSyntax::Edifact => &ic.control_number,
     };
     for party in [&ic.sender, &ic.receiver] {
-        parts.push(json!(party.qualifier.as_deref().unwrap_or("")));
-        parts.push(json!(party.id));
+        hashed.str(party.qualifier.as_deref().unwrap_or(""));
+        hashed.str(&party.id);
     }
-    parts.push(json!(outer));
-    parts.push(json!(header.control_number));
-    finish(&parts, Basis::Docnum, key_values)
+    hashed.str(outer);
+    hashed.str(&header.control_number);
+    finish(hashed, Basis::Docnum, key_values)
 }
 
-/// Hashes the parts; the canonical form cannot fail for a `serde_json::Value`,
-/// but if it ever did the message is reported as not deduplicated.
-fn finish(parts: &[Value], basis: Basis, key_values: Vec<KeyValue>) -> Fingerprint {
-    let exact: Vec<Value> = parts.iter().map(exact_integers).collect();
-    match serde_json_canonicalizer::to_vec(&exact) {
-        Ok(bytes) => Fingerprint { hex: Some(hex::encode(Sha256::digest(&bytes))), basis, key_values },
-        Err(_) => Fingerprint { hex: None, basis: Basis::None, key_values },
-    }
-}
-
-/// RFC 8785 writes numbers as IEEE doubles, which rounds integers beyond
-/// 2^53: two different order ids such as 820982911946154508 and
-/// 820982911946154509 would hash alike. Such integers are hashed as their
-/// exact decimal text instead (the same id sent quoted or unquoted is then
-/// one key, which is what an id means).
-fn exact_integers(v: &Value) -> Value {
-    const EXACT: u64 = 1 << 53;
-    match v {
-        Value::Number(n)
-            if n.as_u64().is_some_and(|u| u > EXACT)
-                || n.as_i64().is_some_and(|i| i.unsigned_abs() > EXACT) =>
-        {
-            Value::String(n.to_string())
-        }
-        Value::Array(items) => Value::Array(items.iter().map(exact_integers).collect()),
-        Value::Object(map) => {
-            Value::Object(map.iter().map(|(k, v)| (k.clone(), exact_integers(v))).collect())
-        }
-        other => other.clone(),
+/// The fingerprint of the hashed array; none if it had no canonical form
+/// (which cannot happen for a `serde_json::Value`).
+fn finish(hashed: Hashed, basis: Basis, key_values: Vec<KeyValue>) -> Fingerprint {
+    match hashed.finish() {
+        Some(hex) => Fingerprint { hex: Some(hex), basis, key_values },
+        None => Fingerprint { hex: None, basis: Basis::None, key_values },
     }
 }
 

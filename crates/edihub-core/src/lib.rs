@@ -38,8 +38,11 @@
 //! EDIFACT and X12 interchanges (`edi`) skip steps 2–5: the syntax
 //! identifier or the ISA decides the encoding, the envelope is checked
 //! (segment counts, control references) and each message becomes a
-//! [`Document`] rendered as an array of positional segments, with its
-//! envelope ([`EdiHeader`]) for control numbers.
+//! [`Document`] with its envelope ([`EdiHeader`]) for control numbers. Its
+//! values are read in place from one copy of the interchange (`edi/segment`);
+//! the rendering, an array of positional segments, is built only when
+//! [`Document::value`] is asked for (JSONPath, content fingerprints,
+//! deliveries), since receiving needs only the key fields.
 //!
 //! Every failure is a [`CoreError`] whose message is meant for the sender
 //! and whose [`ErrorClass`] maps to an HTTP status (400, 415 or 422).

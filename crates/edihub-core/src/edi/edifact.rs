@@ -12,6 +12,8 @@
 //! and repeat UNG 0048, UNZ 0036/0020 count the groups (or the messages when
 //! there are none) and repeat UNB 0020.
 
+use std::borrow::Cow;
+
 use super::OpenMessage;
 use super::envelope::{Envelope, GroupRef, MessageRef, UNG};
 use super::refusal::{Failure, Fault, Located, Mismatch, refused, syntax, trailer};
@@ -89,7 +91,7 @@ fn service_string_advice(una: &[u8]) -> Result<Separators, CoreError> {
 }
 
 /// Decodes the body as the UNB syntax identifier says.
-fn decode(rest: &[u8], seps: Separators) -> Result<String, CoreError> {
+fn decode(rest: &[u8], seps: Separators) -> Result<Cow<'_, str>, CoreError> {
     let mut head = [0u8; 4];
     head[..3].copy_from_slice(b"UNB");
     head[3] = u8::try_from(u32::from(seps.element)).unwrap_or(0);
@@ -98,9 +100,13 @@ fn decode(rest: &[u8], seps: Separators) -> Result<String, CoreError> {
     }
     let ident: String = rest[4..].iter().take(4).map(|&b| char::from(b)).collect();
     match ident.as_str() {
-        "UNOA" | "UNOB" | "UNOC" => Ok(rest.iter().map(|&b| char::from(b)).collect()),
+        // ISO 8859-1 maps each byte to the character of that number; ASCII is read as it is.
+        "UNOA" | "UNOB" | "UNOC" => Ok(match std::str::from_utf8(rest) {
+            Ok(ascii) if rest.is_ascii() => Cow::Borrowed(ascii),
+            _ => Cow::Owned(rest.iter().map(|&b| char::from(b)).collect()),
+        }),
         "UNOW" | "UNOY" => match std::str::from_utf8(rest) {
-            Ok(text) => Ok(text.to_string()),
+            Ok(text) => Ok(Cow::Borrowed(text)),
             Err(e) => Err(CoreError::InvalidText { encoding: "UTF-8", offset: e.valid_up_to() }),
         },
         other => Err(malformed(
@@ -144,7 +150,7 @@ fn walk(
 ) -> Result<(Vec<RawMessage>, Envelope), Failure> {
     let mut segs = segments.into_iter();
     let unb =
-        segs.next().filter(|s| s.tag == "UNB").ok_or_else(|| malformed(SYNTAX, "no UNB segment".into()))?;
+        segs.next().filter(|s| s.tag() == "UNB").ok_or_else(|| malformed(SYNTAX, "no UNB segment".into()))?;
     let interchange = interchange(&unb)?;
     let mut walk = Walk {
         envelope: Envelope::edifact(&unb, interchange, seps, una),
@@ -164,7 +170,8 @@ fn walk(
                     Ok((walk.messages, walk.envelope))
                 }
                 Some(after) => {
-                    let e = malformed(SYNTAX, format!("segment {} ({}) after UNZ", after.number, after.tag));
+                    let e =
+                        malformed(SYNTAX, format!("segment {} ({}) after UNZ", after.number, after.tag()));
                     Err(walk.refused(syntax(e)))
                 }
             };
@@ -199,7 +206,7 @@ impl Walk {
     /// One segment; true after the UNZ.
     fn step(&mut self, seg: Segment) -> Result<bool, Located> {
         let groups = self.envelope.groups.len();
-        match (seg.tag.as_str(), &mut self.open) {
+        match (seg.tag(), &mut self.open) {
             ("UNT", Some(_)) => {
                 let (unh, body) = self.open.take().expect("open");
                 let reference = self.group.as_ref().map(|g| g.reference.clone());
@@ -216,7 +223,7 @@ impl Walk {
                     format!(
                         "segment {} ({}) inside message {} (UNH at segment {}): UNT is missing",
                         seg.number,
-                        seg.tag,
+                        seg.tag(),
                         unh.el(1),
                         unh.number
                     ),
@@ -254,7 +261,7 @@ impl Walk {
                     .map_or(String::new(), |g| format!(" in the group opened at segment {}", g.number));
                 return Err(syntax(malformed(
                     SYNTAX,
-                    format!("segment {} ({}) is out of place{context}", seg.number, seg.tag),
+                    format!("segment {} ({}) is out of place{context}", seg.number, seg.tag()),
                 )));
             }
         }
@@ -265,7 +272,7 @@ impl Walk {
 /// An element that must not be empty.
 fn required(seg: &Segment, e: usize, name: &str) -> Result<String, CoreError> {
     match seg.el(e) {
-        "" => Err(malformed(SYNTAX, format!("segment {} ({}): {name} is empty", seg.number, seg.tag))),
+        "" => Err(malformed(SYNTAX, format!("segment {} ({}): {name} is empty", seg.number, seg.tag()))),
         v => Ok(v.to_string()),
     }
 }

@@ -101,9 +101,8 @@ impl GroupRef {
     /// group of EDIFACT messages outside `UNG`.
     pub fn open(seg: Option<&Segment>, elements: GroupElements) -> GroupRef {
         let composite = |e: usize| -> Vec<String> {
-            seg.and_then(|s| s.elements.get(e - 1))
-                .and_then(|reps| reps.first())
-                .map(|c| c.iter().map(|v| v.trim().to_string()).collect())
+            seg.and_then(|s| s.components(e))
+                .map(|cs| cs.map(|v| v.trim().to_string()).collect())
                 .unwrap_or_default()
         };
         let text = |e: usize| seg.map_or(String::new(), |s| s.el(e).to_string());
@@ -147,7 +146,7 @@ pub(crate) struct MessageRef {
 impl MessageRef {
     /// The reference of a message from its header segment (`ST`, `UNH`).
     pub fn of(header: &Segment, message_type: &str, control: &str) -> MessageRef {
-        let identifier = match header.tag.as_str() {
+        let identifier = match header.tag() {
             "ST" => [header.el(3)].into_iter().filter(|s| !s.is_empty()).map(str::to_string).collect(),
             _ => {
                 let mut parts: Vec<String> = (0..5).map(|c| header.text(2, c).trim().to_string()).collect();

@@ -125,7 +125,7 @@ pub(crate) fn refused(
 /// The site of a disagreeing trailer element of a message.
 pub(crate) fn trailer(trailer: &Segment, position: usize, element: usize) -> Box<TrailerSite> {
     Box::new(TrailerSite {
-        tag: trailer.tag.clone(),
+        tag: trailer.tag().to_string(),
         position,
         element,
         value: trailer.el(element).to_string(),

@@ -7,12 +7,16 @@
 //! terminator are skipped (many senders put one segment per line) unless the
 //! line break *is* the terminator.
 
+use std::ops::Range;
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::refusal::{self, Fault, Located};
-use super::{EdiSyntax, Segment, Separators, malformed, split_glued};
+use super::segment::{Part, Segment, Text};
+use super::{EdiSyntax, Separators, malformed, split_glued};
 use crate::CoreError;
-use crate::path::{KeyPath, Step};
+use crate::path::{IdocPath, Step};
 
 /// Splits `text` into segments; `first_number` numbers the first one.
 pub(crate) fn tokenize(
@@ -32,82 +36,230 @@ pub(crate) fn tokenize_located(
     seps: Separators,
     first_number: usize,
 ) -> Result<Vec<Segment>, Located> {
-    let premature = |e| (e, Fault::Syntax { premature_end: true });
-    let mut segments = Vec::new();
-    let mut chars = text.chars();
-    let mut reps: Vec<Vec<String>> = vec![vec![String::new()]];
-    let mut elements: Vec<Vec<Vec<String>>> = Vec::new();
-    let mut open = false;
+    let mut reader = Reader::new(syntax, text, seps);
+    let mut spans = Vec::new();
     let mut number = first_number;
-    while let Some(c) = chars.next() {
-        if !open && c != seps.segment && matches!(c, '\r' | '\n') {
+    while reader.at < text.len() {
+        if reader.line_break_between_segments() {
+            reader.at += 1;
             continue;
         }
-        open = true;
-        let current = reps.last_mut().and_then(|r| r.last_mut()).expect("never empty");
-        if Some(c) == seps.release {
-            match chars.next() {
-                Some(next) => current.push(next),
-                None => {
-                    return Err(premature(malformed(
-                        syntax,
-                        "the body ends with a release character".into(),
-                    )));
-                }
+        spans.push(reader.segment(number)?);
+        number += 1;
+    }
+    let shared = Arc::new(reader.out);
+    Ok(spans
+        .into_iter()
+        .zip(first_number..)
+        .map(|(parts, number)| Segment::new(number, Arc::clone(&shared), parts))
+        .collect())
+}
+
+/// What a separator or the release character does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Release,
+    Segment,
+    Element,
+    Component,
+    Repetition,
+}
+
+/// The value being read: where it starts in the text, and where the text
+/// not yet copied starts once a release character made it `escaped` (read
+/// into `Reader::unescaped`).
+struct Open {
+    start: usize,
+    run: usize,
+    escaped: bool,
+    /// Its element (0: the tag) and repeat.
+    element: usize,
+    repeat: usize,
+}
+
+/// What a byte of the text can start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Nothing,
+    /// An ASCII separator or release character.
+    Mark(Role),
+    /// Maybe a separator that is not ASCII (the first byte of its UTF-8 form).
+    Lead,
+}
+
+/// The tokenizer's state: where it is in the text and what it has read.
+struct Reader<'a> {
+    syntax: EdiSyntax,
+    text: &'a str,
+    /// The separators and the release character with their roles,
+    /// the release first (it makes the next character literal).
+    marks: Vec<(char, Role)>,
+    /// What each byte can start (the bytes to stop at).
+    stops: [Stop; 256],
+    /// Where reading continues.
+    at: usize,
+    out: Text,
+    /// The value being read, escapes resolved, once it had a release character.
+    unescaped: String,
+}
+
+impl<'a> Reader<'a> {
+    fn new(syntax: EdiSyntax, text: &'a str, seps: Separators) -> Reader<'a> {
+        let marks: Vec<(char, Role)> = [
+            (seps.release, Role::Release),
+            (Some(seps.segment), Role::Segment),
+            (Some(seps.element), Role::Element),
+            (Some(seps.component), Role::Component),
+            (seps.repetition, Role::Repetition),
+        ]
+        .into_iter()
+        .filter_map(|(c, role)| Some((c?, role)))
+        .collect();
+        let mut stops = [Stop::Nothing; 256];
+        for &(c, role) in &marks {
+            let mut buf = [0; 4];
+            let lead = usize::from(c.encode_utf8(&mut buf).as_bytes()[0]);
+            stops[lead] = if c.is_ascii() { Stop::Mark(role) } else { Stop::Lead };
+        }
+        // Every value but a segment's first follows a stop: sized by their
+        // count, the parts of a large interchange are not copied as they grow.
+        let stops_in_text = text.bytes().filter(|&b| !matches!(stops[usize::from(b)], Stop::Nothing)).count();
+        let out = Text { values: text.to_string(), parts: Vec::with_capacity(stops_in_text + 1) };
+        Reader { syntax, text, marks, stops, at: 0, out, unescaped: String::new() }
+    }
+
+    /// Line breaks after a terminator are skipped, unless they are the terminator.
+    fn line_break_between_segments(&self) -> bool {
+        let rest = &self.text[self.at..];
+        (rest.starts_with('\r') || rest.starts_with('\n')) && self.mark(rest) != Some(Role::Segment)
+    }
+
+    /// The role of the separator `rest` starts with, if any.
+    fn mark(&self, rest: &str) -> Option<Role> {
+        self.marks.iter().find(|(c, _)| rest.starts_with(*c)).map(|&(_, role)| role)
+    }
+
+    /// Reads one segment up to and including its terminator; its parts in `out`.
+    fn segment(&mut self, number: usize) -> Result<Range<usize>, Located> {
+        let first = self.out.parts.len();
+        let bytes = self.text.as_bytes();
+        let mut value = Open { start: self.at, run: self.at, escaped: false, element: 0, repeat: 0 };
+        loop {
+            let next =
+                bytes[self.at..].iter().position(|&b| !matches!(self.stops[usize::from(b)], Stop::Nothing));
+            let Some(stop) = next else {
+                self.at = self.text.len();
+                self.close(&mut value);
+                return Err(self.unterminated(number, first));
+            };
+            self.at += stop;
+            let Some((role, width)) = self.mark_at() else {
+                // The first byte of a separator that is not ASCII, starting another character.
+                self.at += self.text[self.at..].chars().next().map_or(1, char::len_utf8);
+                continue;
+            };
+            if matches!(role, Role::Release) {
+                self.release(&mut value, width)?;
+                continue;
             }
-        } else if c == seps.segment {
-            elements.push(std::mem::replace(&mut reps, vec![vec![String::new()]]));
-            segments.push(segment(syntax, std::mem::take(&mut elements), number).map_err(refusal::syntax)?);
-            number += 1;
-            open = false;
-        } else if c == seps.element {
-            elements.push(std::mem::replace(&mut reps, vec![vec![String::new()]]));
-        } else if c == seps.component {
-            reps.last_mut().expect("never empty").push(String::new());
-        } else if Some(c) == seps.repetition {
-            reps.push(vec![String::new()]);
-        } else {
-            current.push(c);
+            self.close(&mut value);
+            self.at += width;
+            match role {
+                Role::Segment => break,
+                Role::Element => (value.element, value.repeat) = (value.element + 1, 0),
+                Role::Repetition => value.repeat += 1,
+                Role::Component | Role::Release => {}
+            }
+            (value.start, value.run) = (self.at, self.at);
+        }
+        let tag = &self.out.parts[first];
+        check_tag(self.syntax, &self.out.values[tag.start..tag.end], number).map_err(refusal::syntax)?;
+        Ok(first..self.out.parts.len())
+    }
+
+    /// The separator or release character at `at`, and its width.
+    fn mark_at(&self) -> Option<(Role, usize)> {
+        match self.stops[usize::from(self.text.as_bytes()[self.at])] {
+            Stop::Mark(role) => Some((role, 1)),
+            Stop::Nothing | Stop::Lead => {
+                let rest = &self.text[self.at..];
+                Some((self.mark(rest)?, rest.chars().next()?.len_utf8()))
+            }
         }
     }
-    if open {
-        let first = elements.first().unwrap_or(&reps);
-        let tag: String = first.concat().concat().chars().take(20).collect();
-        return Err(premature(malformed(
-            syntax,
-            format!("segment {number} ({tag}) is not terminated by `{}`", seps.segment),
-        )));
+
+    /// A release character (of `width`) in `value`: the next character is
+    /// part of the value, so the value is no longer a slice of the text.
+    fn release(&mut self, value: &mut Open, width: usize) -> Result<(), Located> {
+        if !value.escaped {
+            self.unescaped.clear();
+            value.escaped = true;
+        }
+        self.unescaped.push_str(&self.text[value.run..self.at]);
+        self.at += width;
+        let Some(next) = self.text[self.at..].chars().next() else {
+            return Err(premature(malformed(self.syntax, "the body ends with a release character".into())));
+        };
+        self.unescaped.push(next);
+        self.at += next.len_utf8();
+        value.run = self.at;
+        Ok(())
     }
-    Ok(segments)
+
+    /// Ends the value open since `value.start` at `at`.
+    #[inline]
+    fn close(&mut self, value: &mut Open) {
+        let (start, end) = if value.escaped {
+            value.escaped = false;
+            self.unescaped.push_str(&self.text[value.run..self.at]);
+            let start = self.out.values.len();
+            self.out.values.push_str(&self.unescaped);
+            (start, self.out.values.len())
+        } else {
+            (value.start, self.at)
+        };
+        self.out.parts.push(Part { start, end, element: value.element, repeat: value.repeat });
+    }
+
+    /// The error for a segment the text ends in, named by its first element.
+    fn unterminated(&self, number: usize, first: usize) -> Located {
+        let parts = self.out.parts[first..].iter().take_while(|p| p.element == 0);
+        let tag: String = parts.flat_map(|p| self.out.values[p.start..p.end].chars()).take(20).collect();
+        premature(malformed(
+            self.syntax,
+            format!("segment {number} ({tag}) is not terminated by `{}`", self.mark_char(Role::Segment)),
+        ))
+    }
+
+    fn mark_char(&self, role: Role) -> char {
+        self.marks.iter().find(|(_, r)| *r == role).map_or(' ', |&(c, _)| c)
+    }
 }
 
-/// Builds a segment from its elements, the first being the tag.
-fn segment(
-    syntax: EdiSyntax,
-    mut elements: Vec<Vec<Vec<String>>>,
-    number: usize,
-) -> Result<Segment, CoreError> {
-    let tag_element = elements.remove(0);
-    let tag = tag_element.first().and_then(|c| c.first()).cloned().unwrap_or_default();
+/// A syntax error at the end of the text.
+fn premature(e: CoreError) -> Located {
+    (e, Fault::Syntax { premature_end: true })
+}
+
+/// A tag is 2–3 letters or digits (the first component of the first element).
+fn check_tag(syntax: EdiSyntax, tag: &str, number: usize) -> Result<(), CoreError> {
     let valid =
         (2..=3).contains(&tag.len()) && tag.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
-    if !valid {
-        let shown: String = tag.chars().take(20).collect();
-        return Err(malformed(
-            syntax,
-            format!("segment {number} has no valid tag (2–3 letters or digits), found `{shown}`"),
-        ));
+    if valid {
+        return Ok(());
     }
-    Ok(Segment { number, tag, elements })
+    let shown: String = tag.chars().take(20).collect();
+    Err(malformed(
+        syntax,
+        format!("segment {number} has no valid tag (2–3 letters or digits), found `{shown}`"),
+    ))
 }
 
-/// Values at an IDoc-notation path on a rendered message (see the module
-/// docs of `edi`): strings trimmed, blanks dropped, repeats flattened.
-pub(crate) fn values(rendered: &Value, path: &KeyPath) -> Vec<Value> {
-    let KeyPath::Idoc(p) = path else {
-        return crate::eval::values(rendered, path);
-    };
-    let Some((first, rest)) = p.steps.split_first() else { return Vec::new() };
+/// Values at an IDoc-notation path on a message's segments, as on its
+/// rendering (see the module docs of `edi`): strings trimmed, blanks
+/// dropped, repeats flattened.
+pub(crate) fn values(segments: &[Segment], path: &IdocPath) -> Vec<Value> {
+    let Some((first, rest)) = path.steps.split_first() else { return Vec::new() };
     let (tag, glued) = split_glued(first);
     let mut positions: Vec<&str> = glued.into_iter().collect();
     positions.extend(rest.iter().map(|s| s.name.as_str()));
@@ -118,18 +270,23 @@ pub(crate) fn values(rendered: &Value, path: &KeyPath) -> Vec<Value> {
         return Vec::new();
     };
     let mut out = Vec::new();
-    for seg in rendered.as_array().into_iter().flatten().filter(|s| is_segment(s, tag, first)) {
-        let found = match positions.as_slice() {
-            [] => vec![seg.clone()],
-            [e] => at(seg, *e, None),
-            [e, c] => at(seg, *e, Some(*c)),
-            _ => Vec::new(),
-        };
-        for v in found {
-            crate::eval::push_value(&v, true, &mut out);
+    for seg in segments.iter().filter(|s| is_segment(s, tag, first)) {
+        match positions.as_slice() {
+            [] => crate::eval::push_value(&seg.render(), true, &mut out),
+            [e] => seg.repeats(*e).flatten().for_each(|v| push_text(v, &mut out)),
+            [e, c] => at(seg, *e, *c).for_each(|v| push_text(v, &mut out)),
+            _ => {}
         }
     }
     out
+}
+
+/// A value trimmed, unless it is blank.
+fn push_text(value: &str, out: &mut Vec<Value>) {
+    let t = value.trim();
+    if !t.is_empty() {
+        out.push(Value::String(t.to_string()));
+    }
 }
 
 /// `01` → 1; anything but 1–99 written with digits is no position.
@@ -138,9 +295,9 @@ fn index(step: &str) -> Option<usize> {
     (step.bytes().all(|b| b.is_ascii_digit()) && (1..=99).contains(&n)).then_some(n)
 }
 
-/// Whether a rendered segment has this tag and passes the step's filters.
-fn is_segment(seg: &Value, tag: &str, step: &Step) -> bool {
-    if seg.get(0).and_then(Value::as_str) != Some(tag) {
+/// Whether a segment has this tag and passes the step's filters.
+fn is_segment(seg: &Segment, tag: &str, step: &Step) -> bool {
+    if seg.tag() != tag {
         return false;
     }
     step.filters.iter().all(|(field, want)| {
@@ -148,31 +305,18 @@ fn is_segment(seg: &Value, tag: &str, step: &Step) -> bool {
         let element = parts.next().and_then(index);
         let component = parts.next().map(index);
         let (Some(e), None) = (element, parts.next()) else { return false };
-        let component = match component {
-            None => None,
-            Some(Some(c)) => Some(c),
-            Some(None) => return false,
-        };
-        at(seg, e, component).iter().any(|v| v.as_str().is_some_and(|s| s.trim() == want))
+        match component {
+            // An element compares only where it is simple (one component).
+            None => seg
+                .repeats(e)
+                .any(|mut r| matches!((r.next(), r.next()), (Some(v), None) if v.trim() == want)),
+            Some(Some(c)) => at(seg, e, c).any(|v| v.trim() == want),
+            Some(None) => false,
+        }
     })
 }
 
-/// Element `e` (1-based) of a rendered segment, or its component `c`; one
-/// value per repeat.
-fn at(seg: &Value, e: usize, c: Option<usize>) -> Vec<Value> {
-    let Some(element) = seg.get(e) else { return Vec::new() };
-    let repeats = match element.get("repeat").and_then(Value::as_array) {
-        Some(reps) => reps.clone(),
-        None => vec![element.clone()],
-    };
-    repeats
-        .into_iter()
-        .filter_map(|r| match (c, r) {
-            (None, v) => Some(v),
-            (Some(c), Value::Array(items)) => items.get(c - 1).cloned(),
-            // A composite sent with its first component only has no separator.
-            (Some(1), v @ Value::String(_)) => Some(v),
-            _ => None,
-        })
-        .collect()
+/// Component `c` (1-based) of element `e` (1-based), one per repeat that has it.
+fn at(seg: &Segment, e: usize, c: usize) -> impl Iterator<Item = &str> {
+    seg.repeats(e).filter_map(move |mut components| components.nth(c - 1))
 }

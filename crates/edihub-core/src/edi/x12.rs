@@ -109,7 +109,7 @@ fn required(seg: &Segment, e: usize) -> Result<String, CoreError> {
     match seg.el(e) {
         "" => Err(malformed(
             SYNTAX,
-            format!("segment {} ({}): {}{e:02} is empty", seg.number, seg.tag, seg.tag),
+            format!("segment {} ({}): {}{e:02} is empty", seg.number, seg.tag(), seg.tag()),
         )),
         v => Ok(v.to_string()),
     }
@@ -145,8 +145,10 @@ impl Walk {
                 return match segs.next() {
                     None => Ok((self.messages, self.envelope)),
                     Some(after) => {
-                        let e =
-                            malformed(SYNTAX, format!("segment {} ({}) after IEA", after.number, after.tag));
+                        let e = malformed(
+                            SYNTAX,
+                            format!("segment {} ({}) after IEA", after.number, after.tag()),
+                        );
                         Err(self.refused(syntax(e)))
                     }
                 };
@@ -162,7 +164,7 @@ impl Walk {
 
     /// One segment; true after the IEA.
     fn step(&mut self, seg: Segment) -> Result<bool, Located> {
-        match (seg.tag.as_str(), &mut self.open, &mut self.group) {
+        match (seg.tag(), &mut self.open, &mut self.group) {
             ("SE", Some(_), Some(g)) => {
                 let (st, body) = self.open.take().expect("open");
                 let set = transaction_set(&self.envelope.interchange, g, st, body, &seg)?;
@@ -174,7 +176,7 @@ impl Walk {
                     format!(
                         "segment {} ({}) inside transaction set {} (ST at segment {}): SE is missing",
                         seg.number,
-                        seg.tag,
+                        seg.tag(),
                         st.el(2),
                         st.number
                     ),
@@ -207,7 +209,7 @@ impl Walk {
                 };
                 return Err(syntax(malformed(
                     SYNTAX,
-                    format!("segment {} ({}) is out of place ({place})", seg.number, seg.tag),
+                    format!("segment {} ({}) is out of place ({place})", seg.number, seg.tag()),
                 )));
             }
         }

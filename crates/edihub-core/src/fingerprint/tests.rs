@@ -1,7 +1,9 @@
 //! Fingerprint bases, unambiguity, canonical form and the exact hashed bytes.
 
 use serde_json::json;
+use sha2::{Digest, Sha256};
 
+use super::canonical::{exact_integers, write_canonical};
 use super::*;
 
 fn paths(srcs: &[&str]) -> Vec<KeyPath> {
@@ -199,5 +201,40 @@ fn serialisation_shape() {
 fn basis_names_equal_their_serde_form() {
     for basis in [Basis::KeyFields, Basis::Docnum, Basis::Content, Basis::None] {
         assert_eq!(serde_json::to_value(basis).unwrap(), serde_json::json!(basis.as_str()));
+    }
+}
+
+/// Any JSON value: strings of any characters (controls, quotes, `/`,
+/// non-ASCII), integers past 2^53, floats, nested arrays and objects.
+fn any_json() -> impl proptest::strategy::Strategy<Value = Value> {
+    use proptest::prelude::*;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<u64>().prop_map(Value::from),
+        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(Value::from),
+        "(?s).{0,12}".prop_map(Value::from),
+        proptest::sample::select(vec!["\u{0}\u{1f}\u{7f}", "\"\\/", "\u{2028}é€😀", ""])
+            .prop_map(Value::from),
+    ];
+    leaf.prop_recursive(4, 32, 6, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+            proptest::collection::btree_map("(?s).{0,4}", inner, 0..5)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+proptest::proptest! {
+    /// The canonical writer writes what the canonicalizer writes for the
+    /// value with its large integers as text, so fingerprints are unchanged.
+    #[test]
+    fn canonical_writer_matches_the_canonicalizer(v in any_json()) {
+        let mut ours = Vec::new();
+        write_canonical(&v, &mut ours).unwrap();
+        let theirs = serde_json_canonicalizer::to_vec(&exact_integers(&v)).unwrap();
+        proptest::prop_assert_eq!(String::from_utf8(ours).unwrap(), String::from_utf8(theirs).unwrap());
     }
 }
