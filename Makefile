@@ -53,7 +53,7 @@ release:
 
 clean:
 	$(CARGO) clean
-	rm -rf data .pgtest
+	rm -rf data .pgtest .pgbouncer
 
 ## The benchmark of issue #5: release build, throwaway PostgreSQL, wrk + pgbench; writes BENCHMARKS.md.
 .PHONY: bench

@@ -65,7 +65,85 @@ stop_cluster() {
         "${PG_AS[@]}" "$STARTED_CLUSTER/pg_ctl" -D "$PGTEST_DIR/data" -m fast stop >/dev/null 2>&1 || true
     fi
 }
-trap stop_cluster EXIT
+
+# PgBouncer in transaction mode in front of the test PostgreSQL (docs/scale.md,
+# "PgBouncer"), on a private port with its own directory; Debian's pgbouncer
+# package is installed first when missing and we are root. Sets POOLER_URL.
+PGB_DIR="$ROOT/.pgbouncer"
+PGB_PID=""
+start_pgbouncer() {
+    if ! command -v pgbouncer >/dev/null 2>&1 && [ ! -x /usr/sbin/pgbouncer ]; then
+        if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+            log "no pgbouncer: installing Debian's pgbouncer package"
+            apt-get update -qq >&2
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pgbouncer >&2
+        else
+            log "pgbouncer is not installed (install Debian's pgbouncer package): the tests through it cannot run"
+            exit 1
+        fi
+    fi
+    local bin
+    bin=$(command -v pgbouncer || echo /usr/sbin/pgbouncer)
+    # postgres://user[:password]@host[:port]/database
+    local re='^postgres(ql)?://(([^:@/]*)(:([^@/]*))?@)?([^:/?]+)(:([0-9]+))?/'
+    [[ "$EDIHUB_TEST_DATABASE_URL" =~ $re ]] ||
+        { log "cannot read host and port from $EDIHUB_TEST_DATABASE_URL for pgbouncer"; exit 1; }
+    local user=${BASH_REMATCH[3]:-postgres} password=${BASH_REMATCH[5]:-}
+    local host=${BASH_REMATCH[6]} port=${BASH_REMATCH[8]:-5432} listen=56433
+    while port_open 127.0.0.1 "$listen"; do listen=$((listen + 1)); done
+    # pgbouncer refuses to run as root: as the postgres user then.
+    local as=()
+    if [ "$(id -u)" = 0 ]; then
+        id postgres >/dev/null 2>&1 || useradd --system --no-create-home postgres
+        as=(runuser -u postgres --)
+    fi
+    rm -rf "$PGB_DIR"
+    mkdir -p "$PGB_DIR"
+    printf '"%s" "%s"\n' "$user" "$password" >"$PGB_DIR/userlist.txt"
+    # Every test database through one wildcard entry; a pool of 20 server
+    # connections per database, as many clients as the tests open.
+    cat >"$PGB_DIR/pgbouncer.ini" <<EOF_INI
+[databases]
+* = host=$host port=$port
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = $listen
+unix_socket_dir =
+auth_type = trust
+auth_file = $PGB_DIR/userlist.txt
+pool_mode = transaction
+max_client_conn = 900
+default_pool_size = 20
+server_idle_timeout = 30
+ignore_startup_parameters = extra_float_digits,options
+logfile = $PGB_DIR/pgbouncer.log
+pidfile = $PGB_DIR/pgbouncer.pid
+EOF_INI
+    [ "$(id -u)" = 0 ] && chown -R postgres "$PGB_DIR"
+    "${as[@]}" "$bin" -d "$PGB_DIR/pgbouncer.ini" >&2 || { cat "$PGB_DIR/pgbouncer.log" >&2; exit 1; }
+    local tries=0
+    until port_open 127.0.0.1 "$listen"; do
+        tries=$((tries + 1))
+        [ $tries -lt 50 ] || { log "pgbouncer did not start"; cat "$PGB_DIR/pgbouncer.log" >&2; exit 1; }
+        sleep 0.1
+    done
+    PGB_PID=$(cat "$PGB_DIR/pgbouncer.pid")
+    log "PgBouncer $("$bin" --version | head -1 | awk '{print $2}') in transaction mode on 127.0.0.1:$listen, in front of $host:$port"
+    POOLER_URL="postgres://$user${password:+:$password}@127.0.0.1:$listen/postgres"
+}
+
+stop_pgbouncer() {
+    if [ -n "$PGB_PID" ]; then
+        kill "$PGB_PID" 2>/dev/null || true
+        PGB_PID=""
+    fi
+}
+
+cleanup() {
+    stop_pgbouncer
+    stop_cluster
+}
+trap cleanup EXIT
 
 # EDIHUB_TEST_PG=throwaway forces step 3 (to test this script itself).
 if [ "${EDIHUB_TEST_PG:-}" = throwaway ]; then
@@ -107,6 +185,21 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt
 fi
 
 cargo test --workspace --locked "$@"
+
+# The PostgreSQL tests of the store, and the API tests of ingest, keys,
+# packets, acknowledgements, webhooks, delivery claims, the feed, retention and
+# the admin API, again with the hub's pools behind PgBouncer in transaction
+# mode (database_pooler = "transaction"; the tests create and drop their
+# databases directly). Only for the whole suite. docs/scale.md, "PgBouncer".
+POOLED_API_TESTS=(receive_ edi_acks:: webhook_dedup:: webhook_races:: delivery feed:: retention:: admin_api:: audit_api::)
+if [ $# -eq 0 ]; then
+    start_pgbouncer
+    export EDIHUB_TEST_POOLER_URL="$POOLER_URL"
+    cargo test --locked -p edihub-store --test conformance postgres
+    cargo test --locked -p edihub-server --test api -- --skip sqlite:: "${POOLED_API_TESTS[@]}"
+    unset EDIHUB_TEST_POOLER_URL
+    stop_pgbouncer
+fi
 
 # The documents' examples, against a fresh hub (README.md, "Docs that run").
 # Only for the whole suite: a filtered run (`make chaos`) skips them.

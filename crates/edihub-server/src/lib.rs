@@ -88,7 +88,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::http::StatusCode;
 use axum::response::Response;
-use edihub_store::{PoolSettings, Store};
+use edihub_store::{PoolSettings, Pooler, Store};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -158,6 +158,8 @@ pub fn pool_settings(config: &Config) -> PoolSettings {
     PoolSettings {
         max_connections: config.database_max_connections,
         acquire_timeout: Duration::from_secs(config.database_acquire_timeout_secs),
+        // Validated: `none` or `transaction`.
+        pooler: if config.database_pooler == "transaction" { Pooler::Transaction } else { Pooler::None },
     }
 }
 

@@ -12,7 +12,7 @@
 //! the outbox's lease claim and the feed's visibility rule. [`SqlStore`] is the store over either, and its
 //! [`crate::Store`] implementation (in `store.rs`) is written once.
 
-use sqlx::{Database, Pool, Transaction};
+use sqlx::{Database, Transaction};
 
 use crate::ack_numbers::AckSql;
 use crate::catalog::CatalogSql;
@@ -25,6 +25,7 @@ use crate::ingest::statements::{IngestSql, ScopedHolder};
 use crate::outbox::{OutboxSql, QueueSql};
 use crate::queries::QuerySql;
 use crate::retention::RetentionSql;
+use crate::session::Sessions;
 use crate::{Result, Scope};
 
 /// A database edihub can store into: PostgreSQL or SQLite.
@@ -77,6 +78,12 @@ pub(crate) trait Backend:
     /// The schema migrations of this backend (`migrations/<backend>`).
     fn migrator() -> &'static sqlx::migrate::Migrator;
 
+    /// Applies the pending migrations inside the caller's transaction
+    /// `conn` (behind a transaction pooler, see [`crate::session`]), each in
+    /// a savepoint, with a transaction-scoped lock in place of the session
+    /// lock sqlx's migrator takes.
+    fn migrate_in(conn: &mut Self::Connection) -> impl Future<Output = Result<()>> + Send;
+
     /// The holders (live or expired) of any of `fingerprints` in `scope`,
     /// for a packet's set-wise duplicate lookup (see
     /// [`crate::ingest::packet`]). The group insert's `UNION ALL` probes are
@@ -97,9 +104,9 @@ pub(crate) trait Backend:
 #[derive(Debug, Clone)]
 pub struct SqlStore<DB: Database> {
     /// Requests, lookups and admin work.
-    pub(crate) pool: Pool<DB>,
+    pub(crate) db: Sessions<DB>,
     /// The group insert's own connections (see [`crate::ingest::group`]).
-    pub(crate) batch_pool: Pool<DB>,
+    pub(crate) batch_db: Sessions<DB>,
     /// The group insert's queues.
     pub(crate) batchers: Batchers,
 }
@@ -110,6 +117,6 @@ pub struct SqlStore<DB: Database> {
 impl<DB: Backend> SqlStore<DB> {
     /// Starts a write transaction.
     pub(crate) async fn begin(&self) -> Result<Transaction<'static, DB>> {
-        Ok(self.pool.begin_with(DB::BEGIN).await?)
+        self.db.begin().await
     }
 }

@@ -21,6 +21,10 @@ pub enum StoreError {
     /// The database URL names a scheme we do not support.
     #[error("unsupported database URL `{0}`: use sqlite://… or postgres://…")]
     UnsupportedUrl(String),
+    /// A transaction pooler was configured for a database that has no
+    /// server (SQLite).
+    #[error("a transaction pooler applies to PostgreSQL only, not to an SQLite file")]
+    PoolerWithoutServer,
     /// An invariant of the schema did not hold (a bug, never caused by input).
     #[error("store invariant violated: {0}")]
     Invariant(String),

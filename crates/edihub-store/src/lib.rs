@@ -17,7 +17,9 @@
 //! - `model.rs`: messages to store, stored messages, lookup filters.
 //! - `backend.rs`: what differs between the backends ([`Backend`] trait:
 //!   `BEGIN`, migrations, the packet lookup) and [`SqlStore`];
-//!   `postgres.rs` and `sqlite.rs` implement it and open the pools.
+//!   `postgres.rs` and `sqlite.rs` implement it and open the pools;
+//!   `session.rs`: units of work on a pool, directly or behind a
+//!   transaction pooler ([`Pooler`]).
 //! - `store.rs`: the [`Store`] implementation, once for both backends.
 //! - `ingest/`: storing messages exactly once.
 //!   - `mod.rs`: which path a request takes; retries;
@@ -63,6 +65,7 @@ mod outcome;
 mod postgres;
 mod queries;
 mod retention;
+mod session;
 mod sqlite;
 mod store;
 #[cfg(feature = "testing")]
@@ -103,12 +106,28 @@ pub struct PoolSettings {
     /// How long a request waits for a connection before the store reports
     /// itself unavailable.
     pub acquire_timeout: Duration,
+    /// What sits between edihub and PostgreSQL.
+    pub pooler: Pooler,
 }
 
 impl Default for PoolSettings {
     fn default() -> Self {
-        Self { max_connections: 16, acquire_timeout: Duration::from_secs(5) }
+        Self { max_connections: 16, acquire_timeout: Duration::from_secs(5), pooler: Pooler::None }
     }
+}
+
+/// What sits between edihub and its PostgreSQL server (see the `session`
+/// module).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Pooler {
+    /// Nothing, or a pooler in session mode: a connection is one server
+    /// session, so statements stay prepared on it.
+    #[default]
+    None,
+    /// A pooler in transaction mode (PgBouncer's `pool_mode = transaction`),
+    /// which lends a server connection for one transaction: every unit of
+    /// work is a transaction, and no prepared statement outlives it.
+    Transaction,
 }
 
 /// Everything edihub keeps. Implementations must be safe to share between

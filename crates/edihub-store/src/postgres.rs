@@ -12,7 +12,8 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use crate::backend::{Backend, SqlStore};
 use crate::ingest::group::{Batchers, STATEMENT_CACHE};
 use crate::ingest::statements::ScopedHolder;
-use crate::{Result, Scope};
+use crate::session::Sessions;
+use crate::{Pooler, Result, Scope};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
 
@@ -38,18 +39,47 @@ impl SqlStore<Postgres> {
                 .acquire_timeout(opts.acquire_timeout)
                 .idle_timeout(Some(Duration::from_secs(300)))
         };
+        let pinned = opts.pooler == Pooler::Transaction;
+        // Behind a transaction pooler no statement is kept prepared: a cached
+        // one would be missing on the next transaction's server connection.
+        let (connect, batch_cache) =
+            if pinned { (connect.statement_cache_capacity(0), 0) } else { (connect, STATEMENT_CACHE) };
         let pool = pool_options(opts.max_connections).connect_with(connect.clone()).await?;
         // The group insert has connections of its own: few, so their
         // statement caches hold every batch size and their buffers (sized
         // by the largest batch) are not copied into every connection.
         let batch_pool = pool_options(GROUP_INSERTS as u32 * 2)
-            .connect_with(connect.statement_cache_capacity(STATEMENT_CACHE))
+            .connect_with(connect.statement_cache_capacity(batch_cache))
             .await?;
+        let sessions = |pool| {
+            if pinned { Sessions::pinned(pool) } else { Sessions::direct(pool, <Postgres as Backend>::BEGIN) }
+        };
+        let (db, batch_db) = (sessions(pool), sessions(batch_pool));
         // A few batches of each kind in flight let PostgreSQL flush one
         // batch's WAL while the next is sent; more would only shrink them.
-        let batchers = Batchers::spawn(batch_pool.clone(), GROUP_INSERTS, Some(GROUP_INSERTS));
-        Ok(Self { pool, batch_pool, batchers })
+        let batchers = Batchers::spawn(batch_db.clone(), GROUP_INSERTS, Some(GROUP_INSERTS));
+        Ok(Self { db, batch_db, batchers })
     }
+}
+
+/// The key of the advisory lock migrations take: the one sqlx's migrator
+/// takes for `database` (`0x3d32ad9e` times the CRC-32 of its name), so a
+/// replica connected directly and one behind a pooler exclude each other.
+fn migration_lock_key(database: &str) -> i64 {
+    0x3d32_ad9e * i64::from(crc32(database.as_bytes()))
+}
+
+/// CRC-32 (the IEEE polynomial, as in zlib), bit by bit: it runs once per
+/// migration.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &byte in bytes {
+        crc ^= u32::from(byte);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 { (crc >> 1) ^ 0xedb8_8320 } else { crc >> 1 };
+        }
+    }
+    !crc
 }
 
 /// The packet lookup's fingerprints as one `text[]`.
@@ -96,6 +126,21 @@ impl Backend for Postgres {
         &MIGRATOR
     }
 
+    async fn migrate_in(conn: &mut Self::Connection) -> Result<()> {
+        let (database,): (String,) =
+            sqlx::query_as("SELECT current_database()").fetch_one(&mut *conn).await?;
+        sqlx::query("SELECT pg_advisory_xact_lock($1)")
+            .bind(migration_lock_key(&database))
+            .execute(&mut *conn)
+            .await?;
+        let mut migrator = sqlx::migrate::Migrator::with_migrations(MIGRATOR.iter().cloned().collect());
+        migrator.set_locking(false);
+        // `run_direct` is what `run` calls for a connection (public, though
+        // hidden from sqlx's docs); `run` itself does not compile inside a
+        // `Send` future here (sqlx's "`Acquire` is not general enough").
+        Ok(migrator.run_direct(None, conn, false).await?)
+    }
+
     async fn packet_holders(
         conn: &mut Self::Connection,
         scope: &Scope,
@@ -111,5 +156,23 @@ impl Backend for Postgres {
             .persistent(false)
             .fetch_all(&mut *conn)
             .await?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{crc32, migration_lock_key};
+
+    #[test]
+    fn crc32_matches_the_standard_check_value() {
+        assert_eq!(crc32(b"123456789"), 0xcbf4_3926);
+        assert_eq!(crc32(b""), 0);
+    }
+
+    #[test]
+    fn migration_lock_key_is_sqlxs() {
+        // 0x3d32ad9e times zlib's crc32(b"postgres") = 0x156a8775, computed
+        // apart from this code (Python's `zlib.crc32`).
+        assert_eq!(migration_lock_key("postgres"), 368_907_709_894_077_238);
     }
 }

@@ -20,7 +20,8 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use crate::backend::{Backend, SqlStore};
 use crate::ingest::group::{Batchers, STATEMENT_CACHE};
 use crate::ingest::statements::ScopedHolder;
-use crate::{Result, Scope};
+use crate::session::Sessions;
+use crate::{Result, Scope, StoreError};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
 
@@ -30,6 +31,9 @@ pub type SqliteStore = SqlStore<Sqlite>;
 impl SqlStore<Sqlite> {
     /// Opens (creating if needed, with its folder) the database at `url` (`sqlite://path`).
     pub async fn connect(url: &str, opts: &crate::PoolSettings) -> Result<Self> {
+        if opts.pooler != crate::Pooler::None {
+            return Err(StoreError::PoolerWithoutServer);
+        }
         let connect = SqliteConnectOptions::from_str(url)?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
@@ -54,8 +58,10 @@ impl SqlStore<Sqlite> {
             .acquire_timeout(opts.acquire_timeout)
             .connect_with(connect.statement_cache_capacity(STATEMENT_CACHE))
             .await?;
-        let batchers = Batchers::spawn(batch_pool.clone(), 1, None);
-        Ok(Self { pool, batch_pool, batchers })
+        let begin = <Sqlite as Backend>::BEGIN;
+        let batch_db = Sessions::direct(batch_pool, begin);
+        let batchers = Batchers::spawn(batch_db.clone(), 1, None);
+        Ok(Self { db: Sessions::direct(pool, begin), batch_db, batchers })
     }
 }
 
@@ -93,6 +99,12 @@ impl Backend for Sqlite {
 
     fn migrator() -> &'static sqlx::migrate::Migrator {
         &MIGRATOR
+    }
+
+    /// Never called: an SQLite store is never behind a pooler (its
+    /// `connect` refuses one).
+    async fn migrate_in(_conn: &mut Self::Connection) -> Result<()> {
+        Err(StoreError::PoolerWithoutServer)
     }
 
     async fn packet_holders(

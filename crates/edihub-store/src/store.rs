@@ -1,6 +1,8 @@
 //! [`Store`] for [`SqlStore`], written once for both backends: each method
-//! takes a connection (or a write transaction, where a change and its audit
-//! event must commit together) and runs its concept's statements.
+//! takes a session (a connection, or behind a transaction pooler a
+//! transaction; see [`crate::session`]) or a write transaction, where a
+//! change and its audit event must commit together, and runs its concept's
+//! statements.
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -21,23 +23,31 @@ impl<DB: Backend> Store for SqlStore<DB> {
     }
 
     async fn migrate(&self) -> Result<()> {
-        DB::migrator().run(&self.pool).await?;
-        Ok(())
+        if !self.db.is_pinned() {
+            DB::migrator().run(&self.db.pool).await?;
+            return Ok(());
+        }
+        // Behind a transaction pooler, the migrator's session advisory lock
+        // would stay on whichever server connection took it (and its unlock
+        // could go to another): all migrations run in one transaction.
+        let mut tx = self.db.begin().await?;
+        DB::migrate_in(&mut tx).await?;
+        Ok(tx.commit().await?)
     }
 
     fn pool_status(&self) -> (u32, usize) {
-        (self.pool.size(), self.pool.num_idle())
+        (self.db.pool.size(), self.db.pool.num_idle())
     }
 
     async fn ping(&self) -> Result<()> {
-        let mut conn = self.pool.acquire().await?;
+        let mut conn = self.db.pool.acquire().await?;
         sqlx::Connection::ping(&mut *conn).await?;
         Ok(())
     }
 
     async fn close(&self) {
-        self.batch_pool.close().await;
-        self.pool.close().await;
+        self.batch_db.pool.close().await;
+        self.db.pool.close().await;
     }
 
     async fn seed_message_types(&self, rows: &[MessageTypeRow]) -> Result<()> {
@@ -47,7 +57,9 @@ impl<DB: Backend> Store for SqlStore<DB> {
     }
 
     async fn list_message_types(&self) -> Result<Vec<MessageTypeRow>> {
-        DB::list_message_types(&mut *self.pool.acquire().await?).await
+        let mut session = self.db.session().await?;
+        let value = DB::list_message_types(&mut session).await?;
+        session.done(value).await
     }
 
     async fn seed_integrations(&self, rows: &[IntegrationRow]) -> Result<()> {
@@ -57,7 +69,9 @@ impl<DB: Backend> Store for SqlStore<DB> {
     }
 
     async fn list_integrations(&self) -> Result<Vec<IntegrationRow>> {
-        DB::list_integrations(&mut *self.pool.acquire().await?).await
+        let mut session = self.db.session().await?;
+        let value = DB::list_integrations(&mut session).await?;
+        session.done(value).await
     }
 
     async fn seed_destinations(&self, rows: &[DestinationRow]) -> Result<()> {
@@ -67,7 +81,9 @@ impl<DB: Backend> Store for SqlStore<DB> {
     }
 
     async fn list_destinations(&self) -> Result<Vec<DestinationRow>> {
-        DB::list_destinations(&mut *self.pool.acquire().await?).await
+        let mut session = self.db.session().await?;
+        let value = DB::list_destinations(&mut session).await?;
+        session.done(value).await
     }
 
     async fn put_destination(&self, row: &DestinationRow) -> Result<Option<DestinationRow>> {
@@ -84,8 +100,11 @@ impl<DB: Backend> Store for SqlStore<DB> {
         lease_until: DateTime<Utc>,
         limit: i64,
     ) -> Result<Vec<ClaimedDelivery>> {
-        let mut conn = self.pool.acquire().await?;
-        DB::claim_deliveries(&mut conn, DB::CLAIM_DELIVERIES, destination, now, lease_until, limit).await
+        let mut session = self.db.session().await?;
+        let value =
+            DB::claim_deliveries(&mut session, DB::CLAIM_DELIVERIES, destination, now, lease_until, limit)
+                .await?;
+        session.done(value).await
     }
 
     async fn claim_line_head(
@@ -94,12 +113,16 @@ impl<DB: Backend> Store for SqlStore<DB> {
         now: DateTime<Utc>,
         lease_until: DateTime<Utc>,
     ) -> Result<Option<ClaimedDelivery>> {
-        let mut conn = self.pool.acquire().await?;
-        DB::claim_line_head(&mut conn, DB::CLAIM_LINE_HEAD, destination, now, lease_until).await
+        let mut session = self.db.session().await?;
+        let value =
+            DB::claim_line_head(&mut session, DB::CLAIM_LINE_HEAD, destination, now, lease_until).await?;
+        session.done(value).await
     }
 
     async fn delivery_queues(&self) -> Result<Vec<DeliveryQueue>> {
-        DB::delivery_queues(&mut *self.pool.acquire().await?).await
+        let mut session = self.db.session().await?;
+        let value = DB::delivery_queues(&mut session).await?;
+        session.done(value).await
     }
 
     async fn finish_delivery(&self, done: &FinishedAttempt) -> Result<()> {
@@ -109,7 +132,9 @@ impl<DB: Backend> Store for SqlStore<DB> {
     }
 
     async fn deliveries_of(&self, message_id: Uuid) -> Result<Vec<DeliveryReport>> {
-        DB::deliveries_of(&mut *self.pool.acquire().await?, message_id).await
+        let mut session = self.db.session().await?;
+        let value = DB::deliveries_of(&mut session, message_id).await?;
+        session.done(value).await
     }
 
     async fn redeliver(&self, message_id: Uuid, destination: Option<&str>) -> Result<Vec<String>> {
@@ -131,24 +156,34 @@ impl<DB: Backend> Store for SqlStore<DB> {
     }
 
     async fn get_message(&self, id: Uuid) -> Result<Option<MessageRow>> {
-        DB::get_message(&mut *self.pool.acquire().await?, id).await
+        let mut session = self.db.session().await?;
+        let value = DB::get_message(&mut session, id).await?;
+        session.done(value).await
     }
 
     async fn feed(&self, query: &FeedQuery<'_>) -> Result<FeedPage> {
-        DB::feed_page(&mut *self.pool.acquire().await?, DB::FEED_PAGE, query).await
+        let mut session = self.db.session().await?;
+        let value = DB::feed_page(&mut session, DB::FEED_PAGE, query).await?;
+        session.done(value).await
     }
 
     async fn count_messages(&self, scope: &Scope) -> Result<i64> {
-        DB::count_messages(&mut *self.pool.acquire().await?, scope).await
+        let mut session = self.db.session().await?;
+        let value = DB::count_messages(&mut session, scope).await?;
+        session.done(value).await
     }
 
     async fn insert_audit(&self, event: &NewAuditEvent) -> Result<()> {
         let at = Utc::now();
-        DB::insert_audits(&mut *self.pool.acquire().await?, &[(at, event.clone())]).await
+        let mut session = self.db.session().await?;
+        let value = DB::insert_audits(&mut session, &[(at, event.clone())]).await?;
+        session.done(value).await
     }
 
     async fn list_audit(&self, filter: &AuditFilter) -> Result<Vec<AuditEvent>> {
-        DB::list_audit(&mut *self.pool.acquire().await?, filter).await
+        let mut session = self.db.session().await?;
+        let value = DB::list_audit(&mut session, filter).await?;
+        session.done(value).await
     }
 
     async fn put_message_type(&self, row: &MessageTypeRow) -> Result<Option<MessageTypeRow>> {
@@ -166,19 +201,27 @@ impl<DB: Backend> Store for SqlStore<DB> {
     }
 
     async fn find_messages(&self, query: &MessageQuery) -> Result<Vec<MessageMeta>> {
-        DB::find_messages(&mut *self.pool.acquire().await?, query).await
+        let mut session = self.db.session().await?;
+        let value = DB::find_messages(&mut session, query).await?;
+        session.done(value).await
     }
 
     async fn activity(&self, since: DateTime<Utc>) -> Result<Vec<ActivityCount>> {
-        DB::activity(&mut *self.pool.acquire().await?, since).await
+        let mut session = self.db.session().await?;
+        let value = DB::activity(&mut session, since).await?;
+        session.done(value).await
     }
 
     async fn activity_series(&self, bounds: &[DateTime<Utc>]) -> Result<Vec<ActivityPoint>> {
-        DB::activity_series(&mut *self.pool.acquire().await?, bounds).await
+        let mut session = self.db.session().await?;
+        let value = DB::activity_series(&mut session, bounds).await?;
+        session.done(value).await
     }
 
     async fn delivery_backlog(&self) -> Result<Vec<crate::DeliveryBacklog>> {
-        DB::delivery_backlog(&mut *self.pool.acquire().await?).await
+        let mut session = self.db.session().await?;
+        let value = DB::delivery_backlog(&mut session).await?;
+        session.done(value).await
     }
 
     async fn retention_step(
@@ -188,14 +231,20 @@ impl<DB: Backend> Store for SqlStore<DB> {
         now: DateTime<Utc>,
         batch: i64,
     ) -> Result<u64> {
-        DB::retention_step(&mut *self.pool.acquire().await?, step, cutoff, now, batch).await
+        let mut session = self.db.session().await?;
+        let value = DB::retention_step(&mut session, step, cutoff, now, batch).await?;
+        session.done(value).await
     }
 
     async fn purge_keys(&self, which: KeyPurge<'_>, cutoff: DateTime<Utc>, batch: i64) -> Result<u64> {
-        DB::purge_keys(&mut *self.pool.acquire().await?, which, cutoff, batch).await
+        let mut session = self.db.session().await?;
+        let value = DB::purge_keys(&mut session, which, cutoff, batch).await?;
+        session.done(value).await
     }
 
     async fn next_ack_number(&self, scope: &Scope, partner: &str) -> Result<i64> {
-        DB::next_ack_number(&mut *self.pool.acquire().await?, scope, partner).await
+        let mut session = self.db.session().await?;
+        let value = DB::next_ack_number(&mut session, scope, partner).await?;
+        session.done(value).await
     }
 }

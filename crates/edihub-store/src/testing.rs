@@ -4,13 +4,15 @@
 //! server named by `EDIHUB_TEST_DATABASE_URL`, else `DATABASE_URL` when it is a
 //! PostgreSQL URL, else `postgres://postgres@127.0.0.1:5432/postgres`, and drop
 //! it afterwards. `make test` makes sure such a server exists. SQLite tests use
-//! a file in the temp directory, removed on drop.
+//! a file in the temp directory, removed on drop. With `EDIHUB_TEST_POOLER_URL`
+//! (PgBouncer in transaction mode in front of that server), the stores
+//! connect through the pooler instead, as [`crate::Pooler::Transaction`].
 
 use std::sync::Arc;
 
 use sqlx::Connection;
 
-use crate::{PoolSettings, Store};
+use crate::{PoolSettings, Pooler, Store};
 
 /// Which database a test runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +42,13 @@ pub fn pg_admin_url() -> String {
         Ok(url) if url.starts_with("postgres") => url,
         _ => "postgres://postgres@127.0.0.1:5432/postgres".to_string(),
     }
+}
+
+/// The connection pooler (PgBouncer in transaction mode) the stores of
+/// PostgreSQL tests connect through, from `EDIHUB_TEST_POOLER_URL`; the
+/// databases are still created and dropped on [`pg_admin_url`] directly.
+pub fn pg_pooler_url() -> Option<String> {
+    std::env::var("EDIHUB_TEST_POOLER_URL").ok().filter(|url| !url.is_empty())
 }
 
 /// `admin` with its database name replaced by `name`, query kept.
@@ -73,14 +82,35 @@ impl TestDb {
                     .unwrap_or_else(|e| panic!("test PostgreSQL at {admin} unreachable: {e}"));
                 let sql = format!("CREATE DATABASE {name}");
                 sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&mut conn).await.expect("create database");
-                TestDb { url: with_database(&admin, &name), backend, name }
+                let server = pg_pooler_url().unwrap_or(admin);
+                TestDb { url: with_database(&server, &name), backend, name }
             }
+        }
+    }
+
+    /// The URL of this database on the server itself, never through the
+    /// test pooler: for a test's own connections, whose prepared statements
+    /// a transaction pooler would not keep.
+    pub fn direct_url(&self) -> String {
+        match self.backend {
+            Backend::Sqlite => self.url.clone(),
+            Backend::Postgres => with_database(&pg_admin_url(), &self.name),
+        }
+    }
+
+    /// The pool settings a store on this database needs: behind the test
+    /// pooler (see [`pg_pooler_url`]), [`Pooler::Transaction`].
+    pub fn pool_settings(&self) -> PoolSettings {
+        let pooled = self.backend == Backend::Postgres && pg_pooler_url().is_some();
+        PoolSettings {
+            pooler: if pooled { Pooler::Transaction } else { Pooler::None },
+            ..PoolSettings::default()
         }
     }
 
     /// Connects and migrates a store on this database.
     pub async fn store(&self) -> Arc<dyn Store> {
-        let store = crate::connect(&self.url, &PoolSettings::default()).await.expect("connect");
+        let store = crate::connect(&self.url, &self.pool_settings()).await.expect("connect");
         store.migrate().await.expect("migrate");
         store
     }

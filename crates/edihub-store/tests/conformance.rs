@@ -2,6 +2,7 @@
 
 use edihub_store::conformance::{self, StoreRef};
 use edihub_store::testing::{Backend, TestDb};
+use edihub_store::{PoolSettings, Pooler};
 
 async fn run<F, Fut>(backend: Backend, check: F)
 where
@@ -111,4 +112,53 @@ async fn sqlite_feed_waits_for_an_older_open_transaction() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn postgres_feed_waits_for_an_older_open_transaction() {
     conformance::feed_waits_for_an_older_open_transaction(&TestDb::new(Backend::Postgres).await).await;
+}
+
+/// A store set up for a transaction pooler, connected directly here: its
+/// migrations (one transaction under `pg_advisory_xact_lock`) apply once
+/// however many replicas start together, and it stores and finds messages.
+/// The suite above runs through a real PgBouncer in `make test`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_pooler_settings_migrate_once_and_ingest() {
+    let db = TestDb::new(Backend::Postgres).await;
+    let settings = PoolSettings { pooler: Pooler::Transaction, ..PoolSettings::default() };
+    let mut replicas = Vec::new();
+    for _ in 0..4 {
+        replicas.push(edihub_store::connect(&db.url, &settings).await.expect("connect"));
+    }
+    // All at once, as replicas starting together do.
+    let migrations: Vec<_> = replicas
+        .iter()
+        .map(|store| {
+            let store = store.clone();
+            tokio::spawn(async move { store.migrate().await })
+        })
+        .collect();
+    for migration in migrations {
+        migration.await.expect("task").expect("every replica's migrate succeeds");
+    }
+    let applied: i64 = {
+        use sqlx::Connection;
+        let mut conn = sqlx::PgConnection::connect(&db.direct_url()).await.expect("direct");
+        sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations").fetch_one(&mut conn).await.expect("count")
+    };
+    let expected = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../../migrations/postgres"))
+        .expect("migrations")
+        .filter(|e| e.as_ref().is_ok_and(|e| e.path().extension().is_some_and(|x| x == "sql")))
+        .count();
+    assert_eq!(applied, expected as i64, "each migration applied once");
+    conformance::new_then_duplicate(replicas[0].clone()).await;
+    for store in replicas {
+        store.close().await;
+    }
+}
+
+/// A transaction pooler with an SQLite file is refused: there is no server.
+#[tokio::test]
+async fn sqlite_refuses_a_pooler() {
+    let db = TestDb::new(Backend::Sqlite).await;
+    let settings = PoolSettings { pooler: Pooler::Transaction, ..PoolSettings::default() };
+    let err = edihub_store::connect(&db.url, &settings).await.expect_err("refused");
+    assert!(matches!(err, edihub_store::StoreError::PoolerWithoutServer), "{err}");
+    assert!(!std::path::Path::new(db.url.trim_start_matches("sqlite://")).exists(), "no file created");
 }

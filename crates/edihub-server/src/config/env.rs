@@ -21,7 +21,7 @@ use figment::providers::Env;
 use super::Config;
 
 /// `EDIHUB_*` variables the binary reads itself; they are not configuration keys.
-const OWN_VARIABLES: &[&str] = &["CONFIG", "LOG", "TEST_DATABASE_URL", "URL", "KEY"];
+const OWN_VARIABLES: &[&str] = &["CONFIG", "LOG", "TEST_DATABASE_URL", "TEST_POOLER_URL", "URL", "KEY"];
 
 /// `EDIHUB_SECRET_*` variables hold webhook secrets (the default
 /// `webhook_secret_prefix`): never settings, and never worth a warning.

@@ -57,6 +57,12 @@ pub struct Config {
     pub database_max_connections: u32,
     /// Seconds a request waits for a database connection before answering 503.
     pub database_acquire_timeout_secs: u64,
+    /// What sits between edihub and PostgreSQL: `none` (a direct connection,
+    /// or a pooler in session mode) or `transaction` (a pooler in
+    /// transaction mode, such as PgBouncer with `pool_mode = transaction`).
+    /// With `transaction`, every unit of work runs in a transaction and no
+    /// prepared statement outlives it (docs/scale.md, "PgBouncer").
+    pub database_pooler: String,
     /// Apply pending migrations when `serve` starts.
     pub auto_migrate: bool,
     /// Seconds between reloads of message types from the database, so edits
@@ -123,6 +129,7 @@ impl Default for Config {
             max_inflight_webhook_body_bytes: 4 * 1024 * 1024,
             database_max_connections: 16,
             database_acquire_timeout_secs: 5,
+            database_pooler: "none".into(),
             auto_migrate: true,
             catalog_refresh_secs: 30,
             log_format: "text".into(),
@@ -227,6 +234,7 @@ impl std::fmt::Debug for Config {
             .field("max_idocs_per_packet", &self.max_idocs_per_packet)
             .field("max_inflight_body_bytes", &self.max_inflight_body_bytes)
             .field("database_max_connections", &self.database_max_connections)
+            .field("database_pooler", &self.database_pooler)
             .field("request_timeout_secs", &self.request_timeout_secs)
             .field("max_connections", &self.max_connections)
             .field("max_connections_per_address", &self.max_connections_per_address)

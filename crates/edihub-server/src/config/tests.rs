@@ -62,6 +62,12 @@ fn refusals_name_the_key() {
         (format!("listen = \"nope\"\n{b}"), "listen"),
         (format!("database_url = \"mysql://x\"\n{b}"), "database_url"),
         (format!("log_format = \"xml\"\n{b}"), "log_format"),
+        (
+            format!("database_url = \"postgres://db/e\"\ndatabase_pooler = \"pgbouncer\"\n{b}"),
+            "database_pooler",
+        ),
+        // SQLite (the default database_url) has no server to pool.
+        (format!("database_pooler = \"transaction\"\n{b}"), "database_pooler"),
         (format!("max_body_bytes = \"big\"\n{b}"), "max_body_bytes"),
         (format!("max_inflight_body_bytes = 0\n{b}"), "max_inflight_body_bytes"),
         (format!("max_inflight_webhook_body_bytes = 0\n{b}"), "max_inflight_webhook_body_bytes"),
@@ -153,6 +159,11 @@ fn environment_overrides_the_file() {
         assert_eq!(c.listen, "0.0.0.0:9999");
         assert_eq!(c.database_url, "postgres://db/plain");
         assert_eq!(c.retention.messages_days, 7);
+        assert_eq!(c.database_pooler, "none");
+        jail.set_env("EDIHUB_DATABASE_POOLER", "transaction");
+        let c = Config::load(Some(std::path::Path::new("edihub.toml"))).expect("loads");
+        assert_eq!(c.database_pooler, "transaction");
+        assert_eq!(crate::pool_settings(&c).pooler, edihub_store::Pooler::Transaction);
         jail.set_env("EDIHUB_DATABASE_URL", "postgres://db/edihub");
         let c = Config::load(Some(std::path::Path::new("edihub.toml"))).expect("loads");
         assert_eq!(c.database_url, "postgres://db/edihub", "EDIHUB_ wins over DATABASE_URL");

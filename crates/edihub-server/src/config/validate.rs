@@ -116,6 +116,17 @@ impl Config {
         if self.database_max_connections == 0 {
             return Err(ConfigError::new("database_max_connections", "must be greater than 0"));
         }
+        match self.database_pooler.as_str() {
+            "none" => {}
+            "transaction" if !url.starts_with("sqlite:") => {}
+            "transaction" => {
+                return Err(ConfigError::new(
+                    "database_pooler",
+                    "`transaction` applies to a PostgreSQL database_url, not to SQLite",
+                ));
+            }
+            _ => return Err(ConfigError::new("database_pooler", "must be `none` or `transaction`")),
+        }
         if !matches!(self.log_format.as_str(), "text" | "json") {
             return Err(ConfigError::new("log_format", "must be `text` or `json`"));
         }

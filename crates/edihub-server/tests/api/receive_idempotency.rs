@@ -61,7 +61,7 @@ async fn key_kept_as_a_rendered_response_replays_it_unchanged(backend: Backend) 
         String::from_utf8(first.body.to_vec()).unwrap().replacen('{', r#"{"kept_by":"earlier edihub","#, 1);
     let sql =
         "UPDATE idempotency_keys SET status_code = 202, response_body = $1, answer = NULL WHERE key = $2";
-    let url = &app.state.config.database_url;
+    let url = &app.direct_database_url();
     let updated = match app.backend() {
         Backend::Postgres => {
             let pool = sqlx::PgPool::connect(url).await.expect("connect");

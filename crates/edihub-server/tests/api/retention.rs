@@ -51,7 +51,7 @@ enum Db {
 
 impl Db {
     async fn open(app: &TestApp) -> Db {
-        let url = &app.state.config.database_url;
+        let url = &app.direct_database_url();
         match app.backend() {
             Backend::Postgres => Db::Pg(sqlx::PgPool::connect(url).await.expect("connect")),
             Backend::Sqlite => Db::Lite(sqlx::SqlitePool::connect(url).await.expect("connect")),

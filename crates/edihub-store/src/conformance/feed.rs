@@ -218,7 +218,9 @@ pub async fn feed_waits_for_an_older_open_transaction(db: &TestDb) {
     };
     let b = match db.backend {
         Backend::Postgres => {
-            let mut conn = sqlx::PgConnection::connect(&db.url).await.expect("connect");
+            // The test's own connection goes to the server directly, never
+            // through the test pooler (its statements are prepared ones).
+            let mut conn = sqlx::PgConnection::connect(&db.direct_url()).await.expect("connect");
             let mut tx = conn.begin().await.expect("begin");
             insert_row(&mut *tx, &scope, slow).await;
             let b = ingest_b(store.clone(), scope.clone()).await;

@@ -87,8 +87,9 @@ impl<DB: Backend> SqlStore<DB> {
     /// ordinary transaction replays or refuses it at once).
     async fn key_taken(&self, req: &IngestRequest<'_>) -> Result<bool> {
         let Some(key) = &req.key else { return Ok(false) };
-        let mut conn = self.pool.acquire().await?;
-        Ok(!DB::key_states(&mut conn, &[(req.scope, key)]).await?.is_empty())
+        let mut session = self.db.session().await?;
+        let states = DB::key_states(&mut session, &[(req.scope, key)]).await?;
+        session.done(!states.is_empty()).await
     }
 
     /// A large packet, one transaction per chunk (see [`packet`]).

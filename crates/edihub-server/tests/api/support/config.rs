@@ -201,7 +201,11 @@ impl TestConfig {
     /// The configuration on `database_url`, validated; a refusal fails the
     /// test naming the key, as the server would at start.
     pub fn build(self, database_url: &str) -> Config {
-        let config = Config { database_url: database_url.into(), ..self.config };
+        // Behind the test pooler (`EDIHUB_TEST_POOLER_URL`), PostgreSQL
+        // URLs name PgBouncer in transaction mode.
+        let pooled = database_url.starts_with("postgres") && edihub_store::testing::pg_pooler_url().is_some();
+        let database_pooler = if pooled { "transaction".into() } else { self.config.database_pooler };
+        let config = Config { database_url: database_url.into(), database_pooler, ..self.config };
         config
             .validated(SecretSource::Fixed(self.secrets))
             .unwrap_or_else(|e| panic!("test config refused: {e}"))

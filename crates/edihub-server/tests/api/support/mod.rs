@@ -131,6 +131,12 @@ impl TestApp {
         TestApp { state, router, db }
     }
 
+    /// The app's database for the test's own connections (never through
+    /// the test pooler, see `TestDb::direct_url`).
+    pub fn direct_database_url(&self) -> String {
+        self.db.direct_url()
+    }
+
     /// Which backend this app runs on.
     pub fn backend(&self) -> Backend {
         self.db.backend

@@ -3,7 +3,6 @@
 //! claim, message and kept answer commit together (see [`super`]).
 
 use chrono::{DateTime, Utc};
-use sqlx::Pool;
 use uuid::Uuid;
 
 use super::settle::row;
@@ -11,13 +10,14 @@ use super::{Queued, Verdict};
 use crate::backend::Backend;
 use crate::ingest::decide::{duplicate_of, kept, repeat};
 use crate::ingest::statements::{Claim, Row};
+use crate::session::Sessions;
 use crate::{Answer, DetectedBy, IngestOutcome, MessageOutcome, NewAuditEvent, Result, StoreError};
 
 /// Settles one batch of requests with keys. On PostgreSQL the batch is
 /// first one statement (unless a key has a window); what it leaves (requests whose fingerprint has a
 /// holder) is settled as a batch of its own by the transaction, as every
 /// keyed batch is on SQLite and when the statement fails.
-pub(super) async fn with_keys<DB: Backend>(pool: &Pool<DB>, items: &[&Queued]) -> Vec<Verdict> {
+pub(super) async fn with_keys<DB: Backend>(pool: &Sessions<DB>, items: &[&Queued]) -> Vec<Verdict> {
     // A claim with a window (an interchange's) may have to release an
     // expired claim first, which only the transaction does.
     let windowed = items.iter().any(|q| q.key.as_ref().is_some_and(|k| k.window_seconds.is_some()));
@@ -46,7 +46,7 @@ pub(super) async fn with_keys<DB: Backend>(pool: &Pool<DB>, items: &[&Queued]) -
 /// Claims, messages, duplicates and kept answers in one transaction; then
 /// the repeats of keys claimed before, read after the commit. An error
 /// leaves everything undecided.
-async fn in_one_transaction<DB: Backend>(pool: &Pool<DB>, items: &[&Queued]) -> Vec<Verdict> {
+async fn in_one_transaction<DB: Backend>(pool: &Sessions<DB>, items: &[&Queued]) -> Vec<Verdict> {
     let mut verdicts = vec![Verdict::Undecided; items.len()];
     match claimed_in_one_transaction(pool, items, &mut verdicts).await {
         Ok(claimed) => settle_unclaimed(pool, items, &claimed, &mut verdicts).await,
@@ -62,7 +62,7 @@ async fn in_one_transaction<DB: Backend>(pool: &Pool<DB>, items: &[&Queued]) -> 
 /// now (an earlier request's, or this batch's), answered from it. One whose
 /// key has no kept answer stays undecided.
 async fn settle_unclaimed<DB: Backend>(
-    pool: &Pool<DB>,
+    pool: &Sessions<DB>,
     items: &[&Queued],
     claimed: &[bool],
     verdicts: &mut [Verdict],
@@ -116,15 +116,16 @@ fn claims<'a>(items: &[&'a Queued], expected: &'a [(String, Option<Uuid>)]) -> R
 /// the transaction instead. Any other unclaimed key is a repeat, settled
 /// after.
 async fn claimed_in_one_statement<DB: Backend>(
-    pool: &Pool<DB>,
+    pool: &Sessions<DB>,
     items: &[&Queued],
     verdicts: &mut [Verdict],
 ) -> Result<Vec<bool>> {
     let (accepted, expected) = expected_answers(items)?;
     let claims = claims(items, &expected)?;
     let rows: Vec<Row<'_>> = items.iter().map(|q| row(q)).collect();
-    let mut conn = pool.acquire().await?;
-    let inserted = DB::claim_and_insert(&mut conn, &claims, &rows).await?;
+    let mut session = pool.session().await?;
+    let inserted = DB::claim_and_insert(&mut session, &claims, &rows).await?;
+    let inserted = session.done(inserted).await?;
     let claimed: Vec<bool> = items.iter().map(|q| inserted.contains(&q.message.id)).collect();
     for ((verdict, answer), claimed) in verdicts.iter_mut().zip(accepted).zip(&claimed) {
         if *claimed {
@@ -142,13 +143,13 @@ async fn claimed_in_one_statement<DB: Backend>(
 /// vanished holder rolls the batch back and leaves it to each request's
 /// transaction.
 async fn claimed_in_one_transaction<DB: Backend>(
-    pool: &Pool<DB>,
+    pool: &Sessions<DB>,
     items: &[&Queued],
     verdicts: &mut [Verdict],
 ) -> Result<Vec<bool>> {
     let (accepted, expected) = expected_answers(items)?;
     let claims = claims(items, &expected)?;
-    let mut tx = pool.begin_with(DB::BEGIN).await?;
+    let mut tx = pool.begin().await?;
     DB::release_expired_keys(&mut tx, &claims).await?;
     let claimed = DB::claim_keys(&mut tx, &claims).await?;
     let winners: Vec<usize> = (0..items.len()).filter(|i| claimed[*i]).collect();
@@ -215,15 +216,15 @@ async fn settle_duplicates<DB: Backend>(
 /// Answers the items at `repeats` from their keys' kept answers, auditing
 /// each repeat.
 async fn settle_repeats<DB: Backend>(
-    pool: &Pool<DB>,
+    pool: &Sessions<DB>,
     items: &[&Queued],
     repeats: &[usize],
     verdicts: &mut [Verdict],
 ) -> Result<()> {
-    let mut conn = pool.acquire().await?;
+    let mut session = pool.session().await?;
     let keys: Vec<_> =
         repeats.iter().filter_map(|i| Some((&items[*i].scope, items[*i].key.as_ref()?))).collect();
-    let states = DB::key_states(&mut conn, &keys).await?;
+    let states = DB::key_states(&mut session, &keys).await?;
     let mut decided: Vec<(usize, IngestOutcome)> = Vec::new();
     let mut events: Vec<(DateTime<Utc>, NewAuditEvent)> = Vec::new();
     for &i in repeats {
@@ -235,8 +236,9 @@ async fn settle_repeats<DB: Backend>(
         }
     }
     if !events.is_empty() {
-        DB::insert_audits(&mut conn, &events).await?;
+        DB::insert_audits(&mut session, &events).await?;
     }
+    session.done(()).await?;
     decided.into_iter().for_each(|(i, outcome)| verdicts[i] = Verdict::Outcome(outcome));
     Ok(())
 }

@@ -49,6 +49,7 @@ use chrono::{DateTime, Utc};
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use crate::backend::Backend;
+use crate::session::Sessions;
 use crate::{IngestOutcome, KeyClaim, MessageSummary, NewMessage, Result, Scope, StoreError};
 
 mod keyed;
@@ -125,7 +126,7 @@ impl Batchers {
     /// `keyed: None` makes the two share the plain slots (SQLite, whose
     /// single writer makes a second batch wait anyway). The dispatchers end
     /// when the last clone is dropped.
-    pub(crate) fn spawn<DB: Backend>(pool: sqlx::Pool<DB>, plain: usize, keyed: Option<usize>) -> Batchers {
+    pub(crate) fn spawn<DB: Backend>(pool: Sessions<DB>, plain: usize, keyed: Option<usize>) -> Batchers {
         let plain_slots = Arc::new(Semaphore::new(plain.max(1)));
         let keyed_slots = match keyed {
             Some(n) => Arc::new(Semaphore::new(n.max(1))),
@@ -178,7 +179,7 @@ impl Batchers {
 async fn dispatch<DB: Backend>(
     mut rx: mpsc::UnboundedReceiver<Job>,
     slots: Arc<Semaphore>,
-    pool: sqlx::Pool<DB>,
+    pool: Sessions<DB>,
     keyed: bool,
 ) {
     while let Some(first) = rx.recv().await {

@@ -7,7 +7,6 @@
 //! it did was committed, and each request runs its own transaction, so one
 //! bad row cannot fail its neighbours' requests.
 
-use sqlx::Pool;
 use uuid::Uuid;
 
 use super::{Queued, Verdict};
@@ -15,6 +14,7 @@ use crate::Scope;
 use crate::backend::Backend;
 use crate::ingest::decide::duplicate_of;
 use crate::ingest::statements::Row;
+use crate::session::Sessions;
 
 pub(super) fn row(q: &Queued) -> Row<'_> {
     Row { scope: &q.scope, now: q.now, message: &q.message, payload_holder: None }
@@ -31,12 +31,15 @@ fn unsettled_claims<'a>(items: &[&'a Queued], inserted: &[Uuid]) -> Vec<(&'a Sco
 
 /// Settles one batch of requests without a key: the insert in autocommit,
 /// then their plain duplicates.
-pub(super) async fn without_keys<DB: Backend>(pool: &Pool<DB>, items: &[&Queued]) -> Vec<Verdict> {
+pub(super) async fn without_keys<DB: Backend>(pool: &Sessions<DB>, items: &[&Queued]) -> Vec<Verdict> {
     let mut verdicts = vec![Verdict::Undecided; items.len()];
     let settled = async {
-        let mut conn = pool.acquire().await?;
+        let mut session = pool.session().await?;
         let rows: Vec<Row<'_>> = items.iter().map(|q| row(q)).collect();
-        let inserted = DB::insert_messages(&mut conn, &rows).await?;
+        let inserted = DB::insert_messages(&mut session, &rows).await?;
+        // Committed before any row counts as stored (behind a pooler the
+        // session is a transaction); the duplicates are a second one.
+        let inserted = session.done(inserted).await?;
         for (q, v) in items.iter().zip(verdicts.iter_mut()) {
             if inserted.contains(&q.message.id) {
                 *v = Verdict::Inserted;
@@ -46,7 +49,8 @@ pub(super) async fn without_keys<DB: Backend>(pool: &Pool<DB>, items: &[&Queued]
         if claims.is_empty() {
             return Ok(());
         }
-        let holders = DB::holders(&mut conn, &claims).await?;
+        let mut session = pool.session().await?;
+        let holders = DB::holders(&mut session, &claims).await?;
         let mut events = Vec::new();
         let mut duplicates = Vec::new();
         for (i, q) in items.iter().enumerate() {
@@ -58,10 +62,11 @@ pub(super) async fn without_keys<DB: Backend>(pool: &Pool<DB>, items: &[&Queued]
             }
         }
         if !events.is_empty() {
-            // Until their events are written, the duplicates stay undecided.
-            DB::insert_audits(&mut conn, &events).await?;
-            duplicates.into_iter().for_each(|(i, existing)| verdicts[i] = Verdict::Duplicate(existing));
+            DB::insert_audits(&mut session, &events).await?;
         }
+        // Until their events are committed, the duplicates stay undecided.
+        session.done(()).await?;
+        duplicates.into_iter().for_each(|(i, existing)| verdicts[i] = Verdict::Duplicate(existing));
         Ok::<_, crate::StoreError>(())
     };
     if let Err(e) = settled.await {
