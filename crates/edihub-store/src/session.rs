@@ -29,7 +29,7 @@ use std::ops::{Deref, DerefMut};
 use sqlx::pool::PoolConnection;
 use sqlx::{Database, Pool, Transaction};
 
-use crate::Result;
+use crate::{Result, StoreError};
 
 /// What starts a unit of work behind a transaction pooler.
 const PINNED_BEGIN: &str = "BEGIN; DEALLOCATE ALL";
@@ -70,9 +70,24 @@ impl<DB: Database> Sessions<DB> {
         self.pinned
     }
 
-    /// Starts a write transaction.
+    /// Starts a write transaction, safe to cancel.
+    ///
+    /// sqlx's `begin` is not: dropped after its `BEGIN` went out but before
+    /// the answer came back, it returns the connection to the pool inside a
+    /// transaction sqlx does not know about (its rollback guard acts only
+    /// once the transaction is counted). The next autocommit statement on
+    /// that connection would then run inside that transaction, uncommitted,
+    /// while the request it served is answered as stored. A request's future
+    /// is dropped whenever its client goes away (seen under load:
+    /// PostgreSQL's "there is already a transaction in progress"), so the
+    /// `BEGIN` runs in a task of its own, which always completes; a
+    /// transaction whose caller is gone is then dropped, which rolls it back.
     pub(crate) async fn begin(&self) -> Result<Transaction<'static, DB>> {
-        Ok(self.pool.begin_with(self.begin).await?)
+        let (pool, begin) = (self.pool.clone(), self.begin);
+        match tokio::spawn(async move { pool.begin_with(begin).await }).await {
+            Ok(begun) => Ok(begun?),
+            Err(e) => Err(StoreError::Invariant(format!("starting a transaction: {e}"))),
+        }
     }
 
     /// Starts a unit of work that needs no transaction of its own: a pooled
