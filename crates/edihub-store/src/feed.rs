@@ -15,7 +15,9 @@
 //! reused, so a cursor at a purged message still continues after it.
 //!
 //! A packet's messages share one stored body (kept with its first message):
-//! a page reads each body once and its messages share it.
+//! a page reads each body once and its messages share it. A delivery reads
+//! one message at a time ([`StoredMessage`]): it learns where the body is
+//! and reads it only when its caller does not hold that body already.
 
 use std::collections::HashMap;
 
@@ -27,6 +29,13 @@ use crate::{MessageMeta, Result, Scope};
 
 /// The body of a message stored without its own (a packet's later IDocs).
 const PAYLOAD_OF: &str = "SELECT payload FROM messages WHERE id = $1";
+/// One message, the id of the row holding its body, and that body only
+/// when the message holds it itself.
+const STORED_MESSAGE: &str = "SELECT id, tenant_id, environment_id, message_type, mestyp, docnum, \
+    sender, key_fingerprint AS fingerprint, fingerprint_basis, fingerprint_expires_at, \
+    (fingerprint IS NOT NULL) AS fingerprint_active, idempotency_key, provider_event_id, \
+    packet_index, content_type, received_at, payload_message_id, \
+    CASE WHEN payload_message_id IS NULL THEN payload END AS own_payload FROM messages WHERE id = $1";
 
 /// Where a consumer is in its environment's feed; opaque to consumers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -76,6 +85,27 @@ pub struct FeedPage {
     pub next: Option<FeedPosition>,
 }
 
+/// A message as a delivery sends it: its metadata and where its body is.
+#[derive(Debug, Clone)]
+pub struct StoredMessage {
+    /// Its metadata.
+    pub meta: MessageMeta,
+    /// The message whose row holds the body: its own id, or its packet's
+    /// first message (read it with [`crate::Store::message_body`]).
+    pub body_id: Uuid,
+    /// The body, when the message holds it itself.
+    pub own_body: Option<Bytes>,
+}
+
+/// A row of [`STORED_MESSAGE`].
+#[derive(Debug, sqlx::FromRow)]
+pub(crate) struct StoredRow {
+    #[sqlx(flatten)]
+    meta: MessageMeta,
+    payload_message_id: Option<Uuid>,
+    own_payload: Option<Vec<u8>>,
+}
+
 /// A row of [`crate::backend::Backend::FEED_PAGE`].
 #[derive(Debug, sqlx::FromRow)]
 pub(crate) struct FeedRow {
@@ -97,6 +127,16 @@ pub(crate) trait FeedSql: sqlx::Database {
         statement: &'static str,
         query: &FeedQuery<'_>,
     ) -> impl Future<Output = Result<FeedPage>> + Send;
+    /// One message with the id of its body's row (and the body, if its own).
+    fn stored_message(
+        conn: &mut Self::Connection,
+        id: Uuid,
+    ) -> impl Future<Output = Result<Option<StoredMessage>>> + Send;
+    /// The body held by message `body_id`; `None` if it is gone (purged).
+    fn message_body(
+        conn: &mut Self::Connection,
+        body_id: Uuid,
+    ) -> impl Future<Output = Result<Option<Bytes>>> + Send;
 }
 
 impl<DB> FeedSql for DB
@@ -110,7 +150,24 @@ where
     for<'e> i64: Encode<'e, DB> + Type<DB>,
     for<'r> (Vec<u8>,): FromRow<'r, DB::Row>,
     for<'r> FeedRow: FromRow<'r, DB::Row>,
+    for<'r> StoredRow: FromRow<'r, DB::Row>,
 {
+    async fn stored_message(conn: &mut DB::Connection, id: Uuid) -> Result<Option<StoredMessage>> {
+        let row: Option<StoredRow> =
+            sqlx::query_as(STORED_MESSAGE).bind(id).fetch_optional(&mut *conn).await?;
+        Ok(row.map(|r| StoredMessage {
+            body_id: r.payload_message_id.unwrap_or(r.meta.id),
+            own_body: r.own_payload.map(Bytes::from),
+            meta: r.meta,
+        }))
+    }
+
+    async fn message_body(conn: &mut DB::Connection, body_id: Uuid) -> Result<Option<Bytes>> {
+        let body: Option<(Vec<u8>,)> =
+            sqlx::query_as(PAYLOAD_OF).bind(body_id).fetch_optional(&mut *conn).await?;
+        Ok(body.map(|(b,)| Bytes::from(b)))
+    }
+
     async fn feed_page(
         conn: &mut DB::Connection,
         statement: &'static str,

@@ -84,7 +84,7 @@ pub use console::{ACCEPTED, ActivityCount, ActivityPoint, SIGNATURE_REJECTED, se
 pub use delivery_backlog::DeliveryBacklog;
 pub use destinations::DestinationRow;
 pub use error::{Result, StoreError};
-pub use feed::{FeedMessage, FeedPage, FeedPosition, FeedQuery};
+pub use feed::{FeedMessage, FeedPage, FeedPosition, FeedQuery, StoredMessage};
 pub use model::*;
 pub use outbox::{
     AttemptRow, ClaimedDelivery, DELIVERED, DeliveryQueue, DeliveryReport, DeliveryRow, FAILED,
@@ -189,7 +189,12 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     async fn delivery_queues(&self) -> Result<Vec<DeliveryQueue>>;
     /// Records a claimed delivery's attempt and verdict, releasing its
     /// lease; `Verdict::Failed` is audited as `delivery.failed`.
-    async fn finish_delivery(&self, done: &FinishedAttempt) -> Result<()>;
+    async fn finish_delivery(&self, done: &FinishedAttempt) -> Result<()> {
+        self.finish_deliveries(std::slice::from_ref(done)).await
+    }
+    /// Records several attempts as [`Store::finish_delivery`] does, in one
+    /// transaction: the workers' attempts that end together share a commit.
+    async fn finish_deliveries(&self, done: &[FinishedAttempt]) -> Result<()>;
     /// A message's deliveries with their attempts, by destination.
     async fn deliveries_of(&self, message_id: uuid::Uuid) -> Result<Vec<DeliveryReport>>;
     /// Makes a message's deliveries (or the one to `destination`) due now,
@@ -203,6 +208,13 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     async fn ingest(&self, req: IngestRequest<'_>) -> Result<IngestOutcome>;
     /// A message by id, payload included.
     async fn get_message(&self, id: uuid::Uuid) -> Result<Option<MessageRow>>;
+    /// A message by id with the id of the row holding its body, and that
+    /// body only if it is the message's own: a packet's deliveries read the
+    /// shared body once ([`Store::message_body`]) instead of once each.
+    async fn stored_message(&self, id: uuid::Uuid) -> Result<Option<StoredMessage>>;
+    /// The body held by message `body_id` ([`StoredMessage::body_id`]);
+    /// `None` once purged.
+    async fn message_body(&self, body_id: uuid::Uuid) -> Result<Option<bytes::Bytes>>;
     /// One page of an environment's pull feed: the messages after
     /// `query.after`, oldest first. Following [`FeedPage::next`] yields
     /// every message once, in a stable order, even when transactions commit

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::backend::{Backend, SqlStore};
-use crate::feed::{FeedPage, FeedQuery};
+use crate::feed::{FeedPage, FeedQuery, StoredMessage};
 use crate::{
     ActivityCount, ActivityPoint, AuditEvent, AuditFilter, ClaimedDelivery, DeliveryQueue, DeliveryReport,
     DestinationRow, FinishedAttempt, IngestOutcome, IngestRequest, IntegrationRow, KeyPurge, MessageMeta,
@@ -125,9 +125,12 @@ impl<DB: Backend> Store for SqlStore<DB> {
         session.done(value).await
     }
 
-    async fn finish_delivery(&self, done: &FinishedAttempt) -> Result<()> {
+    async fn finish_deliveries(&self, done: &[FinishedAttempt]) -> Result<()> {
         let mut tx = self.begin().await?;
-        DB::finish_delivery(&mut tx, done, Utc::now()).await?;
+        let now = Utc::now();
+        for d in done {
+            DB::finish_delivery(&mut tx, d, now).await?;
+        }
         Ok(tx.commit().await?)
     }
 
@@ -159,6 +162,14 @@ impl<DB: Backend> Store for SqlStore<DB> {
         let mut session = self.db.session().await?;
         let value = DB::get_message(&mut session, id).await?;
         session.done(value).await
+    }
+
+    async fn stored_message(&self, id: Uuid) -> Result<Option<StoredMessage>> {
+        DB::stored_message(&mut *self.pool.acquire().await?, id).await
+    }
+
+    async fn message_body(&self, body_id: Uuid) -> Result<Option<bytes::Bytes>> {
+        DB::message_body(&mut *self.pool.acquire().await?, body_id).await
     }
 
     async fn feed(&self, query: &FeedQuery<'_>) -> Result<FeedPage> {

@@ -65,6 +65,7 @@ suite!(
     lease_claim_is_exclusive,
     deliveries_finish_fail_and_replay,
     a_stale_verdict_does_not_overwrite_a_newer_lease,
+    attempts_recorded_together,
     purged_messages_drop_their_deliveries,
     fifo_line_claims_the_head_in_order,
     fifo_line_claims_are_exclusive,

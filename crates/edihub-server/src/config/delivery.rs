@@ -17,8 +17,9 @@ pub struct DeliveryConfig {
     /// `1h`, `1d`); after the last one fails the delivery is `failed`.
     /// Each delay gets ±20 % jitter; a receiver's `Retry-After` may lengthen it.
     pub retry_schedule: Vec<String>,
-    /// How often the workers look for due deliveries when idle, in
-    /// milliseconds (a finished attempt wakes them at once).
+    /// How often the workers reread the destinations and look for due
+    /// deliveries, in milliseconds (a finished attempt wakes them at once;
+    /// a destination changed through the admin API applies within this).
     pub poll_interval_ms: u64,
     /// Most attempts in flight per destination in this process, so one slow
     /// destination never holds the workers of the others.
@@ -35,7 +36,7 @@ impl Default for DeliveryConfig {
         Self {
             retry_schedule: schedule.iter().map(|s| s.to_string()).collect(),
             poll_interval_ms: 1000,
-            max_in_flight_per_destination: 4,
+            max_in_flight_per_destination: 16,
             lease_margin_secs: 30,
         }
     }

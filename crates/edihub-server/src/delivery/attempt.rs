@@ -10,11 +10,12 @@
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use edihub_store::{AttemptRow, MessageRow};
+use edihub_store::AttemptRow;
 use reqwest::header::{CONTENT_TYPE, HeaderValue, RETRY_AFTER};
 
 use super::Destination;
-use super::envelope::envelope;
+use super::bodies::Outgoing;
+use super::envelope::envelope_of;
 use super::schedule::retry_after;
 
 /// Bytes of a receiver's answer kept with the attempt.
@@ -44,11 +45,7 @@ pub fn client() -> reqwest::Result<reqwest::Client> {
 }
 
 /// POSTs `message` to `destination`; never fails, the answer says what happened.
-pub async fn send(
-    client: &reqwest::Client,
-    destination: &Destination,
-    message: Option<&MessageRow>,
-) -> Answer {
+pub async fn send(client: &reqwest::Client, destination: &Destination, message: Option<&Outgoing>) -> Answer {
     let attempted_at = Utc::now();
     let started = Instant::now();
     let record =
@@ -65,12 +62,13 @@ pub async fn send(
     };
     let def = &destination.def;
     let (body, content_type) = if def.format == "raw" {
-        let ct = m.content_type.clone().unwrap_or_else(|| "application/octet-stream".into());
-        (m.payload.clone(), ct)
+        let ct = m.meta.content_type.clone().unwrap_or_else(|| "application/octet-stream".into());
+        (m.body.bytes.clone(), ct)
     } else {
-        (envelope(m).to_string().into_bytes(), "application/json".into())
+        let envelope = envelope_of(&m.meta, m.body.documents());
+        (bytes::Bytes::from(envelope.to_string().into_bytes()), "application/json".into())
     };
-    let id = m.id.to_string();
+    let id = m.meta.id.to_string();
     let timestamp = attempted_at.timestamp();
     let mut request = client
         .post(&def.url)

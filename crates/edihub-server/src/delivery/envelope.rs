@@ -6,26 +6,21 @@
 
 use std::collections::HashMap;
 
-use edihub_store::{FeedMessage, MessageMeta, MessageRow};
+use edihub_store::{FeedMessage, MessageMeta};
 use serde_json::{Value, json};
-
-/// The envelope of `m`: its metadata and its JSON rendering (the document
-/// at its position in the body it arrived in; `null` if that cannot be read).
-pub fn envelope(m: &MessageRow) -> Value {
-    let documents = documents(&m.payload, m.content_type.as_deref());
-    envelope_of(&m.meta, &documents)
-}
 
 /// The JSON renderings of the documents a body holds (empty if it cannot
 /// be read, e.g. a purged packet body).
-fn documents(payload: &[u8], content_type: Option<&str>) -> Vec<Value> {
+pub(crate) fn documents(payload: &[u8], content_type: Option<&str>) -> Vec<Value> {
     edihub_core::parse_body(payload, content_type)
         .map(|p| p.documents.into_iter().map(|d| d.value().clone()).collect())
         .unwrap_or_default()
 }
 
-/// The envelope of `meta`, whose body holds `documents`.
-fn envelope_of(meta: &MessageMeta, documents: &[Value]) -> Value {
+/// The envelope of `meta`, whose body holds `documents`: its metadata and
+/// its JSON rendering (the document at its position in the body it arrived
+/// in; `null` if that cannot be read).
+pub(crate) fn envelope_of(meta: &MessageMeta, documents: &[Value]) -> Value {
     let payload = usize::try_from(meta.packet_index).ok().and_then(|i| documents.get(i)).cloned();
     json!({
         "id": meta.id,

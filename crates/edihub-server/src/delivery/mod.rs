@@ -9,24 +9,35 @@
 //! a task of its own, so a slow destination fills its own slots and never
 //! the others'. A destination with `ordering = "fifo"` claims only the head
 //! of its line, so one delivery is in flight for it across all replicas.
-//! Replicas share the queue through the leases. An attempt's
-//! end wakes the loop; otherwise it polls every `delivery.poll_interval_ms`.
+//! Replicas share the queue through the leases. The loop reads the
+//! destinations every `delivery.poll_interval_ms` (so admin changes apply
+//! within it) and claims then; between those, an attempt's end wakes it, and
+//! a parallel destination claims again once half its slots are free, so one
+//! claim statement serves several attempts. Verdicts are recorded in batches
+//! (`recorder.rs`).
 //!
 //! - `attempt.rs`: one HTTP attempt (body, headers, signature, the answer);
+//! - `bodies.rs`: the bodies attempts send, a packet's shared body read and
+//!   parsed once for all its messages;
 //! - `envelope.rs`: the envelope body, which the pull feed lists too;
+//! - `recorder.rs`: verdicts written in batches, one commit for many attempts;
 //! - `schedule.rs`: what happens after an attempt (retry when, or give up).
 
 mod attempt;
+mod bodies;
 pub mod envelope;
+mod recorder;
 mod schedule;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use chrono::{DateTime, Utc};
 use edihub_store::{ClaimedDelivery, DestinationRow, Json, SOURCE_CONFIG};
-use tokio::sync::{Notify, Semaphore};
+use tokio::sync::{Notify, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -86,7 +97,10 @@ struct Worker {
     state: AppState,
     client: reqwest::Client,
     delays: Vec<Duration>,
-    wake: Notify,
+    /// Woken when an attempt ends or a batch of verdicts is recorded.
+    wake: Arc<Notify>,
+    bodies: bodies::Bodies,
+    verdicts: recorder::Verdicts,
 }
 
 /// Each destination's free attempt slots in this process, by id.
@@ -94,7 +108,7 @@ type Slots = HashMap<String, Arc<Semaphore>>;
 
 /// Runs the delivery loop until `shutdown`, then lets running attempts
 /// finish (at most `shutdown_grace_secs`; an unfinished one keeps its lease,
-/// which expires, and is attempted again).
+/// which expires, and is attempted again) and their verdicts be recorded.
 pub async fn run(state: AppState, shutdown: CancellationToken) {
     let client = match attempt::client() {
         Ok(client) => client,
@@ -104,63 +118,100 @@ pub async fn run(state: AppState, shutdown: CancellationToken) {
         }
     };
     let delays = state.config.delivery.delays();
-    let worker = Arc::new(Worker { state, client, delays, wake: Notify::new() });
-    let mut slots = Slots::new();
-    let attempts = TaskTracker::new();
-    let poll = Duration::from_millis(worker.state.config.delivery.poll_interval_ms);
-    loop {
-        match worker.state.store.list_destinations().await {
-            Ok(rows) => {
-                for row in rows.iter().filter(|r| r.enabled) {
-                    worker.claim(row, &mut slots, &attempts).await;
-                }
-            }
-            Err(e) => tracing::warn!(error = %e, "delivery: listing destinations failed"),
-        }
-        tokio::select! {
-            () = shutdown.cancelled() => break,
-            () = tokio::time::sleep(poll) => {}
-            () = worker.wake.notified() => {}
-        }
-    }
-    attempts.close();
+    let wake = Arc::new(Notify::new());
+    let (verdicts, incoming) = mpsc::unbounded_channel();
+    let recording = tokio::spawn(recorder::run(state.store.clone(), incoming, wake.clone()));
+    let bodies = bodies::Bodies::default();
+    let worker = Arc::new(Worker { state, client, delays, wake, bodies, verdicts });
     let grace = Duration::from_secs(worker.state.config.shutdown_grace_secs);
-    let _ = tokio::time::timeout(grace, attempts.wait()).await;
+    let attempts = TaskTracker::new();
+    worker.claim_until(&shutdown, &attempts).await;
+    attempts.close();
+    let deadline = Instant::now() + grace;
+    let _ = tokio::time::timeout_at(deadline, attempts.wait()).await;
+    // The last sender goes with the worker: the recorder then writes what
+    // is left and ends.
+    drop(worker);
+    let _ = tokio::time::timeout_at(deadline, recording).await;
 }
 
 impl Worker {
-    /// Claims as many due deliveries of `row` as it has free slots and
-    /// starts their attempts.
-    async fn claim(self: &Arc<Self>, row: &DestinationRow, slots: &mut Slots, attempts: &TaskTracker) {
-        let destination = match self.destination(row) {
-            Ok(d) => Arc::new(d),
+    /// The claim loop: destinations read every poll interval, claims made
+    /// then and whenever attempts end, until `shutdown`.
+    async fn claim_until(self: &Arc<Self>, shutdown: &CancellationToken, attempts: &TaskTracker) {
+        let poll = Duration::from_millis(self.state.config.delivery.poll_interval_ms);
+        let mut slots = Slots::new();
+        let mut destinations = Vec::new();
+        let mut next_listing = Instant::now();
+        loop {
+            let listing = Instant::now() >= next_listing;
+            if listing {
+                match self.state.store.list_destinations().await {
+                    Ok(rows) => {
+                        destinations =
+                            rows.iter().filter(|r| r.enabled).filter_map(|r| self.usable(r)).collect()
+                    }
+                    Err(e) => tracing::warn!(error = %e, "delivery: listing destinations failed"),
+                }
+                next_listing = Instant::now() + poll;
+            }
+            for destination in &destinations {
+                self.claim(destination, &mut slots, attempts, listing).await;
+            }
+            tokio::select! {
+                () = shutdown.cancelled() => break,
+                () = tokio::time::sleep_until(next_listing) => {}
+                () = self.wake.notified() => {}
+            }
+        }
+    }
+
+    /// A row's definition with its signing key, or `None` (logged) if it
+    /// cannot be used.
+    fn usable(&self, row: &DestinationRow) -> Option<Arc<Destination>> {
+        match self.destination(row) {
+            Ok(d) => Some(Arc::new(d)),
             Err(e) => {
                 tracing::warn!(destination = %row.id, error = %e, "delivery: unusable destination skipped");
-                return;
+                None
             }
-        };
+        }
+    }
+
+    /// Claims as many due deliveries of `destination` as it has free slots
+    /// and starts their attempts. Between listings a parallel destination
+    /// waits until half its slots are free.
+    async fn claim(
+        self: &Arc<Self>,
+        destination: &Arc<Destination>,
+        slots: &mut Slots,
+        attempts: &TaskTracker,
+        listing: bool,
+    ) {
+        let id = &destination.def.id;
         let cap = self.state.config.delivery.max_in_flight_per_destination as usize;
-        let slots = slots.entry(row.id.clone()).or_insert_with(|| Arc::new(Semaphore::new(cap))).clone();
+        let slots = slots.entry(id.clone()).or_insert_with(|| Arc::new(Semaphore::new(cap))).clone();
         let free = slots.available_permits();
-        if free == 0 {
+        let fifo = destination.def.ordering == "fifo";
+        if free == 0 || (!listing && !fifo && free < cap.div_ceil(2)) {
             return;
         }
         let now = Utc::now();
         let margin = self.state.config.delivery.lease_margin_secs;
         let lease = Duration::from_secs(destination.def.timeout_secs.saturating_add(margin));
         let until = now + chrono::Duration::from_std(lease).unwrap_or_default();
-        let claimed = if destination.def.ordering == "fifo" {
+        let claimed = if fifo {
             // The head of the line or nothing: the store keeps it to one in
             // flight across replicas, whatever this process's slots.
-            self.state.store.claim_line_head(&row.id, now, until).await.map(Vec::from_iter)
+            self.state.store.claim_line_head(id, now, until).await.map(Vec::from_iter)
         } else {
             let limit = i64::try_from(free).unwrap_or(1);
-            self.state.store.claim_deliveries(&row.id, now, until, limit).await
+            self.state.store.claim_deliveries(id, now, until, limit).await
         };
         let claimed = match claimed {
             Ok(claimed) => claimed,
             Err(e) => {
-                tracing::warn!(destination = %row.id, error = %e, "delivery: claiming failed");
+                tracing::warn!(destination = %id, error = %e, "delivery: claiming failed");
                 return;
             }
         };
@@ -186,10 +237,10 @@ impl Worker {
         Ok(Destination { def, key })
     }
 
-    /// One attempt of `delivery` and its record.
+    /// One attempt of `delivery`; its verdict goes to the recorder.
     async fn deliver(&self, destination: &Destination, delivery: ClaimedDelivery) {
         let id = delivery.message_id;
-        let message = match self.state.store.get_message(id).await {
+        let message = match self.bodies.message(self.state.store.as_ref(), id).await {
             Ok(m) => m,
             Err(e) => {
                 // The lease expires and the attempt is made again.
@@ -223,8 +274,7 @@ impl Worker {
             verdict,
             lease_until: delivery.lease_until,
         };
-        if let Err(e) = self.state.store.finish_delivery(&done).await {
-            tracing::warn!(message_id = %id, error = %e, "delivery: recording the attempt failed");
-        }
+        // The recorder outlives every attempt (it ends when the worker does).
+        let _ = self.verdicts.send(done);
     }
 }

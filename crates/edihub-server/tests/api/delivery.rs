@@ -4,7 +4,8 @@
 //! (PyPI `standardwebhooks`) verifies them; duplicates are not delivered;
 //! failures are retried with the same `webhook-id`; `410` stops; a receiver
 //! that never answers times out without holding up another destination;
-//! an admin replays a delivery.
+//! an admin replays a delivery; each message of a packet is delivered with
+//! its own document, though they share one stored body.
 
 use std::collections::HashMap;
 use std::process::Command;
@@ -177,6 +178,52 @@ async fn delivered_signed_and_duplicates_not(backend: Backend) {
     stop.cancel();
 }
 
+/// A packet of five IDocs: five messages, each delivered once to `signed`
+/// as an envelope carrying its own IDoc, and to `raw` as the whole packet
+/// as received (the five share one stored body, read for them once).
+async fn packet_members_each_carry_their_own_document(backend: Backend) {
+    let receiver = Receiver::start().await;
+    let app = app(backend, &receiver).await;
+    let stop = start_worker(&app);
+    let packet = crate::receive_packets::minimal_packet("PKT", 5);
+    let res = app.post_xml(ACME_PROD, packet.clone().into_bytes()).await;
+    res.expect(202);
+    let answers = res.json()["messages"].as_array().expect("messages").clone();
+    assert_eq!(answers.len(), 5);
+    let ids: Vec<String> = answers.iter().map(|m| m["id"].as_str().expect("id").to_string()).collect();
+    until("every member is delivered to both", async || {
+        let mut all = true;
+        for id in &ids {
+            all &= has_status(&app, id, "signed", "delivered").await
+                && has_status(&app, id, "raw", "delivered").await;
+        }
+        all
+    })
+    .await;
+
+    let signed = receiver.received("signed");
+    assert_eq!(signed.len(), 5, "one delivery per member");
+    for (i, id) in ids.iter().enumerate() {
+        let got = signed.iter().find(|r| r.header("webhook-id") == *id).expect("delivered with its id");
+        assert!(reference_verifies(SECRET, &got.headers, &got.body), "the reference library verifies it");
+        let envelope: Value = serde_json::from_slice(&got.body).expect("JSON envelope");
+        let payload = envelope["payload"].to_string();
+        assert!(payload.contains(&format!("PKT-{i}")), "member {i} carries its own IDoc: {envelope}");
+        for other in (0..5).filter(|j| *j != i) {
+            assert!(!payload.contains(&format!("PKT-{other}")), "and no other: {envelope}");
+        }
+    }
+    let raw = receiver.received("raw");
+    assert_eq!(raw.len(), 5);
+    assert!(raw.iter().all(|r| r.body[..] == *packet.as_bytes()), "raw: the packet as received, each time");
+    let mut raw_ids: Vec<String> = raw.iter().map(|r| r.header("webhook-id").to_string()).collect();
+    raw_ids.sort();
+    let mut sorted = ids.clone();
+    sorted.sort();
+    assert_eq!(raw_ids, sorted, "one raw delivery per member, by its id");
+    stop.cancel();
+}
+
 /// 500, 500, then 200: three attempts with one id, each recorded; 410
 /// stops at once; three more failures than the schedule has give up.
 async fn retries_keep_one_id_and_gone_stops(backend: Backend) {
@@ -286,6 +333,7 @@ async fn redeliver_sends_again_with_the_same_id(backend: Backend) {
 
 backend_tests!(
     delivered_signed_and_duplicates_not,
+    packet_members_each_carry_their_own_document,
     retries_keep_one_id_and_gone_stops,
     a_hanging_destination_does_not_hold_others,
     redeliver_sends_again_with_the_same_id,

@@ -15,7 +15,7 @@ backend_tests!(
 );
 
 /// A packet of `n` minimal ORDERS05 IDocs, order numbers `{tag}-0…`.
-fn minimal_packet(tag: &str, n: usize) -> String {
+pub(crate) fn minimal_packet(tag: &str, n: usize) -> String {
     let idocs: String = (0..n)
         .map(|i| {
             format!(

@@ -258,3 +258,49 @@ pub async fn a_stale_verdict_does_not_overwrite_a_newer_lease(store: StoreRef) {
     };
     assert!(store.list_audit(&failed).await.unwrap().is_empty(), "a stale failure is not audited");
 }
+
+/// Attempts recorded together (the worker's batch): each delivery gets its
+/// own attempt and verdict, and only the failed one is audited.
+pub async fn attempts_recorded_together(store: StoreRef) {
+    let scope = fresh_scope();
+    let dest = seed_mixed(&store, &scope, &scope.tenant_id).await;
+    let sent = vec![message(Some("batch-1")), message(Some("batch-2")), message(Some("batch-3"))];
+    let out = processed(ingest_at(&store, &scope, None, sent, now()).await);
+    assert_eq!(out.len(), 3);
+    let claimed = store.claim_deliveries(&dest, now(), now() + Duration::seconds(30), 10).await.unwrap();
+    assert_eq!(claimed.len(), 3);
+    let verdicts = [Verdict::Delivered, Verdict::Failed, Verdict::RetryAt(now() + Duration::seconds(60))];
+    let done: Vec<FinishedAttempt> = claimed
+        .iter()
+        .zip(verdicts)
+        .map(|(c, verdict)| FinishedAttempt {
+            message_id: c.message_id,
+            destination_id: dest.clone(),
+            attempt: attempt(Some(if verdict == Verdict::Delivered { 200 } else { 503 }), None),
+            verdict,
+            lease_until: c.lease_until,
+        })
+        .collect();
+    store.finish_deliveries(&done).await.unwrap();
+    for d in &done {
+        let report = store.deliveries_of(d.message_id).await.unwrap();
+        let report = report.into_iter().find(|r| r.delivery.destination_id == dest).expect("delivery");
+        let status = match d.verdict {
+            Verdict::Delivered => "delivered",
+            Verdict::Failed => "failed",
+            Verdict::RetryAt(_) => "pending",
+        };
+        assert_eq!((report.delivery.status.as_str(), report.delivery.attempts), (status, 1));
+        assert_eq!(report.delivery.lease_until, None, "the lease is released");
+        assert_eq!(report.attempt_log.len(), 1);
+        let audited = AuditFilter {
+            action: Some(DELIVERY_FAILED.into()),
+            message_id: Some(d.message_id),
+            limit: 10,
+            ..Default::default()
+        };
+        let events = store.list_audit(&audited).await.unwrap();
+        assert_eq!(events.len(), usize::from(d.verdict == Verdict::Failed), "only the failure is audited");
+    }
+    assert!(store.finish_deliveries(&[]).await.is_ok(), "an empty batch records nothing");
+}
