@@ -165,11 +165,15 @@ impl<DB: Backend> Store for SqlStore<DB> {
     }
 
     async fn stored_message(&self, id: Uuid) -> Result<Option<StoredMessage>> {
-        DB::stored_message(&mut *self.pool.acquire().await?, id).await
+        let mut session = self.db.session().await?;
+        let value = DB::stored_message(&mut session, id).await?;
+        session.done(value).await
     }
 
     async fn message_body(&self, body_id: Uuid) -> Result<Option<bytes::Bytes>> {
-        DB::message_body(&mut *self.pool.acquire().await?, body_id).await
+        let mut session = self.db.session().await?;
+        let value = DB::message_body(&mut session, body_id).await?;
+        session.done(value).await
     }
 
     async fn feed(&self, query: &FeedQuery<'_>) -> Result<FeedPage> {

@@ -31,13 +31,18 @@ async fn page(app: &TestApp, key: &str, query: &str) -> (Vec<Value>, String) {
 /// server has ended, and other tests write at the same time: the long poll
 /// waits out such a moment.
 async fn settled(app: &TestApp, key: &str, query: &str, n: usize) -> (Vec<Value>, String) {
-    for _ in 0..30 {
+    // By time, not by tries: a page that already shows some of the
+    // messages answers at once, so tries alone can run out within one
+    // long transaction of another test.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::time::Instant::now() < deadline {
         let (messages, cursor) = page(app, key, &format!("{query}&wait=1")).await;
         if messages.len() >= n {
             return (messages, cursor);
         }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    panic!("`{query}` never showed {n} messages");
+    panic!("`{query}` never showed {n} messages in 30 s");
 }
 
 /// An ORDERS05 IDoc with its own order number (so its own fingerprint).
