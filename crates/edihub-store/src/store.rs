@@ -169,12 +169,29 @@ impl<DB: Backend> Store for SqlStore<DB> {
         DB::find_messages(&mut *self.pool.acquire().await?, query).await
     }
 
+    async fn roll_up_activity(&self, settled: DateTime<Utc>) -> Result<u64> {
+        let end = crate::activity_rollup::floor_hour(settled);
+        // Most calls find the hour already rolled up: no lock, no write.
+        let held = DB::rollup_state(&mut *self.pool.acquire().await?).await?;
+        if held.is_some_and(|r| r.until >= end) {
+            return Ok(0);
+        }
+        let mut tx = self.begin().await?;
+        let hours = DB::roll_up(&mut tx, end).await?;
+        tx.commit().await?;
+        Ok(hours)
+    }
+
     async fn activity(&self, since: DateTime<Utc>) -> Result<Vec<ActivityCount>> {
-        DB::activity(&mut *self.pool.acquire().await?, since).await
+        let mut conn = self.pool.acquire().await?;
+        let held = DB::rollup_state(&mut conn).await?;
+        DB::activity(&mut conn, held, since).await
     }
 
     async fn activity_series(&self, bounds: &[DateTime<Utc>]) -> Result<Vec<ActivityPoint>> {
-        DB::activity_series(&mut *self.pool.acquire().await?, bounds).await
+        let mut conn = self.pool.acquire().await?;
+        let held = DB::rollup_state(&mut conn).await?;
+        DB::activity_series(&mut conn, held, bounds).await
     }
 
     async fn delivery_backlog(&self) -> Result<Vec<crate::DeliveryBacklog>> {

@@ -143,3 +143,37 @@ pub async fn activity_counts_and_series(store: StoreRef) {
     assert_eq!(points.iter().map(|p| p.duplicates).sum::<i64>(), 2, "{points:?}");
     assert!(store.activity_series(&bounds[..1]).await.unwrap().is_empty());
 }
+
+/// `MessageQuery::scopes` limits a lookup to the listed (tenant,
+/// environment) pairs, with any other filter; empty, it limits nothing.
+pub async fn lookups_keep_to_their_scopes(store: StoreRef) {
+    let scopes = [fresh_scope(), fresh_scope(), fresh_scope()];
+    let mut ids = Vec::new();
+    for scope in &scopes {
+        let m = message(Some("scoped"));
+        ids.push(m.id);
+        processed(ingest_at(&store, scope, None, vec![m], now()).await);
+    }
+    let by_docnum = |listed: &[Scope]| MessageQuery {
+        docnum: Some("4711".into()),
+        scopes: listed.to_vec(),
+        limit: 10,
+        ..Default::default()
+    };
+    let found = |q: MessageQuery| {
+        let store = store.clone();
+        async move {
+            let mut ids: Vec<_> = store.find_messages(&q).await.unwrap().iter().map(|m| m.id).collect();
+            ids.sort();
+            ids
+        }
+    };
+    let mut first_two = ids[..2].to_vec();
+    first_two.sort();
+    assert_eq!(found(by_docnum(&scopes[..2])).await, first_two);
+    let mut all = ids.clone();
+    all.sort();
+    assert_eq!(found(by_docnum(&[])).await, all);
+    let elsewhere = MessageQuery { tenant: Some(scopes[2].tenant_id.clone()), ..by_docnum(&scopes[..2]) };
+    assert!(found(elsewhere).await.is_empty(), "both limits hold");
+}
