@@ -209,7 +209,10 @@ mod tests {
         // Less than a whole rolled hour, after the rollup, or no rollup: all directly.
         let lo = at("2026-11-30T04:10:00Z");
         assert_eq!(Rolled::split(r, lo, Some(at("2026-11-30T04:50:00Z"))), (lo, lo));
-        assert_eq!(Rolled::split(r, at("2026-11-30T10:00:00Z"), None), (at("2026-11-30T10:00:00Z"), at("2026-11-30T10:00:00Z")));
+        assert_eq!(
+            Rolled::split(r, at("2026-11-30T10:00:00Z"), None),
+            (at("2026-11-30T10:00:00Z"), at("2026-11-30T10:00:00Z"))
+        );
         assert_eq!(Rolled::split(None, lo, None), (lo, lo));
     }
 }

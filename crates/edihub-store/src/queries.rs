@@ -118,14 +118,15 @@ where
                 q.push(clause).push_bind(v);
             }
         }
-        if !f.scopes.is_empty() {
-            let mut scopes = q.push(" AND (").separated(" OR ");
-            for scope in &f.scopes {
-                scopes.push("(tenant_id = ");
-                scopes.push_bind_unseparated(scope.tenant_id.clone());
-                scopes.push_unseparated(" AND environment_id = ");
-                scopes.push_bind_unseparated(scope.environment_id.clone());
-                scopes.push_unseparated(")");
+        for (column, listed) in
+            [(" AND tenant_id IN (", &f.tenants), (" AND environment_id IN (", &f.environments)]
+        {
+            if listed.is_empty() {
+                continue;
+            }
+            let mut values = q.push(column).separated(", ");
+            for value in listed {
+                values.push_bind(value.clone());
             }
             q.push(")");
         }

@@ -59,7 +59,7 @@ suite!(
     retention_releases_and_purges,
     key_purge_keeps_an_integrations_event_ids,
     message_search_filters_and_pages,
-    lookups_keep_to_their_scopes,
+    lookups_keep_to_their_tenants_and_environments,
     audit_events_of_one_message,
     outbox_rows_written_with_messages,
     lease_claim_is_exclusive,

@@ -13,7 +13,7 @@ use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
 use chrono::{DateTime, Utc};
-use edihub_store::{AuditFilter, DUPLICATE_BLOCKED, MessageQuery, MessageRow, Scope};
+use edihub_store::{AuditFilter, DUPLICATE_BLOCKED, MessageQuery, MessageRow};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -193,7 +193,8 @@ impl FindQuery {
         Ok(MessageQuery {
             tenant: keep(self.tenant),
             environment: keep(self.environment),
-            scopes: Vec::new(),
+            tenants: Vec::new(),
+            environments: Vec::new(),
             fingerprint: keep(self.fingerprint),
             idempotency_key: keep(self.idempotency_key),
             docnum: keep(self.docnum),
@@ -212,30 +213,26 @@ impl FindQuery {
     }
 }
 
-/// The configured (tenant, environment) pairs, among those `q` names, that
-/// a docnum or fingerprint lookup without both a tenant and an environment
-/// is limited to: the indexes on `(tenant_id, environment_id, docnum)` and
-/// `(…, key_fingerprint)` then answer it, one probe per pair, instead of a
-/// walk through every message. Empty (no limit) for any other query. A
-/// message of an environment no longer configured is then found only with
-/// its tenant and environment given.
-fn lookup_scopes(config: &crate::config::Config, q: &MessageQuery) -> Vec<Scope> {
+/// The configured tenants and environments a docnum or fingerprint lookup
+/// that names no tenant or no environment is limited to (as
+/// `MessageQuery::tenants` and `environments`): the indexes on
+/// `(tenant_id, environment_id, docnum)` and `(…, key_fingerprint)` then
+/// answer it, one probe per combination, instead of a walk through every
+/// message. Nothing for any other query. A message of a tenant or
+/// environment no longer configured is then found only with both given.
+fn lookup_limits(config: &crate::config::Config, q: &MessageQuery) -> (Vec<String>, Vec<String>) {
     let indexed = q.docnum.is_some() || q.fingerprint.is_some();
-    if !indexed || (q.tenant.is_some() && q.environment.is_some()) {
-        return Vec::new();
+    if !indexed {
+        return (Vec::new(), Vec::new());
     }
-    let wanted = |given: &Option<String>, id: &str| given.as_deref().is_none_or(|g| g == id);
-    config
-        .tenants
-        .iter()
-        .filter(|t| wanted(&q.tenant, &t.id))
-        .flat_map(|t| {
-            t.environments
-                .iter()
-                .filter(|e| wanted(&q.environment, &e.id))
-                .map(|e| Scope::new(t.id.clone(), e.id.clone()))
-        })
-        .collect()
+    let tenants = config.tenants.iter().filter(|t| q.tenant.as_deref().is_none_or(|id| id == t.id));
+    let mut environments: Vec<String> =
+        tenants.clone().flat_map(|t| t.environments.iter().map(|e| e.id.clone())).collect();
+    environments.sort();
+    environments.dedup();
+    let tenants = if q.tenant.is_some() { Vec::new() } else { tenants.map(|t| t.id.clone()).collect() };
+    let environments = if q.environment.is_some() { Vec::new() } else { environments };
+    (tenants, environments)
 }
 
 /// Find messages by fingerprint, Idempotency-Key, docnum, key value or
@@ -261,7 +258,7 @@ async fn find(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let mut query = q.into_query()?;
-    query.scopes = lookup_scopes(&state.config, &query);
+    (query.tenants, query.environments) = lookup_limits(&state.config, &query);
     let html = super::page::wants_html(&headers);
     let lookups =
         [&query.fingerprint, &query.idempotency_key, &query.docnum, &query.key_value, &query.sender];

@@ -26,10 +26,18 @@ async fn arrive(store: &StoreRef, scope: &Scope, message_type: &str, at: DateTim
 
 /// Everything the overview reads for `now`: the counts since several
 /// starts (aligned to the hour and not) and three series.
-async fn readings(store: &StoreRef, now: DateTime<Utc>) -> (Vec<Vec<ActivityCount>>, Vec<Vec<ActivityPoint>>) {
+async fn readings(
+    store: &StoreRef,
+    now: DateTime<Utc>,
+) -> (Vec<Vec<ActivityCount>>, Vec<Vec<ActivityPoint>>) {
     let top = floor_hour(now);
     let mut counts = Vec::new();
-    for since in [now - Duration::hours(24), now - Duration::days(7), top - Duration::minutes(30 * 60 + 17), top - Duration::hours(100)] {
+    for since in [
+        now - Duration::hours(24),
+        now - Duration::days(7),
+        top - Duration::minutes(30 * 60 + 17),
+        top - Duration::hours(100),
+    ] {
         counts.push(store.activity(since).await.unwrap());
     }
     let mut series = Vec::new();
@@ -96,7 +104,10 @@ pub async fn rollup_answers_like_a_direct_count(store: StoreRef) {
     assert_eq!(store.activity(h(100)).await.unwrap(), direct.0[3]);
     assert_eq!(store.activity_series(&crate::hourly_bounds(now, 24)).await.unwrap(), direct.1[0]);
     arrive(&store, &prod, "ORDERS05", now, false).await;
-    assert_eq!(accepted(&store.activity(now - Duration::hours(24)).await.unwrap()), accepted(&direct.0[0]) + 1);
+    assert_eq!(
+        accepted(&store.activity(now - Duration::hours(24)).await.unwrap()),
+        accepted(&direct.0[0]) + 1
+    );
 }
 
 /// An hour is rolled up only when it ended before `settled`: a message
