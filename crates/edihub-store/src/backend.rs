@@ -5,7 +5,7 @@
 //! same Rust types onto both backends' columns, so the statements are
 //! written once, per concept, as traits with a single generic
 //! implementation ([`IngestSql`], [`CatalogSql`], [`QuerySql`],
-//! [`RetentionSql`], [`ConsoleSql`], [`BacklogSql`], [`AckSql`], [`DestinationSql`], [`OutboxSql`], [`FeedSql`]; each states once which column types it
+//! [`RetentionSql`], [`ConsoleSql`], [`RollupSql`], [`BacklogSql`], [`AckSql`], [`DestinationSql`], [`OutboxSql`], [`FeedSql`]; each states once which column types it
 //! binds and which rows it reads). What is left is [`Backend`]: how a write
 //! transaction starts, the migrations, and the one lookup that needs a
 //! backend's own SQL,
@@ -15,6 +15,7 @@
 use sqlx::{Database, Transaction};
 
 use crate::ack_numbers::AckSql;
+use crate::activity_rollup::RollupSql;
 use crate::catalog::CatalogSql;
 use crate::console::ConsoleSql;
 use crate::delivery_backlog::BacklogSql;
@@ -35,6 +36,7 @@ pub(crate) trait Backend:
     + QuerySql
     + RetentionSql
     + ConsoleSql
+    + RollupSql
     + BacklogSql
     + AckSql
     + DestinationSql

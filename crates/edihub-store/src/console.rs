@@ -4,13 +4,16 @@
 //! backends ([`ConsoleSql`]).
 //!
 //! Accepted messages are counted from `messages` (by `received_at`), blocked
-//! duplicates and refused signatures from `audit_events` (by `occurred_at`),
-//! so every count uses an index on time and none reads a payload.
+//! duplicates and refused signatures from `audit_events` (by `occurred_at`):
+//! the whole hours the rollup holds from `activity_hours` (see
+//! [`crate::activity_rollup`]), the rest directly, through the indexes on
+//! time, so no count reads a week of rows and none reads a payload.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use sqlx::{Encode, Executor, FromRow, IntoArguments, QueryBuilder, Type};
+use sqlx::{AssertSqlSafe, Encode, Executor, FromRow, IntoArguments, QueryBuilder, Type};
 
+use crate::activity_rollup::{Rolled, ceil_hour, direct_counts};
 use crate::{DUPLICATE_BLOCKED, Result};
 
 /// What an [`ActivityCount`] counts.
@@ -47,40 +50,54 @@ pub struct ActivityPoint {
     pub duplicates: i64,
 }
 
-/// Counts since `$1`; `$2` is the duplicate action, `$3` the signature one.
-const ACTIVITY: &str = "SELECT tenant_id, environment_id, message_type, 'accepted' AS what, \
-    COUNT(*) AS count FROM messages WHERE received_at >= $1 \
-    GROUP BY tenant_id, environment_id, message_type \
-    UNION ALL SELECT COALESCE(tenant_id, ''), COALESCE(environment_id, ''), COALESCE(message_type, ''), \
-    COALESCE(detected_by, ''), COUNT(*) FROM audit_events WHERE action = $2 AND occurred_at >= $1 \
-    GROUP BY tenant_id, environment_id, message_type, detected_by \
-    UNION ALL SELECT COALESCE(tenant_id, ''), COALESCE(environment_id, ''), '', $3, \
-    CAST(SUM(CAST(details->>'count' AS BIGINT)) AS BIGINT) FROM audit_events \
-    WHERE action = $3 AND occurred_at >= $1 GROUP BY tenant_id, environment_id \
-    ORDER BY 1, 2, 3, 4";
+/// Counts since `$3`: directly in `[$3, $4)` and from `$5` on, from the
+/// rollup in `[$4, $5)` (see [`Rolled::split`]).
+fn activity_sql() -> String {
+    format!(
+        "SELECT tenant_id, environment_id, message_type, what, CAST(SUM(count) AS BIGINT) AS count FROM \
+         ({} UNION ALL {} UNION ALL SELECT tenant_id, environment_id, message_type, what, count \
+         FROM activity_hours WHERE hour >= $4 AND hour < $5) AS c \
+         GROUP BY tenant_id, environment_id, message_type, what ORDER BY 1, 2, 3, 4",
+        direct_counts("{t} >= $3 AND {t} < $4"),
+        direct_counts("{t} >= $5")
+    )
+}
 
-/// The head of the series query: a `VALUES` list of (index, from, to) follows.
-const SERIES_HEAD: &str = "WITH b (bucket, lo, hi) AS (";
+/// The head of the series query: a `VALUES` list of (index, lo, a, z, hi)
+/// follows, each interval `[lo, hi)` split as by [`Rolled::split`].
+const SERIES_HEAD: &str = "WITH b (bucket, lo, a, z, hi) AS (";
 
-/// The tail of the series query; the duplicate action is bound after it.
-const SERIES_TAIL: &str = ") SELECT b.bucket AS bucket, \
-    (SELECT COUNT(*) FROM messages m WHERE m.received_at >= b.lo AND m.received_at < b.hi) AS accepted, \
-    (SELECT COUNT(*) FROM audit_events a WHERE a.action = ";
-
-/// Closes [`SERIES_TAIL`].
-const SERIES_END: &str = " AND a.occurred_at >= b.lo AND a.occurred_at < b.hi) AS duplicates \
-    FROM b ORDER BY b.bucket";
+/// The series query after the `VALUES` list, in pieces between its binds:
+/// the duplicate action, the duplicate action, the signature action.
+const SERIES_TAIL: [&str; 4] = [
+    ") SELECT b.bucket AS bucket, CAST(\
+     (SELECT COUNT(*) FROM messages m WHERE m.received_at >= b.lo AND m.received_at < b.a) \
+     + (SELECT COUNT(*) FROM messages m WHERE m.received_at >= b.z AND m.received_at < b.hi) \
+     + (SELECT COALESCE(SUM(h.count), 0) FROM activity_hours h \
+        WHERE h.hour >= b.a AND h.hour < b.z AND h.what = 'accepted') AS BIGINT) AS accepted, CAST(\
+     (SELECT COUNT(*) FROM audit_events e WHERE e.action = ",
+    " AND e.occurred_at >= b.lo AND e.occurred_at < b.a) \
+     + (SELECT COUNT(*) FROM audit_events e WHERE e.action = ",
+    " AND e.occurred_at >= b.z AND e.occurred_at < b.hi) \
+     + (SELECT COALESCE(SUM(h.count), 0) FROM activity_hours h \
+        WHERE h.hour >= b.a AND h.hour < b.z AND h.what <> 'accepted' AND h.what <> ",
+    ") AS BIGINT) AS duplicates FROM b ORDER BY b.bucket",
+];
 
 /// The overview's statements.
 pub(crate) trait ConsoleSql: sqlx::Database {
-    /// Counts since `since` (see [`crate::Store::activity`]).
+    /// Counts since `since` (see [`crate::Store::activity`]), from the
+    /// rollup where it holds the hours.
     fn activity(
         conn: &mut Self::Connection,
+        rolled: Option<Rolled>,
         since: DateTime<Utc>,
     ) -> impl Future<Output = Result<Vec<ActivityCount>>> + Send;
-    /// One point per interval between consecutive `bounds`.
+    /// One point per interval between consecutive `bounds`, from the rollup
+    /// where it holds the hours.
     fn activity_series(
         conn: &mut Self::Connection,
+        rolled: Option<Rolled>,
         bounds: &[DateTime<Utc>],
     ) -> impl Future<Output = Result<Vec<ActivityPoint>>> + Send;
 }
@@ -96,17 +113,26 @@ where
     for<'r> ActivityCount: FromRow<'r, DB::Row>,
     for<'r> ActivityPoint: FromRow<'r, DB::Row>,
 {
-    async fn activity(conn: &mut DB::Connection, since: DateTime<Utc>) -> Result<Vec<ActivityCount>> {
-        Ok(sqlx::query_as(ACTIVITY)
-            .bind(since)
+    async fn activity(
+        conn: &mut DB::Connection,
+        rolled: Option<Rolled>,
+        since: DateTime<Utc>,
+    ) -> Result<Vec<ActivityCount>> {
+        let (a, z) = Rolled::split(rolled, since, None);
+        let sql = activity_sql();
+        Ok(sqlx::query_as(AssertSqlSafe(sql.as_str()))
             .bind(DUPLICATE_BLOCKED)
             .bind(SIGNATURE_REJECTED)
+            .bind(since)
+            .bind(a)
+            .bind(z)
             .fetch_all(&mut *conn)
             .await?)
     }
 
     async fn activity_series(
         conn: &mut DB::Connection,
+        rolled: Option<Rolled>,
         bounds: &[DateTime<Utc>],
     ) -> Result<Vec<ActivityPoint>> {
         if bounds.len() < 2 {
@@ -116,17 +142,21 @@ where
         q.push("VALUES ");
         let mut rows = q.separated(", ");
         for (i, pair) in bounds.windows(2).enumerate() {
+            let (lo, hi) = (pair[0], pair[1]);
+            let (a, z) = Rolled::split(rolled, lo, Some(hi));
             rows.push("(");
             rows.push_bind_unseparated(i64::try_from(i).unwrap_or(i64::MAX));
-            rows.push_unseparated(", ");
-            rows.push_bind_unseparated(pair[0]);
-            rows.push_unseparated(", ");
-            rows.push_bind_unseparated(pair[1]);
+            for t in [lo, a, z, hi] {
+                rows.push_unseparated(", ");
+                rows.push_bind_unseparated(t);
+            }
             rows.push_unseparated(")");
         }
-        q.push(SERIES_TAIL);
-        q.push_bind(DUPLICATE_BLOCKED);
-        q.push(SERIES_END);
+        let [first, second, third, last] = SERIES_TAIL;
+        q.push(first).push_bind(DUPLICATE_BLOCKED);
+        q.push(second).push_bind(DUPLICATE_BLOCKED);
+        q.push(third).push_bind(SIGNATURE_REJECTED);
+        q.push(last);
         Ok(q.build_query_as().fetch_all(&mut *conn).await?)
     }
 }
@@ -135,4 +165,14 @@ where
 /// series is asked for, oldest first.
 pub fn series_bounds(end: DateTime<Utc>, step: chrono::Duration, count: i32) -> Vec<DateTime<Utc>> {
     (0..=count).rev().map(|i| end - step * i).collect()
+}
+
+/// The bounds of the overview's chart: `hours` intervals ending at `now`,
+/// each a clock hour (the last one up to `now`), so every closed one is
+/// read from the rollup.
+pub fn hourly_bounds(now: DateTime<Utc>, hours: i32) -> Vec<DateTime<Utc>> {
+    let top = ceil_hour(now);
+    let mut bounds: Vec<_> = (1..=hours).rev().map(|i| top - chrono::Duration::hours(i.into())).collect();
+    bounds.push(now);
+    bounds
 }

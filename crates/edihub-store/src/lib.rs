@@ -40,14 +40,16 @@
 //! - `feed.rs`: the pull feed, pages of an environment's messages in an
 //!   order no late commit can break.
 //! - `audit.rs`: audit events; `queries.rs`: message and audit lookups;
-//!   `console.rs`: the overview's aggregates, `delivery_backlog.rs` its
-//!   delivery backlog per destination; `retention.rs`: purges.
+//!   `console.rs`: the overview's aggregates, `activity_rollup.rs` their
+//!   hourly rollup, `delivery_backlog.rs` its delivery backlog per
+//!   destination; `retention.rs`: purges.
 //! - `conformance/`, `testing.rs` (feature `testing`): the suite every
 //!   backend must pass, and throwaway test databases.
 //!
 //! [`Backend`]: backend
 
 mod ack_numbers;
+mod activity_rollup;
 mod audit;
 mod backend;
 mod catalog;
@@ -80,7 +82,7 @@ pub use audit::{
 };
 pub use backend::SqlStore;
 pub use catalog::{GLOBAL_TENANT, IntegrationRow, MessageTypeRow, SOURCE_ADMIN, SOURCE_CONFIG};
-pub use console::{ACCEPTED, ActivityCount, ActivityPoint, SIGNATURE_REJECTED, series_bounds};
+pub use console::{ACCEPTED, ActivityCount, ActivityPoint, SIGNATURE_REJECTED, hourly_bounds, series_bounds};
 pub use delivery_backlog::DeliveryBacklog;
 pub use destinations::DestinationRow;
 pub use error::{Result, StoreError};
@@ -233,12 +235,19 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     async fn put_integration(&self, row: &IntegrationRow) -> Result<Option<IntegrationRow>>;
     /// Message metadata matching `query`, newest first.
     async fn find_messages(&self, query: &MessageQuery) -> Result<Vec<MessageMeta>>;
+    /// Adds to the overview's hourly rollup every hour that ended before
+    /// `settled` (a time before which every request has committed or rolled
+    /// back) and is not in it yet; returns how many hours it added (see the
+    /// `activity_rollup` module). Safe to call from every replica at once.
+    async fn roll_up_activity(&self, settled: chrono::DateTime<chrono::Utc>) -> Result<u64>;
     /// What happened since `since`, per (tenant, environment, message type):
     /// messages accepted, duplicates blocked per detector, webhook
-    /// signatures refused (see [`ActivityCount`]).
+    /// signatures refused (see [`ActivityCount`]). Whole hours the rollup
+    /// holds are read from it, the rest counted directly.
     async fn activity(&self, since: chrono::DateTime<chrono::Utc>) -> Result<Vec<ActivityCount>>;
     /// Messages accepted and duplicates blocked in each interval between
-    /// consecutive `bounds` (oldest first), one point per interval.
+    /// consecutive `bounds` (oldest first), one point per interval; from
+    /// the rollup for the whole hours it holds, like [`Store::activity`].
     async fn activity_series(&self, bounds: &[chrono::DateTime<chrono::Utc>]) -> Result<Vec<ActivityPoint>>;
     /// Every destination's delivery backlog: pending and failed counts and
     /// the oldest pending delivery (see [`DeliveryBacklog`]).

@@ -114,6 +114,15 @@ pub struct MessageQuery {
     pub tenant: Option<String>,
     /// Only this environment.
     pub environment: Option<String>,
+    /// Only these tenants; empty: any. With [`MessageQuery::environments`]
+    /// this lets the `(tenant_id, environment_id, …)` indexes answer a
+    /// docnum or fingerprint lookup that names no tenant or environment
+    /// (the server lists the configured ones).
+    #[serde(skip)]
+    pub tenants: Vec<String>,
+    /// Only these environments; empty: any.
+    #[serde(skip)]
+    pub environments: Vec<String>,
     /// Messages with this fingerprint (as computed, also after release).
     pub fingerprint: Option<String>,
     /// Messages stored by a request with this Idempotency-Key.

@@ -4,7 +4,9 @@
 //! Lookups are keyset-paginated (newest first, the last row of a page is
 //! the next page's bound), so a page never repeats or skips a row when new
 //! ones arrive in between, and each filter is an equality or a range the
-//! indexes of `messages` and `audit_events` serve.
+//! indexes of `messages` and `audit_events` serve. A key value is matched
+//! by containment on PostgreSQL (its GIN index on `key_values`) and as text
+//! on SQLite ([`KeyValueMatch`]).
 
 use chrono::{DateTime, Utc};
 use sqlx::{Encode, Executor, FromRow, IntoArguments, QueryBuilder, Type};
@@ -28,6 +30,29 @@ const MESSAGE_META_COLUMNS: &str = "SELECT id, tenant_id, environment_id, messag
 const AUDIT_COLUMNS: &str = "SELECT id, occurred_at, action, tenant_id, \
     environment_id, message_type, fingerprint, idempotency_key, detected_by, message_id, \
     details FROM audit_events WHERE 1 = 1";
+
+/// How a backend matches a key value, the one lookup whose SQL differs.
+pub(crate) trait KeyValueMatch {
+    /// The filter's text before its bound value, the value, and the text
+    /// after it.
+    fn key_value_clause(value: &str) -> (&'static str, String, &'static str);
+}
+
+impl KeyValueMatch for sqlx::Postgres {
+    /// Containment, which the GIN index `messages_key_values` answers.
+    fn key_value_clause(value: &str) -> (&'static str, String, &'static str) {
+        let doc = serde_json::json!([{ "values": [value] }]).to_string();
+        (" AND key_values @> CAST(", doc, " AS JSONB)")
+    }
+}
+
+impl KeyValueMatch for sqlx::Sqlite {
+    /// The value JSON-quoted inside the key values' text: no index, so it
+    /// is matched within the rows the other filters leave.
+    fn key_value_clause(value: &str) -> (&'static str, String, &'static str) {
+        (" AND CAST(key_values AS TEXT) LIKE ", key_value_pattern(value), " ESCAPE '\\'")
+    }
+}
 
 /// The lookups' statements.
 pub(crate) trait QuerySql: sqlx::Database {
@@ -53,7 +78,7 @@ pub(crate) trait QuerySql: sqlx::Database {
 
 impl<DB> QuerySql for DB
 where
-    DB: sqlx::Database,
+    DB: sqlx::Database + KeyValueMatch,
     DB::Arguments: IntoArguments<DB>,
     for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
     for<'e> String: Encode<'e, DB> + Type<DB>,
@@ -93,6 +118,18 @@ where
                 q.push(clause).push_bind(v);
             }
         }
+        for (column, listed) in
+            [(" AND tenant_id IN (", &f.tenants), (" AND environment_id IN (", &f.environments)]
+        {
+            if listed.is_empty() {
+                continue;
+            }
+            let mut values = q.push(column).separated(", ");
+            for value in listed {
+                values.push_bind(value.clone());
+            }
+            q.push(")");
+        }
         if let Some(docnum) = &f.docnum {
             let mut forms = q.push(" AND docnum IN (").separated(", ");
             for form in docnum_forms(docnum) {
@@ -101,11 +138,8 @@ where
             q.push(")");
         }
         if let Some(value) = &f.key_value {
-            // Key values are a short JSON array per message: matched as
-            // text, within the other filters' rows.
-            q.push(" AND CAST(key_values AS TEXT) LIKE ")
-                .push_bind(key_value_pattern(value))
-                .push(" ESCAPE '\\'");
+            let (before, bound, after) = DB::key_value_clause(value);
+            q.push(before).push_bind(bound).push(after);
         }
         if let Some(since) = f.since {
             q.push(" AND received_at >= ").push_bind(since);

@@ -221,15 +221,32 @@ impl<DB: Backend> Store for SqlStore<DB> {
         session.done(value).await
     }
 
+    async fn roll_up_activity(&self, settled: DateTime<Utc>) -> Result<u64> {
+        let end = crate::activity_rollup::floor_hour(settled);
+        // Most calls find the hour already rolled up: no lock, no write.
+        let mut session = self.db.session().await?;
+        let held = DB::rollup_state(&mut session).await?;
+        let held = session.done(held).await?;
+        if held.is_some_and(|r| r.until >= end) {
+            return Ok(0);
+        }
+        let mut tx = self.begin().await?;
+        let hours = DB::roll_up(&mut tx, end).await?;
+        tx.commit().await?;
+        Ok(hours)
+    }
+
     async fn activity(&self, since: DateTime<Utc>) -> Result<Vec<ActivityCount>> {
         let mut session = self.db.session().await?;
-        let value = DB::activity(&mut session, since).await?;
+        let held = DB::rollup_state(&mut session).await?;
+        let value = DB::activity(&mut session, held, since).await?;
         session.done(value).await
     }
 
     async fn activity_series(&self, bounds: &[DateTime<Utc>]) -> Result<Vec<ActivityPoint>> {
         let mut session = self.db.session().await?;
-        let value = DB::activity_series(&mut session, bounds).await?;
+        let held = DB::rollup_state(&mut session).await?;
+        let value = DB::activity_series(&mut session, held, bounds).await?;
         session.done(value).await
     }
 

@@ -193,6 +193,8 @@ impl FindQuery {
         Ok(MessageQuery {
             tenant: keep(self.tenant),
             environment: keep(self.environment),
+            tenants: Vec::new(),
+            environments: Vec::new(),
             fingerprint: keep(self.fingerprint),
             idempotency_key: keep(self.idempotency_key),
             docnum: keep(self.docnum),
@@ -209,6 +211,28 @@ impl FindQuery {
             },
         })
     }
+}
+
+/// The configured tenants and environments a docnum or fingerprint lookup
+/// that names no tenant or no environment is limited to (as
+/// `MessageQuery::tenants` and `environments`): the indexes on
+/// `(tenant_id, environment_id, docnum)` and `(…, key_fingerprint)` then
+/// answer it, one probe per combination, instead of a walk through every
+/// message. Nothing for any other query. A message of a tenant or
+/// environment no longer configured is then found only with both given.
+fn lookup_limits(config: &crate::config::Config, q: &MessageQuery) -> (Vec<String>, Vec<String>) {
+    let indexed = q.docnum.is_some() || q.fingerprint.is_some();
+    if !indexed {
+        return (Vec::new(), Vec::new());
+    }
+    let tenants = config.tenants.iter().filter(|t| q.tenant.as_deref().is_none_or(|id| id == t.id));
+    let mut environments: Vec<String> =
+        tenants.clone().flat_map(|t| t.environments.iter().map(|e| e.id.clone())).collect();
+    environments.sort();
+    environments.dedup();
+    let tenants = if q.tenant.is_some() { Vec::new() } else { tenants.map(|t| t.id.clone()).collect() };
+    let environments = if q.environment.is_some() { Vec::new() } else { environments };
+    (tenants, environments)
 }
 
 /// Find messages by fingerprint, Idempotency-Key, docnum, key value or
@@ -233,7 +257,8 @@ async fn find(
     ApiQuery(q): ApiQuery<FindQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let query = q.into_query()?;
+    let mut query = q.into_query()?;
+    (query.tenants, query.environments) = lookup_limits(&state.config, &query);
     let html = super::page::wants_html(&headers);
     let lookups =
         [&query.fingerprint, &query.idempotency_key, &query.docnum, &query.key_value, &query.sender];

@@ -217,13 +217,27 @@ async fn overview_counts_and_charts(backend: Backend) {
     ), "{day}");
     assert!(day.contains("<td>acme / qa</td>") && day.contains(">shop.order</a>"), "{day}");
     assert!(day.contains("<td class=\"num\">1</td><td class=\"num\">0</td><td class=\"num\">0</td><td class=\"num rate\">50.0 %</td>"));
-    // The chart: 24 hourly pairs of bars, the last hour holding both messages.
+    // The chart: 24 pairs of bars, one per clock hour (the last one up to
+    // now), holding both messages and both duplicates.
     assert!(html.contains("<svg id=\"chart\""));
     assert_eq!(html.matches("<rect class=\"accepted\"").count(), 24);
-    assert!(html.contains(" UTC: 2 accepted</title>") && html.contains(" UTC: 2 duplicates</title>"));
+    assert!(html.contains(":00 UTC: "), "bars start on the hour");
+    assert_eq!((chart_total(&html, "accepted"), chart_total(&html, "duplicates")), (2, 2));
     assert!(!html.contains("<script"), "no JavaScript");
     assert_eq!(snapshot(&app).await, before, "looking changes nothing");
     app.get("/admin", None).await.expect(401);
+}
+
+/// The sum of the chart's bars of one kind, from their titles
+/// (`HH:MM UTC: n accepted`).
+fn chart_total(html: &str, what: &str) -> i64 {
+    html.split(" UTC: ")
+        .skip(1)
+        .filter_map(|rest| rest.split_once("</title>").map(|(title, _)| title))
+        .filter_map(|title| title.split_once(' '))
+        .filter(|(_, kind)| *kind == what)
+        .map(|(n, _)| n.parse::<i64>().expect("a count"))
+        .sum()
 }
 
 async fn catalog_lists_show_the_rules(backend: Backend) {

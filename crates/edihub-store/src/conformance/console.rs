@@ -143,3 +143,41 @@ pub async fn activity_counts_and_series(store: StoreRef) {
     assert_eq!(points.iter().map(|p| p.duplicates).sum::<i64>(), 2, "{points:?}");
     assert!(store.activity_series(&bounds[..1]).await.unwrap().is_empty());
 }
+
+/// `MessageQuery::tenants` and `environments` limit a lookup to the listed
+/// ones, with any other filter; empty, they limit nothing.
+pub async fn lookups_keep_to_their_tenants_and_environments(store: StoreRef) {
+    let scopes = [fresh_scope(), fresh_scope(), Scope::new("t-limits", "qa")];
+    let mut ids = Vec::new();
+    for scope in &scopes {
+        let m = message(Some("limited"));
+        ids.push(m.id);
+        processed(ingest_at(&store, scope, None, vec![m], now()).await);
+    }
+    let by_docnum = |tenants: &[&Scope], environments: &[&str]| MessageQuery {
+        docnum: Some("4711".into()),
+        tenants: tenants.iter().map(|s| s.tenant_id.clone()).collect(),
+        environments: environments.iter().map(|e| e.to_string()).collect(),
+        limit: 10,
+        ..Default::default()
+    };
+    let found = |q: MessageQuery| {
+        let store = store.clone();
+        async move {
+            let mut ids: Vec<_> = store.find_messages(&q).await.unwrap().iter().map(|m| m.id).collect();
+            ids.sort();
+            ids
+        }
+    };
+    let sorted = |mut v: Vec<uuid::Uuid>| {
+        v.sort();
+        v
+    };
+    assert_eq!(found(by_docnum(&[&scopes[0], &scopes[1]], &[])).await, sorted(ids[..2].to_vec()));
+    assert_eq!(found(by_docnum(&[], &["prod"])).await, sorted(ids[..2].to_vec()));
+    assert_eq!(found(by_docnum(&[&scopes[1], &scopes[2]], &["qa"])).await, [ids[2]]);
+    assert_eq!(found(by_docnum(&[], &[])).await, sorted(ids.clone()));
+    let elsewhere =
+        MessageQuery { tenant: Some(scopes[2].tenant_id.clone()), ..by_docnum(&[&scopes[0]], &[]) };
+    assert!(found(elsewhere).await.is_empty(), "both limits hold");
+}

@@ -17,6 +17,7 @@ mod line;
 mod outbox;
 mod packet;
 mod races;
+mod rollup;
 
 pub use ack_numbers::*;
 pub use admin::*;
@@ -30,6 +31,7 @@ pub use line::*;
 pub use outbox::*;
 pub use packet::*;
 pub use races::*;
+pub use rollup::*;
 
 use std::sync::Arc;
 
