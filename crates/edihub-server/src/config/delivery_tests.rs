@@ -43,7 +43,7 @@ fn defaults_apply() {
     let delays = c.delivery.delays();
     assert_eq!(delays.len(), 10);
     assert_eq!((delays[0], delays[9]), (Duration::from_secs(5), Duration::from_secs(86_400)));
-    assert_eq!(c.delivery.max_in_flight_per_destination, 4);
+    assert_eq!(c.delivery.max_in_flight_per_destination, 16);
     let signed = destination("signature = { scheme = \"standard-webhooks\", secret_env = \"ERP_SECRET\" }");
     assert!(load(&signed).is_ok(), "a secret named by the file is allowed");
 }
