@@ -24,17 +24,27 @@ pub(crate) struct Text {
     pub parts: Vec<Part>,
 }
 
+impl Text {
+    /// The value a part names.
+    pub fn value(&self, part: &Part) -> &str {
+        &self.values[part.start as usize..part.end as usize]
+    }
+}
+
 /// One value: a component of a repeat of an element of a segment.
+///
+/// 16 bytes: the text of an interchange is kept under 2 GiB (see
+/// `segments::MAX_TEXT`), so offsets and positions fit 32 bits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Part {
     /// Where the value starts in [`Text::values`].
-    pub start: usize,
+    pub start: u32,
     /// Where it ends.
-    pub end: usize,
+    pub end: u32,
     /// 0 for the tag, then the element's number (1-based).
-    pub element: usize,
+    pub element: u32,
     /// The repeat within the element (0-based).
-    pub repeat: usize,
+    pub repeat: u32,
 }
 
 /// One segment: its place in the interchange and its parts in the shared text.
@@ -44,7 +54,7 @@ pub(crate) struct Segment {
     pub number: usize,
     text: Arc<Text>,
     /// The segment's parts in `text` (never empty: the tag is part 0).
-    parts: Range<usize>,
+    parts: Range<u32>,
 }
 
 /// The segment's number and values, not the whole shared text.
@@ -56,16 +66,16 @@ impl std::fmt::Debug for Segment {
 }
 
 impl Segment {
-    pub(crate) fn new(number: usize, text: Arc<Text>, parts: Range<usize>) -> Segment {
+    pub(crate) fn new(number: usize, text: Arc<Text>, parts: Range<u32>) -> Segment {
         Segment { number, text, parts }
     }
 
     fn parts(&self) -> &[Part] {
-        &self.text.parts[self.parts.clone()]
+        &self.text.parts[self.parts.start as usize..self.parts.end as usize]
     }
 
     fn value(&self, part: &Part) -> &str {
-        &self.text.values[part.start..part.end]
+        self.text.value(part)
     }
 
     /// The tag: the first value (`BGM`, `ST`).
@@ -81,6 +91,8 @@ impl Segment {
     /// Element `e` (1-based) as its parts, if the segment has it.
     fn element(&self, e: usize) -> Option<&[Part]> {
         // Parts are in element order; the elements asked for come early.
+        // An element number beyond 32 bits is in no segment.
+        let e = u32::try_from(e).ok()?;
         let parts = self.parts();
         let start = parts.iter().position(|p| p.element >= e)?;
         let len = parts[start..].iter().take_while(|p| p.element == e).count();
