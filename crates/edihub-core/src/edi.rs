@@ -122,7 +122,13 @@ pub struct EdiHeader {
 impl EdiHeader {
     /// The hub's message type: `X12.850`, `EDIFACT.ORDERS`.
     pub fn hub_type(&self) -> String {
-        format!("{}.{}", self.interchange.syntax.as_str(), self.message_type)
+        // Built by hand: `format!` costs more than the rest of reading the type.
+        let syntax = self.interchange.syntax.as_str();
+        let mut out = String::with_capacity(syntax.len() + 1 + self.message_type.len());
+        out.push_str(syntax);
+        out.push('.');
+        out.push_str(&self.message_type);
+        out
     }
 }
 
