@@ -45,7 +45,7 @@ mod segment;
 mod segments;
 mod x12;
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -107,8 +107,8 @@ pub struct Interchange {
 /// The envelope of one message (transaction set).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EdiHeader {
-    /// The interchange the message came in.
-    pub interchange: Interchange,
+    /// The interchange the message came in, shared by its messages.
+    pub interchange: Arc<Interchange>,
     /// Message type as the standard names it: `850`, `ORDERS`.
     pub message_type: String,
     /// Version: GS08 (`004010`) or UNH S009 0052+0054 (`D96A`).
@@ -203,6 +203,13 @@ pub(crate) fn count(syntax: EdiSyntax, seg: &Segment, e: usize, name: &str) -> R
 
 /// A message being read: its header segment and the segments so far.
 pub(crate) type OpenMessage = (Segment, Vec<Segment>);
+
+/// A message opened by `header`, its segments sized like those of the
+/// message before it (the messages of an interchange tend to be alike):
+/// a large interchange then does not grow a vector per message.
+pub(crate) fn open_message(header: Segment, before: &[RawMessage]) -> OpenMessage {
+    (header, Vec::with_capacity(before.last().map_or(0, |m| m.body.len())))
+}
 
 /// One message read from an interchange, before it becomes a [`Document`].
 pub(crate) struct RawMessage {

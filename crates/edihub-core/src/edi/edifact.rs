@@ -14,13 +14,15 @@
 
 use std::borrow::Cow;
 
-use super::OpenMessage;
+use std::sync::Arc;
+
 use super::envelope::{Envelope, GroupRef, MessageRef, UNG};
 use super::refusal::{Failure, Fault, Located, Mismatch, refused, syntax, trailer};
 use super::segments::{tokenize, tokenize_located};
 use super::{
     EdiHeader, EdiSyntax, Interchange, Party, RawMessage, Segment, Separators, count, disagree, malformed,
 };
+use super::{OpenMessage, open_message};
 use crate::CoreError;
 
 const SYNTAX: EdiSyntax = EdiSyntax::Edifact;
@@ -153,6 +155,7 @@ fn walk(
         segs.next().filter(|s| s.tag() == "UNB").ok_or_else(|| malformed(SYNTAX, "no UNB segment".into()))?;
     let interchange = interchange(&unb)?;
     let mut walk = Walk {
+        interchange: Arc::new(interchange.clone()),
         envelope: Envelope::edifact(&unb, interchange, seps, una),
         loose: GroupRef::open(None, UNG),
         messages: Vec::new(),
@@ -185,6 +188,8 @@ fn walk(
 /// say where it stopped.
 struct Walk {
     envelope: Envelope,
+    /// The interchange its messages' headers share.
+    interchange: Arc<Interchange>,
     /// The messages outside UNG.
     loose: GroupRef,
     messages: Vec<RawMessage>,
@@ -214,7 +219,7 @@ impl Walk {
                     Some(g) => &mut g.messages,
                     None => &mut self.loose,
                 };
-                let raw = message(&self.envelope.interchange, reference, refs, unh, body, &seg)?;
+                let raw = message(&self.interchange, reference, refs, unh, body, &seg)?;
                 self.messages.push(raw);
             }
             ("UNH" | "UNG" | "UNE" | "UNZ" | "UNB", Some((unh, _))) => {
@@ -237,7 +242,7 @@ impl Walk {
                         format!("segment {} (UNH) outside a group after groups", seg.number),
                     )));
                 }
-                self.open = Some((seg, Vec::new()));
+                self.open = Some(open_message(seg, &self.messages));
             }
             ("UNG", None) if self.group.is_none() && (groups > 0 || self.messages.is_empty()) => {
                 let reference = required(&seg, 5, "UNG 0048 (group reference number)").map_err(syntax)?;
@@ -280,7 +285,7 @@ fn required(seg: &Segment, e: usize, name: &str) -> Result<String, CoreError> {
 /// Checks UNT against its UNH and builds the message, adding its
 /// reference to `refs`, its group's (also when it disagrees, for the refusal).
 fn message(
-    interchange: &Interchange,
+    interchange: &Arc<Interchange>,
     group_reference: Option<String>,
     refs: &mut GroupRef,
     unh: Segment,
@@ -320,7 +325,7 @@ fn message(
         return Err((e, Fault::Message { mismatch: Mismatch::Reference, site: trailer(unt, counted, 2) }));
     }
     let header = EdiHeader {
-        interchange: interchange.clone(),
+        interchange: Arc::clone(interchange),
         message_type,
         version,
         group_control: group_reference,

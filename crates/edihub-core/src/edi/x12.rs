@@ -14,13 +14,15 @@
 //! ST02, GE01/GE02 count the group's sets and repeat GS06, IEA01/IEA02
 //! count the groups and repeat ISA13. The body is read as UTF-8.
 
-use super::OpenMessage;
+use std::sync::Arc;
+
 use super::envelope::{Envelope, GS, GroupRef, MessageRef};
 use super::refusal::{Failure, Fault, Located, Mismatch, refused, syntax, trailer};
 use super::segments::{tokenize, tokenize_located};
 use super::{
     EdiHeader, EdiSyntax, Interchange, Party, RawMessage, Segment, Separators, count, disagree, malformed,
 };
+use super::{OpenMessage, open_message};
 use crate::CoreError;
 
 const SYNTAX: EdiSyntax = EdiSyntax::X12;
@@ -126,6 +128,8 @@ struct Group {
 /// say where it stopped.
 struct Walk {
     envelope: Envelope,
+    /// The interchange its messages' headers share.
+    interchange: Arc<Interchange>,
     messages: Vec<RawMessage>,
     group: Option<Group>,
     open: Option<OpenMessage>,
@@ -133,7 +137,8 @@ struct Walk {
 
 impl Walk {
     fn new(envelope: Envelope) -> Walk {
-        Walk { envelope, messages: Vec::new(), group: None, open: None }
+        let interchange = Arc::new(envelope.interchange.clone());
+        Walk { envelope, interchange, messages: Vec::new(), group: None, open: None }
     }
 
     /// Walks the segments after the ISA and checks counts and references.
@@ -167,7 +172,7 @@ impl Walk {
         match (seg.tag(), &mut self.open, &mut self.group) {
             ("SE", Some(_), Some(g)) => {
                 let (st, body) = self.open.take().expect("open");
-                let set = transaction_set(&self.envelope.interchange, g, st, body, &seg)?;
+                let set = transaction_set(&self.interchange, g, st, body, &seg)?;
                 self.messages.push(set);
             }
             ("ST" | "GS" | "GE" | "IEA" | "ISA", Some((st, _)), _) => {
@@ -183,7 +188,7 @@ impl Walk {
                 )));
             }
             (_, Some((_, body)), _) => body.push(seg),
-            ("ST", None, Some(_)) => self.open = Some((seg, Vec::new())),
+            ("ST", None, Some(_)) => self.open = Some(open_message(seg, &self.messages)),
             // Interchange acknowledgements come before the groups; they
             // are part of the envelope, not messages.
             ("TA1", None, None) if self.envelope.groups.is_empty() => {}
@@ -220,7 +225,7 @@ impl Walk {
 /// Checks SE against its ST and builds the message, adding its
 /// reference to the group (also when it disagrees, for the refusal).
 fn transaction_set(
-    interchange: &Interchange,
+    interchange: &Arc<Interchange>,
     group: &mut Group,
     st: Segment,
     body: Vec<Segment>,
@@ -248,7 +253,7 @@ fn transaction_set(
         return Err((e, Fault::Message { mismatch: Mismatch::Reference, site: trailer(se, counted, 2) }));
     }
     let header = EdiHeader {
-        interchange: interchange.clone(),
+        interchange: Arc::clone(interchange),
         message_type,
         version: group.gs.el(8).to_string(),
         group_control: Some(group.control.clone()),
