@@ -8,7 +8,6 @@
 //! line break *is* the terminator.
 
 use std::ops::Range;
-use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -24,7 +23,7 @@ pub(crate) fn tokenize(
     text: &str,
     seps: Separators,
     first_number: usize,
-) -> Result<Vec<Segment>, CoreError> {
+) -> Result<Text, CoreError> {
     tokenize_located(syntax, text, seps, first_number).map_err(|(e, _)| e)
 }
 
@@ -39,28 +38,22 @@ pub(crate) fn tokenize_located(
     text: &str,
     seps: Separators,
     first_number: usize,
-) -> Result<Vec<Segment>, Located> {
+) -> Result<Text, Located> {
     if text.len() > MAX_TEXT {
         let detail = format!("the interchange is larger than {MAX_TEXT} bytes");
         return Err(refusal::syntax(malformed(syntax, detail)));
     }
-    let mut reader = Reader::new(syntax, text, seps);
-    let mut spans = Vec::new();
-    let mut number = first_number;
+    let mut reader = Reader::new(syntax, text, seps, first_number);
     while reader.at < text.len() {
         if reader.line_break_between_segments() {
             reader.at += 1;
             continue;
         }
-        spans.push(reader.segment(number)?);
-        number += 1;
+        let number = first_number + reader.out.segments.len();
+        let parts = reader.segment(number)?;
+        reader.out.segments.push(parts);
     }
-    let shared = Arc::new(reader.out);
-    Ok(spans
-        .into_iter()
-        .zip(first_number..)
-        .map(|(parts, number)| Segment::new(number, Arc::clone(&shared), parts))
-        .collect())
+    Ok(reader.out)
 }
 
 /// What a separator or the release character does.
@@ -112,7 +105,7 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    fn new(syntax: EdiSyntax, text: &'a str, seps: Separators) -> Reader<'a> {
+    fn new(syntax: EdiSyntax, text: &'a str, seps: Separators, first_number: usize) -> Reader<'a> {
         let marks: Vec<(char, Role)> = [
             (seps.release, Role::Release),
             (Some(seps.segment), Role::Segment),
@@ -134,7 +127,12 @@ impl<'a> Reader<'a> {
         // Every value but a segment's first follows a stop: sized by their
         // count, the parts of a large interchange are not copied as they grow.
         let stops_in_text: usize = text.bytes().map(|b| usize::from(is_stop[usize::from(b)])).sum();
-        let out = Text { values: text.to_string(), parts: Vec::with_capacity(stops_in_text + 1) };
+        let out = Text {
+            values: text.to_string(),
+            parts: Vec::with_capacity(stops_in_text + 1),
+            segments: Vec::new(),
+            first_number,
+        };
         Reader { syntax, text, marks, stops, at: 0, out, unescaped: String::new() }
     }
 
@@ -270,7 +268,7 @@ fn check_tag(syntax: EdiSyntax, tag: &str, number: usize) -> Result<(), CoreErro
 /// Values at an IDoc-notation path on a message's segments, as on its
 /// rendering (see the module docs of `edi`): strings trimmed, blanks
 /// dropped, repeats flattened.
-pub(crate) fn values(segments: &[Segment], path: &IdocPath) -> Vec<Value> {
+pub(crate) fn values<'a>(segments: impl Iterator<Item = Segment<'a>>, path: &IdocPath) -> Vec<Value> {
     let Some((first, rest)) = path.steps.split_first() else { return Vec::new() };
     let (tag, glued) = split_glued(first);
     let mut positions: Vec<&str> = glued.into_iter().collect();
@@ -282,7 +280,7 @@ pub(crate) fn values(segments: &[Segment], path: &IdocPath) -> Vec<Value> {
         return Vec::new();
     };
     let mut out = Vec::new();
-    for seg in segments.iter().filter(|s| is_segment(s, tag, first)) {
+    for seg in segments.filter(|s| is_segment(s, tag, first)) {
         match positions.as_slice() {
             [] => crate::eval::push_value(&seg.render(), true, &mut out),
             [e] => seg.repeats(*e).flatten().for_each(|v| push_text(v, &mut out)),
@@ -322,13 +320,13 @@ fn is_segment(seg: &Segment, tag: &str, step: &Step) -> bool {
             None => seg
                 .repeats(e)
                 .any(|mut r| matches!((r.next(), r.next()), (Some(v), None) if v.trim() == want)),
-            Some(Some(c)) => at(seg, e, c).any(|v| v.trim() == want),
+            Some(Some(c)) => at(*seg, e, c).any(|v| v.trim() == want),
             Some(None) => false,
         }
     })
 }
 
 /// Component `c` (1-based) of element `e` (1-based), one per repeat that has it.
-fn at(seg: &Segment, e: usize, c: usize) -> impl Iterator<Item = &str> {
+fn at<'a>(seg: Segment<'a>, e: usize, c: usize) -> impl Iterator<Item = &'a str> + use<'a> {
     seg.repeats(e).filter_map(move |mut components| components.nth(c - 1))
 }
