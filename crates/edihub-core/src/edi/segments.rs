@@ -39,9 +39,8 @@ pub(crate) fn tokenize_located(
     seps: Separators,
     first_number: usize,
 ) -> Result<Text, Located> {
-    if text.len() > MAX_TEXT {
-        let detail = format!("the interchange is larger than {MAX_TEXT} bytes");
-        return Err(refusal::syntax(malformed(syntax, detail)));
+    if let Some(e) = too_large(syntax, text.len()) {
+        return Err(refusal::syntax(e));
     }
     let mut reader = Reader::new(syntax, text, seps, first_number);
     while reader.at < text.len() {
@@ -54,6 +53,11 @@ pub(crate) fn tokenize_located(
         reader.out.segments.push(parts);
     }
     Ok(reader.out)
+}
+
+/// The error for a text of `len` bytes over [`MAX_TEXT`].
+pub(crate) fn too_large(syntax: EdiSyntax, len: usize) -> Option<CoreError> {
+    (len > MAX_TEXT).then(|| malformed(syntax, format!("the interchange is larger than {MAX_TEXT} bytes")))
 }
 
 /// What a separator or the release character does.
