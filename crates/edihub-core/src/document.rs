@@ -16,10 +16,13 @@
 //! element's name, which is the IDoc type for files whose control record
 //! omits `IDOCTYP`.
 
+use std::ops::Range;
+use std::sync::Arc;
+
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::edi::{EdiHeader, EdiMessage, Segment};
+use crate::edi::{EdiHeader, EdiMessage, Text};
 use crate::path::KeyPath;
 use crate::{CoreError, eval};
 
@@ -133,13 +136,13 @@ impl Document {
 
     /// An EDIFACT message or X12 transaction set: its envelope and its
     /// segments (rendered on first use, see `edi`).
-    pub(crate) fn edi(header: EdiHeader, segments: Vec<Segment>) -> Document {
+    pub(crate) fn edi(header: EdiHeader, text: Arc<Text>, segments: Range<usize>) -> Document {
         Document {
             root: None,
             control: None,
             value: Value::Null,
             plain_docnum: None,
-            edi: Some(Box::new(EdiMessage::new(header, segments))),
+            edi: Some(Box::new(EdiMessage::new(header, text, segments))),
         }
     }
 

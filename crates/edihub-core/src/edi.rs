@@ -45,7 +45,8 @@ mod segment;
 mod segments;
 mod x12;
 
-use std::sync::OnceLock;
+use std::ops::Range;
+use std::sync::{Arc, OnceLock};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -59,7 +60,7 @@ pub use ack::{AckKind, AckTime, acknowledge, acknowledge_refusal};
 pub use envelope::Envelope;
 pub use refusal::Refusal;
 pub(crate) use refusal::of as refusal_of;
-pub(crate) use segment::Segment;
+pub(crate) use segment::{Segment, Text};
 
 /// Which EDI standard an interchange follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -107,8 +108,8 @@ pub struct Interchange {
 /// The envelope of one message (transaction set).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EdiHeader {
-    /// The interchange the message came in.
-    pub interchange: Interchange,
+    /// The interchange the message came in, shared by its messages.
+    pub interchange: Arc<Interchange>,
     /// Message type as the standard names it: `850`, `ORDERS`.
     pub message_type: String,
     /// Version: GS08 (`004010`) or UNH S009 0052+0054 (`D96A`).
@@ -122,7 +123,13 @@ pub struct EdiHeader {
 impl EdiHeader {
     /// The hub's message type: `X12.850`, `EDIFACT.ORDERS`.
     pub fn hub_type(&self) -> String {
-        format!("{}.{}", self.interchange.syntax.as_str(), self.message_type)
+        // Built by hand: `format!` costs more than the rest of reading the type.
+        let syntax = self.interchange.syntax.as_str();
+        let mut out = String::with_capacity(syntax.len() + 1 + self.message_type.len());
+        out.push_str(syntax);
+        out.push('.');
+        out.push_str(&self.message_type);
+        out
     }
 }
 
@@ -141,27 +148,43 @@ pub(crate) struct Separators {
 /// The JSON rendering (a string per value) is built on first use:
 /// receiving needs only the envelope and the key fields, which are read
 /// from the segments in place.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) struct EdiMessage {
     pub header: EdiHeader,
-    segments: Vec<Segment>,
+    /// The interchange's segments, shared by its messages.
+    text: Arc<Text>,
+    /// This message's segments (indices in `text`).
+    segments: Range<usize>,
     rendered: OnceLock<Value>,
 }
 
+/// The envelope and this message's segments, not the whole shared text.
+impl std::fmt::Debug for EdiMessage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let segments: Vec<Segment<'_>> = self.segments().collect();
+        f.debug_struct("EdiMessage").field("header", &self.header).field("segments", &segments).finish()
+    }
+}
+
 impl EdiMessage {
-    pub fn new(header: EdiHeader, segments: Vec<Segment>) -> EdiMessage {
-        EdiMessage { header, segments, rendered: OnceLock::new() }
+    pub fn new(header: EdiHeader, text: Arc<Text>, segments: Range<usize>) -> EdiMessage {
+        EdiMessage { header, text, segments, rendered: OnceLock::new() }
+    }
+
+    /// The segments between header and trailer.
+    fn segments(&self) -> impl Iterator<Item = Segment<'_>> {
+        self.text.segments(self.segments.clone())
     }
 
     /// The rendering: an array of the segments between header and trailer.
     pub fn value(&self) -> &Value {
-        self.rendered.get_or_init(|| Value::Array(self.segments.iter().map(Segment::render).collect()))
+        self.rendered.get_or_init(|| Value::Array(self.segments().map(|s| s.render()).collect()))
     }
 
     /// Values at a key path: positional for the IDoc notation, else JSONPath on the rendering.
     pub fn values(&self, path: &KeyPath) -> Vec<Value> {
         match path {
-            KeyPath::Idoc(p) => segments::values(&self.segments, p),
+            KeyPath::Idoc(p) => segments::values(self.segments(), p),
             KeyPath::Json(_) => crate::eval::values(self.value(), path),
         }
     }
@@ -195,13 +218,13 @@ pub(crate) fn count(syntax: EdiSyntax, seg: &Segment, e: usize, name: &str) -> R
     })
 }
 
-/// A message being read: its header segment and the segments so far.
-pub(crate) type OpenMessage = (Segment, Vec<Segment>);
-
 /// One message read from an interchange, before it becomes a [`Document`].
 pub(crate) struct RawMessage {
     pub header: EdiHeader,
-    pub body: Vec<Segment>,
+    /// The interchange's segments, shared by its messages.
+    pub text: Arc<Text>,
+    /// This message's segments between header and trailer (indices in `text`).
+    pub body: Range<usize>,
 }
 
 /// Parses an EDIFACT interchange.
@@ -222,7 +245,7 @@ fn finish(
     if messages.is_empty() {
         return Err(disagree(interchange.syntax, "the interchange holds no message".into()));
     }
-    let documents = messages.into_iter().map(|m| Document::edi(m.header, m.body)).collect();
+    let documents = messages.into_iter().map(|m| Document::edi(m.header, m.text, m.body)).collect();
     Ok(ParsedBody {
         format,
         documents,

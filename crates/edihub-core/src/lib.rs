@@ -39,7 +39,8 @@
 //! identifier or the ISA decides the encoding, the envelope is checked
 //! (segment counts, control references) and each message becomes a
 //! [`Document`] with its envelope ([`EdiHeader`]) for control numbers. Its
-//! values are read in place from one copy of the interchange (`edi/segment`);
+//! values are read in place from one copy of the interchange, which its
+//! messages share with the range of their segments (`edi/segment`);
 //! the rendering, an array of positional segments, is built only when
 //! [`Document::value`] is asked for (JSONPath, content fingerprints,
 //! deliveries), since receiving needs only the key fields.

@@ -14,12 +14,14 @@
 
 use std::borrow::Cow;
 
-use super::OpenMessage;
+use std::sync::Arc;
+
 use super::envelope::{Envelope, GroupRef, MessageRef, UNG};
 use super::refusal::{Failure, Fault, Located, Mismatch, refused, syntax, trailer};
 use super::segments::{tokenize, tokenize_located};
 use super::{
-    EdiHeader, EdiSyntax, Interchange, Party, RawMessage, Segment, Separators, count, disagree, malformed,
+    EdiHeader, EdiSyntax, Interchange, Party, RawMessage, Segment, Separators, Text, count, disagree,
+    malformed,
 };
 use crate::CoreError;
 
@@ -41,7 +43,7 @@ pub(super) fn parse(bytes: &[u8]) -> Result<(Vec<RawMessage>, Envelope), Failure
     };
     let text = decode(trim_start(rest), seps)?;
     match tokenize_located(SYNTAX, &text, seps, 1) {
-        Ok(segments) => walk(segments, seps, una),
+        Ok(segments) => walk(&Arc::new(segments), seps, una),
         Err(located) => Err(match header(&text, seps, una) {
             Some(envelope) => refused(&envelope, None, located),
             None => Failure::bare(located.0),
@@ -53,7 +55,8 @@ pub(super) fn parse(bytes: &[u8]) -> Result<(Vec<RawMessage>, Envelope), Failure
 /// from its UNB alone (when that one is whole and has its reference).
 fn header(text: &str, seps: Separators, una: Option<String>) -> Option<Envelope> {
     let end = text.find(seps.segment)?;
-    let unb = tokenize(SYNTAX, &text[..=end], seps, 1).ok()?.pop()?;
+    let unb = tokenize(SYNTAX, &text[..=end], seps, 1).ok()?;
+    let unb = unb.segment(unb.len().checked_sub(1)?);
     let interchange = interchange(&unb).ok()?;
     Some(Envelope::edifact(&unb, interchange, seps, una))
 }
@@ -144,15 +147,17 @@ fn interchange(unb: &Segment) -> Result<Interchange, CoreError> {
 
 /// Walks the envelope and checks its counts and references.
 fn walk(
-    segments: Vec<Segment>,
+    text: &Arc<Text>,
     seps: Separators,
     una: Option<String>,
 ) -> Result<(Vec<RawMessage>, Envelope), Failure> {
-    let mut segs = segments.into_iter();
+    let mut segs = text.segments(0..text.len());
     let unb =
         segs.next().filter(|s| s.tag() == "UNB").ok_or_else(|| malformed(SYNTAX, "no UNB segment".into()))?;
     let interchange = interchange(&unb)?;
     let mut walk = Walk {
+        interchange: Arc::new(interchange.clone()),
+        text,
         envelope: Envelope::edifact(&unb, interchange, seps, una),
         loose: GroupRef::open(None, UNG),
         messages: Vec::new(),
@@ -183,16 +188,21 @@ fn walk(
 
 /// The walk through the envelope, keeping what it read so a refusal can
 /// say where it stopped.
-struct Walk {
+struct Walk<'a> {
     envelope: Envelope,
+    /// The interchange its messages' headers share.
+    interchange: Arc<Interchange>,
+    /// The interchange's segments, which its messages share.
+    text: &'a Arc<Text>,
     /// The messages outside UNG.
     loose: GroupRef,
     messages: Vec<RawMessage>,
     group: Option<Group>,
-    open: Option<OpenMessage>,
+    /// The UNH of the message being read.
+    open: Option<Segment<'a>>,
 }
 
-impl Walk {
+impl<'a> Walk<'a> {
     fn refused(&self, located: Located) -> Failure {
         let open = match &self.group {
             Some(g) => Some(&g.messages),
@@ -204,20 +214,20 @@ impl Walk {
     }
 
     /// One segment; true after the UNZ.
-    fn step(&mut self, seg: Segment) -> Result<bool, Located> {
+    fn step(&mut self, seg: Segment<'a>) -> Result<bool, Located> {
         let groups = self.envelope.groups.len();
         match (seg.tag(), &mut self.open) {
             ("UNT", Some(_)) => {
-                let (unh, body) = self.open.take().expect("open");
+                let unh = self.open.take().expect("open");
                 let reference = self.group.as_ref().map(|g| g.reference.clone());
                 let refs = match self.group.as_mut() {
                     Some(g) => &mut g.messages,
                     None => &mut self.loose,
                 };
-                let raw = message(&self.envelope.interchange, reference, refs, unh, body, &seg)?;
+                let raw = message((&self.interchange, self.text), reference, refs, unh, &seg)?;
                 self.messages.push(raw);
             }
-            ("UNH" | "UNG" | "UNE" | "UNZ" | "UNB", Some((unh, _))) => {
+            ("UNH" | "UNG" | "UNE" | "UNZ" | "UNB", Some(unh)) => {
                 return Err(syntax(malformed(
                     SYNTAX,
                     format!(
@@ -229,7 +239,8 @@ impl Walk {
                     ),
                 )));
             }
-            (_, Some((_, body))) => body.push(seg),
+            // A segment of the open message: the message is the range from UNH to UNT.
+            (_, Some(_)) => {}
             ("UNH", None) => {
                 if self.group.is_none() && groups > 0 {
                     return Err(syntax(malformed(
@@ -237,7 +248,7 @@ impl Walk {
                         format!("segment {} (UNH) outside a group after groups", seg.number),
                     )));
                 }
-                self.open = Some((seg, Vec::new()));
+                self.open = Some(seg);
             }
             ("UNG", None) if self.group.is_none() && (groups > 0 || self.messages.is_empty()) => {
                 let reference = required(&seg, 5, "UNG 0048 (group reference number)").map_err(syntax)?;
@@ -280,13 +291,13 @@ fn required(seg: &Segment, e: usize, name: &str) -> Result<String, CoreError> {
 /// Checks UNT against its UNH and builds the message, adding its
 /// reference to `refs`, its group's (also when it disagrees, for the refusal).
 fn message(
-    interchange: &Interchange,
+    (interchange, text): (&Arc<Interchange>, &Arc<Text>),
     group_reference: Option<String>,
     refs: &mut GroupRef,
     unh: Segment,
-    body: Vec<Segment>,
     unt: &Segment,
 ) -> Result<RawMessage, Located> {
+    let body = unh.index() + 1..unt.index();
     let reference = required(&unh, 1, "UNH 0062 (message reference number)").map_err(syntax)?;
     let message_type = unh.el(2).to_string();
     if message_type.is_empty() {
@@ -320,13 +331,13 @@ fn message(
         return Err((e, Fault::Message { mismatch: Mismatch::Reference, site: trailer(unt, counted, 2) }));
     }
     let header = EdiHeader {
-        interchange: interchange.clone(),
+        interchange: Arc::clone(interchange),
         message_type,
         version,
         group_control: group_reference,
         control_number: reference,
     };
-    Ok(RawMessage { header, body })
+    Ok(RawMessage { header, text: Arc::clone(text), body })
 }
 
 fn close_group(group: &Group, une: &Segment) -> Result<(), Located> {

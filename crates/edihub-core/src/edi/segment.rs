@@ -1,16 +1,18 @@
 //! One segment as the tokenizer leaves it, without a string or vector of
 //! its own.
 //!
-//! An interchange is read into one [`Text`]: a copy of its text, and one
+//! An interchange is read into one [`Text`]: a copy of its text, one
 //! [`Part`] per value saying where it lies in that copy and where it sits
-//! (element, repeat). A value with a release character (EDIFACT `?+`) is
-//! unescaped into the copy's end. A [`Segment`] is a range of those parts. Tokenizing thus allocates per
-//! interchange rather than per value, and the JSON rendering of a message
-//! (a string per value) is built only when someone asks for it: receiving
-//! needs the envelope and the key fields, which are read in place.
+//! (element, repeat), and one range of parts per segment. A value with a
+//! release character (EDIFACT `?+`) is unescaped into the copy's end. A
+//! [`Segment`] is a borrowed view of one segment, and a message keeps the
+//! shared text and the range of its segments. Tokenizing thus allocates
+//! per interchange rather than per value or segment, and the JSON rendering
+//! of a message (a string per value) is built only when someone asks for
+//! it: receiving needs the envelope and the key fields, which are read in
+//! place.
 
 use std::ops::Range;
-use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -22,65 +24,102 @@ pub(crate) struct Text {
     pub values: String,
     /// One per value, in order.
     pub parts: Vec<Part>,
+    /// One per segment, in order: its range of `parts`.
+    pub segments: Vec<Range<u32>>,
+    /// The number of the first segment (1-based, for errors).
+    pub first_number: usize,
+}
+
+impl Text {
+    /// The value a part names.
+    pub fn value(&self, part: &Part) -> &str {
+        &self.values[part.start as usize..part.end as usize]
+    }
+
+    /// How many segments the text holds.
+    pub fn len(&self) -> usize {
+        self.segments.len()
+    }
+
+    /// Segment `i` (0-based).
+    pub fn segment(&self, i: usize) -> Segment<'_> {
+        self.view(self.first_number + i, &self.segments[i])
+    }
+
+    /// The segments in `range` (0-based indices), in order.
+    pub fn segments(&self, range: Range<usize>) -> impl Iterator<Item = Segment<'_>> {
+        let first = self.first_number + range.start;
+        self.segments[range].iter().zip(first..).map(|(parts, number)| self.view(number, parts))
+    }
+
+    fn view(&self, number: usize, parts: &Range<u32>) -> Segment<'_> {
+        Segment { number, text: self, parts: &self.parts[parts.start as usize..parts.end as usize] }
+    }
 }
 
 /// One value: a component of a repeat of an element of a segment.
+///
+/// 16 bytes: the text of an interchange is kept under 2 GiB (see
+/// `segments::MAX_TEXT`), so offsets and positions fit 32 bits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Part {
     /// Where the value starts in [`Text::values`].
-    pub start: usize,
+    pub start: u32,
     /// Where it ends.
-    pub end: usize,
+    pub end: u32,
     /// 0 for the tag, then the element's number (1-based).
-    pub element: usize,
+    pub element: u32,
     /// The repeat within the element (0-based).
-    pub repeat: usize,
+    pub repeat: u32,
 }
 
 /// One segment: its place in the interchange and its parts in the shared text.
-#[derive(Clone)]
-pub(crate) struct Segment {
+#[derive(Clone, Copy)]
+pub(crate) struct Segment<'a> {
     /// 1-based position in the interchange, for errors.
     pub number: usize,
-    text: Arc<Text>,
-    /// The segment's parts in `text` (never empty: the tag is part 0).
-    parts: Range<usize>,
+    text: &'a Text,
+    /// The segment's parts (never empty: the tag is part 0).
+    parts: &'a [Part],
 }
 
 /// The segment's number and values, not the whole shared text.
-impl std::fmt::Debug for Segment {
+impl std::fmt::Debug for Segment<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let values: Vec<&str> = self.parts().iter().map(|p| self.value(p)).collect();
+        let values: Vec<&str> = self.parts.iter().map(|p| self.value(p)).collect();
         f.debug_struct("Segment").field("number", &self.number).field("values", &values).finish()
     }
 }
 
-impl Segment {
-    pub(crate) fn new(number: usize, text: Arc<Text>, parts: Range<usize>) -> Segment {
-        Segment { number, text, parts }
+impl<'a> Segment<'a> {
+    /// Where the segment is among its text's segments (0-based).
+    pub fn index(&self) -> usize {
+        self.number - self.text.first_number
     }
 
-    fn parts(&self) -> &[Part] {
-        &self.text.parts[self.parts.clone()]
+    fn parts(&self) -> &'a [Part] {
+        self.parts
     }
 
-    fn value(&self, part: &Part) -> &str {
-        &self.text.values[part.start..part.end]
+    fn value(&self, part: &Part) -> &'a str {
+        self.text.value(part)
     }
 
     /// The tag: the first value (`BGM`, `ST`).
-    pub fn tag(&self) -> &str {
+    pub fn tag(&self) -> &'a str {
         self.value(&self.parts()[0])
     }
 
     /// The elements after the tag, each as its parts.
-    fn elements(&self) -> impl Iterator<Item = &[Part]> {
+    fn elements(&self) -> impl Iterator<Item = &'a [Part]> {
         self.parts().chunk_by(|a, b| a.element == b.element).skip(1)
     }
 
     /// Element `e` (1-based) as its parts, if the segment has it.
-    fn element(&self, e: usize) -> Option<&[Part]> {
+    fn element(&self, e: usize) -> Option<&'a [Part]> {
         // Parts are in element order; the elements asked for come early.
+        // An element number beyond 32 bits is in no segment.
+        let e = u32::try_from(e).ok()?;
         let parts = self.parts();
         let start = parts.iter().position(|p| p.element >= e)?;
         let len = parts[start..].iter().take_while(|p| p.element == e).count();
@@ -89,29 +128,30 @@ impl Segment {
 
     /// The repeats of element `e` (1-based), each as its components'
     /// values; none when the segment has no element `e`.
-    pub fn repeats(&self, e: usize) -> impl Iterator<Item = impl Iterator<Item = &str>> {
+    pub fn repeats(self, e: usize) -> impl Iterator<Item = impl Iterator<Item = &'a str>> + use<'a> {
+        let this = self;
         let element = self.element(e).unwrap_or_default();
         element
             .chunk_by(|a, b| a.repeat == b.repeat)
-            .map(|components| components.iter().map(|p| self.value(p)))
+            .map(move |components| components.iter().map(move |p| this.value(p)))
     }
 
     /// The components of the first repeat of element `e` (1-based), if the
     /// segment has that element.
-    pub fn components(&self, e: usize) -> Option<impl Iterator<Item = &str>> {
+    pub fn components(self, e: usize) -> Option<impl Iterator<Item = &'a str> + use<'a>> {
         self.element(e)?;
         self.repeats(e).next()
     }
 
     /// Component `c` (0-based) of the first repeat of element `e` (1-based), or "".
-    pub fn text(&self, e: usize, c: usize) -> &str {
+    pub fn text(&self, e: usize, c: usize) -> &'a str {
         // The first repeat's components come first in the element's parts.
         let part = self.element(e).and_then(|parts| parts.get(c)).filter(|p| p.repeat == 0);
         part.map_or("", |p| self.value(p))
     }
 
     /// Element `e` (1-based), first component, trimmed.
-    pub fn el(&self, e: usize) -> &str {
+    pub fn el(&self, e: usize) -> &'a str {
         self.text(e, 0).trim()
     }
 

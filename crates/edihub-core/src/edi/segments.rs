@@ -8,7 +8,6 @@
 //! line break *is* the terminator.
 
 use std::ops::Range;
-use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -24,9 +23,13 @@ pub(crate) fn tokenize(
     text: &str,
     seps: Separators,
     first_number: usize,
-) -> Result<Vec<Segment>, CoreError> {
+) -> Result<Text, CoreError> {
     tokenize_located(syntax, text, seps, first_number).map_err(|(e, _)| e)
 }
+
+/// The largest text tokenized: a part's offsets are 32-bit, and unescaped
+/// values are copied after the text, which at most doubles it.
+pub(crate) const MAX_TEXT: usize = (u32::MAX / 2) as usize;
 
 /// [`tokenize`], with the error's fault: a premature end (the text ends
 /// inside a segment) or another syntax error.
@@ -35,24 +38,26 @@ pub(crate) fn tokenize_located(
     text: &str,
     seps: Separators,
     first_number: usize,
-) -> Result<Vec<Segment>, Located> {
-    let mut reader = Reader::new(syntax, text, seps);
-    let mut spans = Vec::new();
-    let mut number = first_number;
+) -> Result<Text, Located> {
+    if let Some(e) = too_large(syntax, text.len()) {
+        return Err(refusal::syntax(e));
+    }
+    let mut reader = Reader::new(syntax, text, seps, first_number);
     while reader.at < text.len() {
         if reader.line_break_between_segments() {
             reader.at += 1;
             continue;
         }
-        spans.push(reader.segment(number)?);
-        number += 1;
+        let number = first_number + reader.out.segments.len();
+        let parts = reader.segment(number)?;
+        reader.out.segments.push(parts);
     }
-    let shared = Arc::new(reader.out);
-    Ok(spans
-        .into_iter()
-        .zip(first_number..)
-        .map(|(parts, number)| Segment::new(number, Arc::clone(&shared), parts))
-        .collect())
+    Ok(reader.out)
+}
+
+/// The error for a text of `len` bytes over [`MAX_TEXT`].
+pub(crate) fn too_large(syntax: EdiSyntax, len: usize) -> Option<CoreError> {
+    (len > MAX_TEXT).then(|| malformed(syntax, format!("the interchange is larger than {MAX_TEXT} bytes")))
 }
 
 /// What a separator or the release character does.
@@ -73,8 +78,8 @@ struct Open {
     run: usize,
     escaped: bool,
     /// Its element (0: the tag) and repeat.
-    element: usize,
-    repeat: usize,
+    element: u32,
+    repeat: u32,
 }
 
 /// What a byte of the text can start.
@@ -104,7 +109,7 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    fn new(syntax: EdiSyntax, text: &'a str, seps: Separators) -> Reader<'a> {
+    fn new(syntax: EdiSyntax, text: &'a str, seps: Separators, first_number: usize) -> Reader<'a> {
         let marks: Vec<(char, Role)> = [
             (seps.release, Role::Release),
             (Some(seps.segment), Role::Segment),
@@ -116,15 +121,22 @@ impl<'a> Reader<'a> {
         .filter_map(|(c, role)| Some((c?, role)))
         .collect();
         let mut stops = [Stop::Nothing; 256];
+        let mut is_stop = [0_u8; 256];
         for &(c, role) in &marks {
             let mut buf = [0; 4];
             let lead = usize::from(c.encode_utf8(&mut buf).as_bytes()[0]);
             stops[lead] = if c.is_ascii() { Stop::Mark(role) } else { Stop::Lead };
+            is_stop[lead] = 1;
         }
         // Every value but a segment's first follows a stop: sized by their
         // count, the parts of a large interchange are not copied as they grow.
-        let stops_in_text = text.bytes().filter(|&b| !matches!(stops[usize::from(b)], Stop::Nothing)).count();
-        let out = Text { values: text.to_string(), parts: Vec::with_capacity(stops_in_text + 1) };
+        let stops_in_text: usize = text.bytes().map(|b| usize::from(is_stop[usize::from(b)])).sum();
+        let out = Text {
+            values: text.to_string(),
+            parts: Vec::with_capacity(stops_in_text + 1),
+            segments: Vec::new(),
+            first_number,
+        };
         Reader { syntax, text, marks, stops, at: 0, out, unescaped: String::new() }
     }
 
@@ -140,7 +152,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads one segment up to and including its terminator; its parts in `out`.
-    fn segment(&mut self, number: usize) -> Result<Range<usize>, Located> {
+    fn segment(&mut self, number: usize) -> Result<Range<u32>, Located> {
         let first = self.out.parts.len();
         let bytes = self.text.as_bytes();
         let mut value = Open { start: self.at, run: self.at, escaped: false, element: 0, repeat: 0 };
@@ -148,15 +160,25 @@ impl<'a> Reader<'a> {
             let next =
                 bytes[self.at..].iter().position(|&b| !matches!(self.stops[usize::from(b)], Stop::Nothing));
             let Some(stop) = next else {
-                self.at = self.text.len();
+                self.at = bytes.len();
                 self.close(&mut value);
                 return Err(self.unterminated(number, first));
             };
             self.at += stop;
-            let Some((role, width)) = self.mark_at() else {
-                // The first byte of a separator that is not ASCII, starting another character.
-                self.at += self.text[self.at..].chars().next().map_or(1, char::len_utf8);
-                continue;
+            let (role, width) = match self.stops[usize::from(bytes[self.at])] {
+                Stop::Mark(role) => (role, 1),
+                Stop::Nothing | Stop::Lead => {
+                    let rest = &self.text[self.at..];
+                    let width = rest.chars().next().map_or(1, char::len_utf8);
+                    match self.mark(rest) {
+                        Some(role) => (role, width),
+                        // The first byte of a separator that is not ASCII, starting another character.
+                        None => {
+                            self.at += width;
+                            continue;
+                        }
+                    }
+                }
             };
             if matches!(role, Role::Release) {
                 self.release(&mut value, width)?;
@@ -173,19 +195,9 @@ impl<'a> Reader<'a> {
             (value.start, value.run) = (self.at, self.at);
         }
         let tag = &self.out.parts[first];
-        check_tag(self.syntax, &self.out.values[tag.start..tag.end], number).map_err(refusal::syntax)?;
-        Ok(first..self.out.parts.len())
-    }
-
-    /// The separator or release character at `at`, and its width.
-    fn mark_at(&self) -> Option<(Role, usize)> {
-        match self.stops[usize::from(self.text.as_bytes()[self.at])] {
-            Stop::Mark(role) => Some((role, 1)),
-            Stop::Nothing | Stop::Lead => {
-                let rest = &self.text[self.at..];
-                Some((self.mark(rest)?, rest.chars().next()?.len_utf8()))
-            }
-        }
+        check_tag(self.syntax, self.out.value(tag), number).map_err(refusal::syntax)?;
+        // Fewer parts than bytes in the text.
+        Ok(first as u32..self.out.parts.len() as u32)
     }
 
     /// A release character (of `width`) in `value`: the next character is
@@ -218,13 +230,15 @@ impl<'a> Reader<'a> {
         } else {
             (value.start, self.at)
         };
+        // Within 32 bits: the text is at most MAX_TEXT bytes, the copy twice that.
+        let (start, end) = (start as u32, end as u32);
         self.out.parts.push(Part { start, end, element: value.element, repeat: value.repeat });
     }
 
     /// The error for a segment the text ends in, named by its first element.
     fn unterminated(&self, number: usize, first: usize) -> Located {
         let parts = self.out.parts[first..].iter().take_while(|p| p.element == 0);
-        let tag: String = parts.flat_map(|p| self.out.values[p.start..p.end].chars()).take(20).collect();
+        let tag: String = parts.flat_map(|p| self.out.value(p).chars()).take(20).collect();
         premature(malformed(
             self.syntax,
             format!("segment {number} ({tag}) is not terminated by `{}`", self.mark_char(Role::Segment)),
@@ -258,7 +272,7 @@ fn check_tag(syntax: EdiSyntax, tag: &str, number: usize) -> Result<(), CoreErro
 /// Values at an IDoc-notation path on a message's segments, as on its
 /// rendering (see the module docs of `edi`): strings trimmed, blanks
 /// dropped, repeats flattened.
-pub(crate) fn values(segments: &[Segment], path: &IdocPath) -> Vec<Value> {
+pub(crate) fn values<'a>(segments: impl Iterator<Item = Segment<'a>>, path: &IdocPath) -> Vec<Value> {
     let Some((first, rest)) = path.steps.split_first() else { return Vec::new() };
     let (tag, glued) = split_glued(first);
     let mut positions: Vec<&str> = glued.into_iter().collect();
@@ -270,7 +284,7 @@ pub(crate) fn values(segments: &[Segment], path: &IdocPath) -> Vec<Value> {
         return Vec::new();
     };
     let mut out = Vec::new();
-    for seg in segments.iter().filter(|s| is_segment(s, tag, first)) {
+    for seg in segments.filter(|s| is_segment(s, tag, first)) {
         match positions.as_slice() {
             [] => crate::eval::push_value(&seg.render(), true, &mut out),
             [e] => seg.repeats(*e).flatten().for_each(|v| push_text(v, &mut out)),
@@ -310,13 +324,13 @@ fn is_segment(seg: &Segment, tag: &str, step: &Step) -> bool {
             None => seg
                 .repeats(e)
                 .any(|mut r| matches!((r.next(), r.next()), (Some(v), None) if v.trim() == want)),
-            Some(Some(c)) => at(seg, e, c).any(|v| v.trim() == want),
+            Some(Some(c)) => at(*seg, e, c).any(|v| v.trim() == want),
             Some(None) => false,
         }
     })
 }
 
 /// Component `c` (1-based) of element `e` (1-based), one per repeat that has it.
-fn at(seg: &Segment, e: usize, c: usize) -> impl Iterator<Item = &str> {
+fn at<'a>(seg: Segment<'a>, e: usize, c: usize) -> impl Iterator<Item = &'a str> + use<'a> {
     seg.repeats(e).filter_map(move |mut components| components.nth(c - 1))
 }

@@ -195,3 +195,16 @@ fn hostile_inputs_end_in_results_or_short_errors() {
     let e = err(&format!("{isa}{}", rest.replace(['~', '\n'], "")));
     assert!(e.to_string().contains("segment 2 (GS) is not terminated by `~`"), "{e}");
 }
+
+#[test]
+fn a_text_over_the_offsets_limit_is_refused_before_tokenizing() {
+    // Parts hold 32-bit offsets; the check is by length, so no 2 GiB body is needed.
+    use super::segments::{MAX_TEXT, too_large};
+    assert!(too_large(super::EdiSyntax::X12, MAX_TEXT).is_none());
+    let e = too_large(super::EdiSyntax::Edifact, MAX_TEXT + 1).expect("refused");
+    assert_eq!(e.class(), ErrorClass::Malformed, "{e}");
+    assert_eq!(
+        e.to_string(),
+        format!("EDIFACT syntax error: the interchange is larger than {MAX_TEXT} bytes")
+    );
+}

@@ -14,12 +14,14 @@
 //! ST02, GE01/GE02 count the group's sets and repeat GS06, IEA01/IEA02
 //! count the groups and repeat ISA13. The body is read as UTF-8.
 
-use super::OpenMessage;
+use std::sync::Arc;
+
 use super::envelope::{Envelope, GS, GroupRef, MessageRef};
 use super::refusal::{Failure, Fault, Located, Mismatch, refused, syntax, trailer};
 use super::segments::{tokenize, tokenize_located};
 use super::{
-    EdiHeader, EdiSyntax, Interchange, Party, RawMessage, Segment, Separators, count, disagree, malformed,
+    EdiHeader, EdiSyntax, Interchange, Party, RawMessage, Segment, Separators, Text, count, disagree,
+    malformed,
 };
 use crate::CoreError;
 
@@ -33,17 +35,18 @@ pub(super) fn parse(bytes: &[u8]) -> Result<(Vec<RawMessage>, Envelope), Failure
     let text = std::str::from_utf8(&bytes[start..])
         .map_err(|e| CoreError::InvalidText { encoding: "UTF-8", offset: start + e.valid_up_to() })?;
     let (seps, isa_len) = separators(text)?;
-    let isa = tokenize(SYNTAX, &text[..isa_len], Separators { repetition: None, ..seps }, 1)?.remove(0);
+    let isa = tokenize(SYNTAX, &text[..isa_len], Separators { repetition: None, ..seps }, 1)?;
+    let isa = isa.segment(0);
     let interchange = Interchange {
         syntax: SYNTAX,
         control_number: required(&isa, 13)?,
         sender: party(&isa, 5, 6),
         receiver: party(&isa, 7, 8),
     };
-    let walk = Walk::new(Envelope::x12(&isa, interchange, seps));
+    let envelope = Envelope::x12(&isa, interchange, seps);
     match tokenize_located(SYNTAX, &text[isa_len..], seps, 2) {
-        Ok(segments) => walk.run(segments),
-        Err(located) => Err(refused(&walk.envelope, None, located)),
+        Ok(segments) => Walk::new(envelope, &Arc::new(segments)).run(),
+        Err(located) => Err(refused(&envelope, None, located)),
     }
 }
 
@@ -116,29 +119,36 @@ fn required(seg: &Segment, e: usize) -> Result<String, CoreError> {
 }
 
 /// An open group: GS, its version and the sets seen in it.
-struct Group {
-    gs: Segment,
+struct Group<'a> {
+    gs: Segment<'a>,
     control: String,
     sets: GroupRef,
 }
 
 /// The walk through the envelope, keeping what it read so a refusal can
 /// say where it stopped.
-struct Walk {
+struct Walk<'a> {
     envelope: Envelope,
+    /// The interchange its messages' headers share.
+    interchange: Arc<Interchange>,
+    /// The segments after the ISA, which its messages share.
+    text: &'a Arc<Text>,
     messages: Vec<RawMessage>,
-    group: Option<Group>,
-    open: Option<OpenMessage>,
+    group: Option<Group<'a>>,
+    /// The ST of the transaction set being read.
+    open: Option<Segment<'a>>,
 }
 
-impl Walk {
-    fn new(envelope: Envelope) -> Walk {
-        Walk { envelope, messages: Vec::new(), group: None, open: None }
+impl<'a> Walk<'a> {
+    fn new(envelope: Envelope, text: &'a Arc<Text>) -> Walk<'a> {
+        let interchange = Arc::new(envelope.interchange.clone());
+        Walk { envelope, interchange, text, messages: Vec::new(), group: None, open: None }
     }
 
     /// Walks the segments after the ISA and checks counts and references.
-    fn run(mut self, segments: Vec<Segment>) -> Result<(Vec<RawMessage>, Envelope), Failure> {
-        let mut segs = segments.into_iter();
+    fn run(mut self) -> Result<(Vec<RawMessage>, Envelope), Failure> {
+        let text: &'a Text = self.text;
+        let mut segs = text.segments(0..text.len());
         while let Some(seg) = segs.next() {
             let done = self.step(seg).map_err(|e| self.refused(e))?;
             if done {
@@ -163,14 +173,15 @@ impl Walk {
     }
 
     /// One segment; true after the IEA.
-    fn step(&mut self, seg: Segment) -> Result<bool, Located> {
+    fn step(&mut self, seg: Segment<'a>) -> Result<bool, Located> {
         match (seg.tag(), &mut self.open, &mut self.group) {
             ("SE", Some(_), Some(g)) => {
-                let (st, body) = self.open.take().expect("open");
-                let set = transaction_set(&self.envelope.interchange, g, st, body, &seg)?;
+                let st = self.open.take().expect("open");
+                let shared = (&self.interchange, self.text);
+                let set = transaction_set(shared, g, st, &seg)?;
                 self.messages.push(set);
             }
-            ("ST" | "GS" | "GE" | "IEA" | "ISA", Some((st, _)), _) => {
+            ("ST" | "GS" | "GE" | "IEA" | "ISA", Some(st), _) => {
                 return Err(syntax(malformed(
                     SYNTAX,
                     format!(
@@ -182,8 +193,9 @@ impl Walk {
                     ),
                 )));
             }
-            (_, Some((_, body)), _) => body.push(seg),
-            ("ST", None, Some(_)) => self.open = Some((seg, Vec::new())),
+            // A segment of the open set: the set is the range from ST to SE.
+            (_, Some(_), _) => {}
+            ("ST", None, Some(_)) => self.open = Some(seg),
             // Interchange acknowledgements come before the groups; they
             // are part of the envelope, not messages.
             ("TA1", None, None) if self.envelope.groups.is_empty() => {}
@@ -220,12 +232,12 @@ impl Walk {
 /// Checks SE against its ST and builds the message, adding its
 /// reference to the group (also when it disagrees, for the refusal).
 fn transaction_set(
-    interchange: &Interchange,
+    (interchange, text): (&Arc<Interchange>, &Arc<Text>),
     group: &mut Group,
     st: Segment,
-    body: Vec<Segment>,
     se: &Segment,
 ) -> Result<RawMessage, Located> {
+    let body = st.index() + 1..se.index();
     let message_type = required(&st, 1).map_err(syntax)?;
     let control = required(&st, 2).map_err(syntax)?;
     group.sets.messages.push(MessageRef::of(&st, &message_type, &control));
@@ -248,13 +260,13 @@ fn transaction_set(
         return Err((e, Fault::Message { mismatch: Mismatch::Reference, site: trailer(se, counted, 2) }));
     }
     let header = EdiHeader {
-        interchange: interchange.clone(),
+        interchange: Arc::clone(interchange),
         message_type,
         version: group.gs.el(8).to_string(),
         group_control: Some(group.control.clone()),
         control_number: control,
     };
-    Ok(RawMessage { header, body })
+    Ok(RawMessage { header, text: Arc::clone(text), body })
 }
 
 fn close_group(group: &Group, ge: &Segment) -> Result<(), Located> {
