@@ -39,7 +39,8 @@ pub(crate) trait KeyValueMatch {
 }
 
 impl KeyValueMatch for sqlx::Postgres {
-    /// Containment, which the GIN index `messages_key_values` answers.
+    /// Containment, which a GIN index on `key_values` would answer (not
+    /// created: it costs every insert; see migration 0011).
     fn key_value_clause(value: &str) -> (&'static str, String, &'static str) {
         let doc = serde_json::json!([{ "values": [value] }]).to_string();
         (" AND key_values @> CAST(", doc, " AS JSONB)")
