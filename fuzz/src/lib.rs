@@ -245,7 +245,7 @@ pub fn check_edi(data: &[u8]) {
     let keys = parse_paths(EDI_KEYS);
     for doc in &parsed.documents {
         let header = doc.edi_header().expect("an interchange's documents have an envelope");
-        assert_eq!(&header.interchange, interchange);
+        assert_eq!(header.interchange.as_ref(), interchange);
         let t = type_of(doc);
         assert!(t.starts_with(interchange.syntax.as_str()), "{t}");
         assert_eq!(doc.docnum(), Some(header.control_number.as_str()));
