@@ -28,6 +28,17 @@ find_pg_bin() {
     return 1
 }
 
+# initdb and pgbouncer refuse to run as root: as root, they run as the
+# postgres user (created by the package, or here). Sets AS_POSTGRES, the
+# command prefix for them.
+as_postgres_when_root() {
+    AS_POSTGRES=()
+    if [ "$(id -u)" = 0 ]; then
+        id postgres >/dev/null 2>&1 || useradd --system --no-create-home postgres
+        AS_POSTGRES=(runuser -u postgres --)
+    fi
+}
+
 start_throwaway_cluster() {
     local bin port=55432
     if ! bin=$(find_pg_bin); then
@@ -41,12 +52,8 @@ start_throwaway_cluster() {
             exit 1
         fi
     fi
-    # initdb refuses to run as root: use the postgres user (created by the package) when root.
-    local as=()
-    if [ "$(id -u)" = 0 ]; then
-        id postgres >/dev/null 2>&1 || useradd --system --no-create-home postgres
-        as=(runuser -u postgres --)
-    fi
+    as_postgres_when_root
+    local as=("${AS_POSTGRES[@]}")
     rm -rf "$PGTEST_DIR"
     mkdir -p "$PGTEST_DIR"
     [ "$(id -u)" = 0 ] && chown postgres "$PGTEST_DIR"
@@ -91,12 +98,8 @@ start_pgbouncer() {
     local user=${BASH_REMATCH[3]:-postgres} password=${BASH_REMATCH[5]:-}
     local host=${BASH_REMATCH[6]} port=${BASH_REMATCH[8]:-5432} listen=56433
     while port_open 127.0.0.1 "$listen"; do listen=$((listen + 1)); done
-    # pgbouncer refuses to run as root: as the postgres user then.
-    local as=()
-    if [ "$(id -u)" = 0 ]; then
-        id postgres >/dev/null 2>&1 || useradd --system --no-create-home postgres
-        as=(runuser -u postgres --)
-    fi
+    as_postgres_when_root
+    local as=("${AS_POSTGRES[@]}")
     rm -rf "$PGB_DIR"
     mkdir -p "$PGB_DIR"
     printf '"%s" "%s"\n' "$user" "$password" >"$PGB_DIR/userlist.txt"
