@@ -86,6 +86,25 @@ pub struct IntegrationTypeForbidden(pub Problem);
 )]
 pub struct CrossOrigin(pub Problem);
 
+/// 403 for a console form without a valid token, or sent from a page of
+/// another origin (`crate::console_form`).
+#[derive(Debug, IntoResponses)]
+#[response(
+    status = 403,
+    description = "No valid token, or sent from another site: nothing changed",
+    content_type = "application/problem+json"
+)]
+pub struct FormForged(pub Problem);
+
+/// 422 for a console edit form: the form again, naming the field.
+#[derive(Debug, IntoResponses)]
+#[response(
+    status = 422,
+    description = "Refused: the form again, naming the field",
+    content_type = "text/html"
+)]
+pub struct FormRefused(pub String);
+
 /// 404 ([`crate::error::ApiError::NotFound`]).
 #[derive(Debug, IntoResponses)]
 #[response(status = 404, description = "Not found", content_type = "application/problem+json")]

@@ -16,7 +16,7 @@ use utoipa_axum::routes;
 use super::catalog::{TypeBody, save_type};
 use super::edit_form::{Field, Form, Kind, lines, refusal, render};
 use super::page::url_encode;
-use crate::api_doc::errors::{BadInput, Unauthenticated, Unavailable};
+use crate::api_doc::errors::{BadInput, FormForged, FormRefused, Unauthenticated, Unavailable};
 use crate::config::{DeliverySignatureConfig, DestinationConfig};
 use crate::console_form::{ConsoleForm, FormSigner};
 use crate::error::ApiError;
@@ -114,9 +114,7 @@ async fn type_form(
     params(("id" = String, Path), ("tenant" = Option<String>, Query)),
     request_body(content = String, content_type = "application/x-www-form-urlencoded"),
     responses((status = 303, description = "Saved; to the list"),
-        (status = 422, description = "Refused: the form again, naming the field", body = String, content_type = "text/html"),
-        BadInput, Unauthenticated,
-        (status = 403, description = "No valid token, or sent from another site: nothing changed", body = crate::api_doc::Problem, content_type = "application/problem+json"),
+        FormRefused, BadInput, Unauthenticated, FormForged,
         Unavailable),
     security(("basic" = [])))]
 async fn type_submit(
@@ -256,9 +254,7 @@ async fn destination_form(
 #[utoipa::path(post, path = "/admin/forms/destinations/{id}", tag = "console", params(("id" = String, Path)),
     request_body(content = String, content_type = "application/x-www-form-urlencoded"),
     responses((status = 303, description = "Saved; to the list"),
-        (status = 422, description = "Refused: the form again, naming the field", body = String, content_type = "text/html"),
-        BadInput, Unauthenticated,
-        (status = 403, description = "No valid token, or sent from another site: nothing changed", body = crate::api_doc::Problem, content_type = "application/problem+json"),
+        FormRefused, BadInput, Unauthenticated, FormForged,
         Unavailable),
     security(("basic" = [])))]
 async fn destination_submit(

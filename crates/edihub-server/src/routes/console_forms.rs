@@ -12,7 +12,7 @@ use utoipa_axum::routes;
 
 use super::messages::load;
 use super::page::url_encode;
-use crate::api_doc::errors::{BadInput, NotFound, Unauthenticated, Unavailable};
+use crate::api_doc::errors::{BadInput, FormForged, NotFound, Unauthenticated, Unavailable};
 use crate::console_form::ConsoleForm;
 use crate::error::ApiError;
 use crate::extract::ApiPath;
@@ -30,9 +30,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     request_body(content = String, content_type = "application/x-www-form-urlencoded",
         description = "`csrf` (the token the message page rendered) and optionally `destination`"),
     responses((status = 303, description = "Queued; back to the message page, which names the destinations queued"),
-        BadInput, Unauthenticated,
-        (status = 403, description = "No valid token, or sent from another site: nothing changed", body = crate::api_doc::Problem, content_type = "application/problem+json"),
-        NotFound, Unavailable),
+        BadInput, Unauthenticated, FormForged, NotFound, Unavailable),
     security(("basic" = [])))]
 async fn redeliver(
     State(state): State<AppState>,

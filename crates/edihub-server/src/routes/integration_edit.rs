@@ -13,7 +13,7 @@ use utoipa_axum::routes;
 use super::catalog::save_integration;
 use super::edit_form::{Field, Form, Kind, lines, refusal, render};
 use super::page::url_encode;
-use crate::api_doc::errors::{BadInput, Unauthenticated, Unavailable};
+use crate::api_doc::errors::{BadInput, FormForged, FormRefused, Unauthenticated, Unavailable};
 use crate::config::{EventIdConfig, IntegrationConfig, SignatureConfig};
 use crate::console_form::{ConsoleForm, FormSigner};
 use crate::error::ApiError;
@@ -156,9 +156,7 @@ async fn integration_form(
 #[utoipa::path(post, path = "/admin/forms/integrations/{id}", tag = "console", params(("id" = String, Path)),
     request_body(content = String, content_type = "application/x-www-form-urlencoded"),
     responses((status = 303, description = "Saved; to the list"),
-        (status = 422, description = "Refused: the form again, naming the field", body = String, content_type = "text/html"),
-        BadInput, Unauthenticated,
-        (status = 403, description = "No valid token, or sent from another site: nothing changed", body = crate::api_doc::Problem, content_type = "application/problem+json"),
+        FormRefused, BadInput, Unauthenticated, FormForged,
         Unavailable),
     security(("basic" = [])))]
 async fn integration_submit(
