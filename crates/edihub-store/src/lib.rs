@@ -53,6 +53,7 @@ mod activity_rollup;
 mod audit;
 mod backend;
 mod catalog;
+mod claims;
 #[cfg(feature = "testing")]
 pub mod conformance;
 mod console;
@@ -64,6 +65,8 @@ mod ingest;
 mod model;
 mod outbox;
 mod outcome;
+mod partition_drop;
+mod partitions;
 mod postgres;
 mod queries;
 mod retention;
@@ -95,6 +98,7 @@ pub use outbox::{
 pub use outcome::{
     Answer, DetectedBy, IngestOutcome, IngestRequest, KeyClaim, KeyReusePolicy, MessageOutcome, Replay,
 };
+pub use partitions::{PartitionLayout, PartitionPeriod};
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 /// JSON column wrapper, re-exported so callers need no sqlx dependency.
@@ -110,11 +114,18 @@ pub struct PoolSettings {
     pub acquire_timeout: Duration,
     /// What sits between edihub and PostgreSQL.
     pub pooler: Pooler,
+    /// PostgreSQL's time partitions (SQLite has none).
+    pub partitions: PartitionLayout,
 }
 
 impl Default for PoolSettings {
     fn default() -> Self {
-        Self { max_connections: 16, acquire_timeout: Duration::from_secs(5), pooler: Pooler::None }
+        Self {
+            max_connections: 16,
+            acquire_timeout: Duration::from_secs(5),
+            pooler: Pooler::None,
+            partitions: PartitionLayout::default(),
+        }
     }
 }
 
@@ -252,6 +263,19 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Every destination's delivery backlog: pending and failed counts and
     /// the oldest pending delivery (see [`DeliveryBacklog`]).
     async fn delivery_backlog(&self) -> Result<Vec<DeliveryBacklog>>;
+    /// Creates PostgreSQL's time partitions of the current and the next
+    /// periods (see [`PartitionLayout`]) that do not exist yet, one replica
+    /// at a time; returns how many ranges it created (SQLite: none).
+    async fn create_partitions(&self, now: chrono::DateTime<chrono::Utc>) -> Result<u64>;
+    /// Detaches and drops the PostgreSQL partitions whose whole range ended
+    /// by the cutoffs and that hold nothing today's rules keep; returns how
+    /// many periods it dropped (SQLite: none). The rest is left to
+    /// [`Store::retention_step`].
+    async fn drop_partitions(
+        &self,
+        messages: Option<chrono::DateTime<chrono::Utc>>,
+        audit: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> Result<u64>;
     /// Runs one batch of a retention step; returns the rows changed (a batch
     /// smaller than `batch` means the step is done). `cutoff` is the oldest
     /// time kept, `now` decides which fingerprints have expired.
