@@ -30,14 +30,16 @@ CREATE TABLE message_claims (
     environment_id TEXT        NOT NULL,
     fingerprint    TEXT        NOT NULL,
     message_id     UUID        NOT NULL,
-    expires_at     TIMESTAMPTZ NOT NULL,
-    PRIMARY KEY (tenant_id, environment_id, fingerprint)
+    expires_at     TIMESTAMPTZ NOT NULL
 );
-CREATE INDEX message_claims_expires_at ON message_claims (expires_at);
-CREATE INDEX message_claims_message_id ON message_claims (message_id);
+-- The active claims, copied before the keys and indexes are built: a
+-- sorted build is several times faster than inserting into the indexes.
 INSERT INTO message_claims (tenant_id, environment_id, fingerprint, message_id, expires_at)
 SELECT tenant_id, environment_id, fingerprint, id, COALESCE(fingerprint_expires_at, 'infinity')
 FROM messages WHERE fingerprint IS NOT NULL;
+ALTER TABLE message_claims ADD PRIMARY KEY (tenant_id, environment_id, fingerprint);
+CREATE INDEX message_claims_expires_at ON message_claims (expires_at);
+CREATE INDEX message_claims_message_id ON message_claims (message_id);
 
 -- The old tables keep their rows; their triggers move to the parent.
 DROP TRIGGER messages_enqueue_deliveries ON messages;

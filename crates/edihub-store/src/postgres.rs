@@ -1,8 +1,10 @@
 //! The PostgreSQL store: production and multi-replica deployments.
 //!
-//! Transactions run at READ COMMITTED: the unique indexes make concurrent
-//! claims wait for each other, and each statement sees what committed before
-//! it, which is all the ingest transaction needs (see [`crate::ingest`]).
+//! Transactions run at READ COMMITTED: the unique keys (of `message_claims`
+//! and `idempotency_keys`) make concurrent claims wait for each other, and
+//! each statement sees what committed before it, which is all the ingest
+//! transaction needs (see [`crate::ingest`]). Its time partitions are in
+//! [`crate::partitions`] and [`crate::partition_drop`].
 
 use std::time::Duration;
 
