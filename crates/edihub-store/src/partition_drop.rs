@@ -60,7 +60,7 @@ async fn expired(
     cutoff: DateTime<Utc>,
 ) -> Result<Vec<Partition>> {
     let mut session = sessions.session().await?;
-    let mut parts = partitions::list(&mut session, family).await?;
+    let mut parts = partitions::list(&mut session, family, family.tables()[0]).await?;
     parts.retain(|p| p.from.is_some() && p.to.is_some_and(|to| to <= cutoff));
     let mut droppable = Vec::with_capacity(parts.len());
     for p in parts {

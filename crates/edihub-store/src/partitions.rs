@@ -145,13 +145,13 @@ fn period_end(period: PartitionPeriod, at: DateTime<Utc>) -> DateTime<Utc> {
     }
 }
 
-/// The partitions of `family`'s leader table, from the catalog.
-pub(crate) async fn list(conn: &mut PgConnection, family: Family) -> Result<Vec<Partition>> {
+/// The partitions of `table` (of `family`), from the catalog.
+pub(crate) async fn list(conn: &mut PgConnection, family: Family, table: &str) -> Result<Vec<Partition>> {
     let rows: Vec<(String, String)> = sqlx::query_as(
         "SELECT c.relname::text, pg_get_expr(c.relpartbound, c.oid) FROM pg_inherits i \
          JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = $1::regclass",
     )
-    .bind(family.tables()[0])
+    .bind(table)
     .fetch_all(&mut *conn)
     .await?;
     Ok(rows.into_iter().map(|(name, bound)| parse_bound(family, name, &bound)).collect())
@@ -190,8 +190,8 @@ fn gap(
     Some((from, to))
 }
 
-/// Creates the partitions of `family` covering `at` unless it has them;
-/// true when it created them. Takes the partition lock: run it in a
+/// Creates the partitions of `family` covering `at` where a table lacks
+/// one; true when it created any. Takes the partition lock: run it in a
 /// transaction.
 pub(crate) async fn ensure(
     conn: &mut PgConnection,
@@ -200,20 +200,21 @@ pub(crate) async fn ensure(
     at: DateTime<Utc>,
 ) -> Result<bool> {
     sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(PARTITION_LOCK).execute(&mut *conn).await?;
-    let parts = list(conn, family).await?;
-    let Some((from, to)) = gap(layout.period, &parts, at) else { return Ok(false) };
-    let suffix = from.format("%Y%m%d");
-    let (lo, hi) = (family.literal(from), family.literal(to));
+    let mut created = false;
     for table in family.tables() {
-        let name = format!("{table}_p{suffix}");
+        let parts = list(conn, family, table).await?;
+        let Some((from, to)) = gap(layout.period, &parts, at) else { continue };
+        let name = format!("{table}_p{}", from.format("%Y%m%d"));
+        let (lo, hi) = (family.literal(from), family.literal(to));
         let ddl = format!(
             "CREATE TABLE {name} (LIKE {table} INCLUDING DEFAULTS INCLUDING COMPRESSION INCLUDING STORAGE); \
              ALTER TABLE {table} ATTACH PARTITION {name} FOR VALUES FROM ({lo}) TO ({hi})"
         );
         sqlx::raw_sql(AssertSqlSafe(ddl)).execute(&mut *conn).await?;
+        tracing::info!(partition = %name, %from, %to, "partition created");
+        created = true;
     }
-    tracing::info!(table = family.tables()[0], %from, %to, "partition created");
-    Ok(true)
+    Ok(created)
 }
 
 /// The instants whose partitions should exist at `now`: one in each of the

@@ -77,8 +77,9 @@ pub async fn racing_fingerprints_across_partitions_store_one(db: &TestDb) {
 }
 
 /// A message (and its duplicate's audit event) far in the future, where no
-/// partition exists: the store creates the partitions and the rows land;
-/// one far in the past lands in the first partition.
+/// partition exists: the store creates the partitions and the rows land,
+/// also when only one table of the family lacks its partition; one far in
+/// the past lands in the first partition.
 pub async fn insert_into_an_uncreated_range_lands(db: &TestDb) {
     let store = db.store().await;
     let mut conn = sqlx::PgConnection::connect(&db.direct_url()).await.expect("connect");
@@ -99,6 +100,16 @@ pub async fn insert_into_an_uncreated_range_lands(db: &TestDb) {
     let filter = AuditFilter { tenant: Some(scope.tenant_id.clone()), limit: 10, ..Default::default() };
     let events = store.list_audit(&filter).await.unwrap();
     assert_eq!(events.iter().map(|e| e.occurred_at).collect::<Vec<_>>(), [later]);
+    // A table of the family missing its partition alone (the outbox of a
+    // day whose messages partition exists) gets it on demand too.
+    store.put_destination(&destination("erp", &scope, None, true)).await.unwrap();
+    let name = format!("deliveries_p{}", day_of(later).format("%Y%m%d"));
+    let ddl = format!("ALTER TABLE deliveries DETACH PARTITION {name}; DROP TABLE {name}");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(ddl)).execute(&mut conn).await.expect("drop the outbox partition");
+    let outboxed = NewMessage { id: id_at(later), ..message(None) };
+    processed(ingest_at(&store, &scope, None, vec![outboxed.clone()], later).await);
+    assert_eq!(store.deliveries_of(outboxed.id).await.unwrap().len(), 1, "its delivery landed");
+    assert_eq!(partition_state(&mut conn, "deliveries", day_of(later)).await, (true, true));
     let past = NewMessage { id: id_at(now() - Duration::days(700)), ..message(None) };
     processed(ingest_at(&store, &scope, None, vec![past.clone()], now()).await);
     assert!(store.get_message(past.id).await.unwrap().is_some(), "the first partition holds the past");
