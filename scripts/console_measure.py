@@ -76,19 +76,25 @@ INSERT INTO destinations (id, tenant_id, environment_id, message_types, enabled,
 VALUES ('erp', 'acme', 'prod', NULL, true,
         '{{"id":"erp","tenant":"acme","environment":"prod","url":"http://127.0.0.1:9/erp","format":"envelope","timeout_secs":10,"enabled":true}}',
         'config', now());
-INSERT INTO messages (id, tenant_id, environment_id, message_type, mestyp, docnum, sender, fingerprint,
+-- Ids as edihub mints them (UUIDv7: the receive time in the first 48 bits),
+-- so each row lands in the partition of its time; no fingerprint holds a
+-- claim (no message_claims rows).
+INSERT INTO messages (id, tenant_id, environment_id, message_type, mestyp, docnum, sender,
     key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, idempotency_key, provider_event_id,
     packet_index, content_type, payload, received_at)
-SELECT md5('m' || i)::uuid, 'acme', CASE WHEN i % 10 = 0 THEN 'qa' ELSE 'prod' END,
+SELECT (lpad(to_hex((extract(epoch FROM t) * 1000)::bigint), 12, '0') || '7' || substr(r, 1, 3)
+        || '8' || substr(r, 4, 15))::uuid,
+    'acme', CASE WHEN i % 10 = 0 THEN 'qa' ELSE 'prod' END,
     (ARRAY['ORDERS05', 'INVOIC02', 'DELVRY07', 'shop.order'])[1 + i % 4],
     'ORDERS', lpad(i::text, 16, '0'), 'PARTNER' || (i % 200),
-    NULL, md5('f' || i), 'key', NULL,
+    md5('f' || i), 'key', NULL,
     jsonb_build_array(jsonb_build_object('path', 'E1EDK01.BELNR', 'values', jsonb_build_array('PO-' || i))),
     NULL, NULL, 0, 'application/xml',
     convert_to('<ORDERS05><IDOC><EDI_DC40><DOCNUM>' || lpad(i::text, 16, '0') || '</DOCNUM></EDI_DC40>'
         || repeat('<E1EDP01><MENGE>1</MENGE></E1EDP01>', 20) || '</IDOC></ORDERS05>', 'UTF8'),
-    now() - interval '30 days' * (1 - i::float8 / {rows})
-FROM generate_series(1, {rows}) AS i;
+    t
+FROM generate_series(1, {rows}) AS i,
+     LATERAL (SELECT md5('m' || i) AS r, now() - interval '30 days' * (1 - i::float8 / {rows}) AS t) AS x;
 INSERT INTO audit_events (occurred_at, action, tenant_id, environment_id, message_type, fingerprint,
     detected_by, message_id, details)
 SELECT m.received_at + interval '1 minute', 'message.duplicate_blocked', m.tenant_id, m.environment_id,

@@ -88,7 +88,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::http::StatusCode;
 use axum::response::Response;
-use edihub_store::{PoolSettings, Pooler, Store};
+use edihub_store::{PartitionLayout, PartitionPeriod, PoolSettings, Pooler, Store};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -160,6 +160,15 @@ pub fn pool_settings(config: &Config) -> PoolSettings {
         acquire_timeout: Duration::from_secs(config.database_acquire_timeout_secs),
         // Validated: `none` or `transaction`.
         pooler: if config.database_pooler == "transaction" { Pooler::Transaction } else { Pooler::None },
+        partitions: PartitionLayout {
+            // Validated: `day` or `week`.
+            period: if config.database_partition_period == "week" {
+                PartitionPeriod::Week
+            } else {
+                PartitionPeriod::Day
+            },
+            ahead: config.database_partitions_ahead,
+        },
     }
 }
 
@@ -169,6 +178,9 @@ pub async fn prepare(config: Config) -> Result<AppState, StartError> {
     let store = edihub_store::connect(&config.database_url, &pool_settings(&config)).await?;
     if config.auto_migrate {
         store.migrate().await?;
+    } else {
+        // `migrate` creates them too.
+        store.create_partitions(ingest::now()).await?;
     }
     prepare_with(store, config).await
 }

@@ -1,11 +1,19 @@
-//! Background retention: releases fingerprints whose window has passed and
-//! purges old messages, keys and audit events, in batches. Event ids of an
-//! integration with `event_id_days` follow that period instead of `keys_days`.
+//! Background retention: releases fingerprints whose window has passed,
+//! drops whole expired partitions (PostgreSQL) and purges the old messages,
+//! keys and audit events left, in batches. Event ids of an integration with
+//! `event_id_days` follow that period instead of `keys_days`.
 //!
-//! Each step deletes at most `batch_size` rows per statement and yields
-//! between batches, so live traffic interleaves and no statement holds a
-//! table-wide lock. A message is never purged while its fingerprint still
-//! blocks repeats. The task stops at the shutdown token.
+//! Drop what is whole, delete the stragglers in batches: on PostgreSQL a
+//! day (or week) of messages, their deliveries and attempts, or of audit
+//! events, goes in one `DETACH` and `DROP` once its whole range is past the
+//! cutoff and nothing in it is kept (see `edihub_store`'s `partition_drop`);
+//! every row left past the cutoff (SQLite, a table's first partition, a kept
+//! partition) is deleted as before. Each delete step deletes at most
+//! `batch_size` rows per statement and yields between batches, so live
+//! traffic interleaves and no statement holds a table-wide lock. A message
+//! is never purged while its fingerprint still blocks repeats. Each run
+//! first creates the partitions of the coming periods. The task stops at
+//! the shutdown token.
 
 use std::time::Duration;
 
@@ -20,6 +28,8 @@ use crate::state::AppState;
 pub struct RunReport {
     /// Fingerprints released.
     pub released: u64,
+    /// Partitions (periods) dropped, each with its deliveries and attempts.
+    pub partitions: u64,
     /// Messages deleted.
     pub messages: u64,
     /// Keys deleted.
@@ -101,15 +111,18 @@ pub async fn run_once(
         released: drain(state, RetentionStep::ReleaseFingerprints, now, now, shutdown).await?,
         ..RunReport::default()
     };
-    if let Some(cutoff) = days_before(now, policy.messages_days) {
+    let (messages, audit) = (days_before(now, policy.messages_days), days_before(now, policy.audit_days));
+    report.partitions = state.store.drop_partitions(messages, audit).await?;
+    if let Some(cutoff) = messages {
         report.messages = drain(state, RetentionStep::PurgeMessages, cutoff, now, shutdown).await?;
     }
     report.keys = purge_keys(state, now, shutdown).await?;
-    if let Some(cutoff) = days_before(now, policy.audit_days) {
+    if let Some(cutoff) = audit {
         report.audit = drain(state, RetentionStep::PurgeAudit, cutoff, now, shutdown).await?;
     }
     for (step, rows) in [
         ("release_fingerprints", report.released),
+        ("drop_partitions", report.partitions),
         ("purge_messages", report.messages),
         ("purge_keys", report.keys),
         ("purge_audit", report.audit),
@@ -127,9 +140,13 @@ pub async fn run(state: AppState, shutdown: CancellationToken) {
             () = shutdown.cancelled() => return,
             () = tokio::time::sleep(every) => {}
         }
+        if let Err(e) = state.store.create_partitions(crate::ingest::now()).await {
+            tracing::warn!(error = %e, "creating partitions ahead failed; will retry");
+        }
         match run_once(&state, crate::ingest::now(), &shutdown).await {
             Ok(r) => tracing::info!(
                 released = r.released,
+                partitions = r.partitions,
                 messages = r.messages,
                 keys = r.keys,
                 audit = r.audit,

@@ -9,14 +9,18 @@
 //! binds and which rows it reads). What is left is [`Backend`]: how a write
 //! transaction starts, the migrations, and the one lookup that needs a
 //! backend's own SQL,
-//! the outbox's lease claim and the feed's visibility rule. [`SqlStore`] is the store over either, and its
+//! the outbox's lease claim, the feed's visibility rule and PostgreSQL's
+//! time partitions (SQLite has none); where a fingerprint's claim lives is
+//! [`ClaimSql`]. [`SqlStore`] is the store over either, and its
 //! [`crate::Store`] implementation (in `store.rs`) is written once.
 
+use chrono::{DateTime, Utc};
 use sqlx::{Database, Transaction};
 
 use crate::ack_numbers::AckSql;
 use crate::activity_rollup::RollupSql;
 use crate::catalog::CatalogSql;
+use crate::claims::ClaimSql;
 use crate::console::ConsoleSql;
 use crate::delivery_backlog::BacklogSql;
 use crate::destinations::DestinationSql;
@@ -27,11 +31,12 @@ use crate::outbox::{OutboxSql, QueueSql};
 use crate::queries::QuerySql;
 use crate::retention::RetentionSql;
 use crate::session::Sessions;
-use crate::{Result, Scope};
+use crate::{PartitionLayout, Result, Scope, StoreError};
 
 /// A database edihub can store into: PostgreSQL or SQLite.
 pub(crate) trait Backend:
     IngestSql
+    + ClaimSql
     + CatalogSql
     + QuerySql
     + RetentionSql
@@ -99,6 +104,33 @@ pub(crate) trait Backend:
         scope: &Scope,
         fingerprints: &[&str],
     ) -> impl Future<Output = Result<Vec<ScopedHolder>>> + Send;
+
+    /// Creates the partition a unit of work that failed with `e` lacked
+    /// (PostgreSQL: a row that found no partition, see
+    /// [`crate::partitions`]); true when it did, so the work may run
+    /// again. SQLite has no partitions: always false.
+    fn create_missing_partition(
+        sessions: &Sessions<Self>,
+        e: &StoreError,
+        layout: PartitionLayout,
+    ) -> impl Future<Output = Result<bool>> + Send;
+
+    /// Creates the partitions of the current and the next `layout.ahead`
+    /// periods that do not exist yet; returns how many ranges it created.
+    fn create_partitions_ahead(
+        sessions: &Sessions<Self>,
+        now: DateTime<Utc>,
+        layout: PartitionLayout,
+    ) -> impl Future<Output = Result<u64>> + Send;
+
+    /// Detaches and drops the partitions whose whole range ended by the
+    /// cutoffs (see [`crate::partition_drop`]); returns how many periods it
+    /// dropped.
+    fn drop_expired_partitions(
+        sessions: &Sessions<Self>,
+        messages: Option<DateTime<Utc>>,
+        audit: Option<DateTime<Utc>>,
+    ) -> impl Future<Output = Result<u64>> + Send;
 }
 
 /// The [`crate::Store`] over a [`Backend`]'s pools ([`crate::PgStore`],
@@ -111,6 +143,8 @@ pub struct SqlStore<DB: Database> {
     pub(crate) batch_db: Sessions<DB>,
     /// The group insert's queues.
     pub(crate) batchers: Batchers,
+    /// PostgreSQL's time partitions (unused on SQLite).
+    pub(crate) layout: PartitionLayout,
 }
 
 // Crate-internal methods: the bound names a crate-private trait on purpose

@@ -66,5 +66,22 @@ impl StoreError {
     }
 }
 
+impl StoreError {
+    /// A row that found no partition (PostgreSQL's "no partition of
+    /// relation … found for row", SQLSTATE 23514): the partitioned table and
+    /// the text of the row's partition key, from the error's detail
+    /// ("Partition key of the failing row contains (id) = (…).").
+    pub(crate) fn missing_partition(&self) -> Option<(String, String)> {
+        let StoreError::Database(sqlx::Error::Database(db)) = self else { return None };
+        if db.code().as_deref() != Some("23514") || !db.message().starts_with("no partition of relation") {
+            return None;
+        }
+        let pg = db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>()?;
+        let key = pg.detail()?.rsplit_once(") = (")?.1;
+        let key = key.strip_suffix(").").or_else(|| key.strip_suffix(')')).unwrap_or(key);
+        Some((pg.table()?.to_string(), key.to_string()))
+    }
+}
+
 /// Shorthand for store results.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;

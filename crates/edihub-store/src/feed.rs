@@ -22,20 +22,22 @@
 use std::collections::HashMap;
 
 use bytes::Bytes;
-use sqlx::{Encode, Executor, FromRow, IntoArguments, Type};
+use sqlx::{Encode, Executor, FromRow, IntoArguments, QueryBuilder, Type};
 use uuid::Uuid;
 
+use crate::claims::ClaimSql;
 use crate::{MessageMeta, Result, Scope};
 
 /// The body of a message stored without its own (a packet's later IDocs).
 const PAYLOAD_OF: &str = "SELECT payload FROM messages WHERE id = $1";
 /// One message, the id of the row holding its body, and that body only
 /// when the message holds it itself.
+/// `ClaimSql::FINGERPRINT_ACTIVE` follows, then [`STORED_MESSAGE_TAIL`].
 const STORED_MESSAGE: &str = "SELECT id, tenant_id, environment_id, message_type, mestyp, docnum, \
-    sender, key_fingerprint AS fingerprint, fingerprint_basis, fingerprint_expires_at, \
-    (fingerprint IS NOT NULL) AS fingerprint_active, idempotency_key, provider_event_id, \
+    sender, key_fingerprint AS fingerprint, fingerprint_basis, fingerprint_expires_at, ";
+const STORED_MESSAGE_TAIL: &str = " AS fingerprint_active, idempotency_key, provider_event_id, \
     packet_index, content_type, received_at, payload_message_id, \
-    CASE WHEN payload_message_id IS NULL THEN payload END AS own_payload FROM messages WHERE id = $1";
+    CASE WHEN payload_message_id IS NULL THEN payload END AS own_payload FROM messages m WHERE id = ";
 
 /// Where a consumer is in its environment's feed; opaque to consumers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -141,7 +143,7 @@ pub(crate) trait FeedSql: sqlx::Database {
 
 impl<DB> FeedSql for DB
 where
-    DB: sqlx::Database,
+    DB: sqlx::Database + ClaimSql,
     DB::Arguments: IntoArguments<DB>,
     for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
     for<'e> String: Encode<'e, DB> + Type<DB>,
@@ -153,8 +155,9 @@ where
     for<'r> StoredRow: FromRow<'r, DB::Row>,
 {
     async fn stored_message(conn: &mut DB::Connection, id: Uuid) -> Result<Option<StoredMessage>> {
-        let row: Option<StoredRow> =
-            sqlx::query_as(STORED_MESSAGE).bind(id).fetch_optional(&mut *conn).await?;
+        let mut q = QueryBuilder::<DB>::new(STORED_MESSAGE);
+        q.push(DB::FINGERPRINT_ACTIVE).push(STORED_MESSAGE_TAIL).push_bind(id);
+        let row: Option<StoredRow> = q.build_query_as().fetch_optional(&mut *conn).await?;
         Ok(row.map(|r| StoredMessage {
             body_id: r.payload_message_id.unwrap_or(r.meta.id),
             own_body: r.own_payload.map(Bytes::from),

@@ -2,8 +2,9 @@
 //! for PostgreSQL ([`PgStore`]) and SQLite ([`SqliteStore`]).
 //!
 //! Every dedup guarantee lives in the database, not in process memory: the
-//! partial unique index on `(tenant_id, environment_id, fingerprint)` and the
-//! primary key of `idempotency_keys` decide every race, so several edihub
+//! unique key of a fingerprint's claim on `(tenant_id, environment_id,
+//! fingerprint)` (see `claims.rs`) and the primary key of `idempotency_keys`
+//! decide every race, so several edihub
 //! replicas can share one PostgreSQL. The store decides and returns domain
 //! outcomes ([`IngestOutcome`]); rendering them is the server's business.
 //! The conformance suite (feature `testing`) checks both backends against
@@ -11,13 +12,18 @@
 //!
 //! # Layout
 //!
-//! - `lib.rs`: the [`Store`] trait and [`connect`].
+//! - `lib.rs`: the [`Store`] trait and [`connect`]; `settings.rs`: how it
+//!   connects ([`PoolSettings`]).
 //! - `outcome.rs`: what a request asks ([`IngestRequest`]) and what happened
 //!   ([`IngestOutcome`], [`MessageOutcome`], the [`Answer`] a key keeps).
 //! - `model.rs`: messages to store, stored messages, lookup filters.
 //! - `backend.rs`: what differs between the backends ([`Backend`] trait:
 //!   `BEGIN`, migrations, the packet lookup) and [`SqlStore`];
 //!   `postgres.rs` and `sqlite.rs` implement it and open the pools;
+//!   `claims.rs`: where a fingerprint's claim lives (`message_claims` on
+//!   PostgreSQL, a column on SQLite); `partitions.rs` and
+//!   `partition_drop.rs`: PostgreSQL's time partitions, created ahead and
+//!   on demand, dropped by retention;
 //!   `session.rs`: units of work on a pool, directly or behind a
 //!   transaction pooler ([`Pooler`]).
 //! - `store.rs`: the [`Store`] implementation, once for both backends.
@@ -42,7 +48,7 @@
 //! - `audit.rs`: audit events; `queries.rs`: message and audit lookups;
 //!   `console.rs`: the overview's aggregates, `activity_rollup.rs` their
 //!   hourly rollup, `delivery_backlog.rs` its delivery backlog per
-//!   destination; `retention.rs`: purges.
+//!   destination; `retention.rs`: batched purges.
 //! - `conformance/`, `testing.rs` (feature `testing`): the suite every
 //!   backend must pass, and throwaway test databases.
 //!
@@ -53,6 +59,7 @@ mod activity_rollup;
 mod audit;
 mod backend;
 mod catalog;
+mod claims;
 #[cfg(feature = "testing")]
 pub mod conformance;
 mod console;
@@ -64,17 +71,19 @@ mod ingest;
 mod model;
 mod outbox;
 mod outcome;
+mod partition_drop;
+mod partitions;
 mod postgres;
 mod queries;
 mod retention;
 mod session;
+mod settings;
 mod sqlite;
 mod store;
 #[cfg(feature = "testing")]
 pub mod testing;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 pub use audit::{
     AuditEvent, AuditFilter, DELIVERY_FAILED, DELIVERY_REPLAYED, DESTINATION_UPDATED, DUPLICATE_BLOCKED,
@@ -95,42 +104,12 @@ pub use outbox::{
 pub use outcome::{
     Answer, DetectedBy, IngestOutcome, IngestRequest, KeyClaim, KeyReusePolicy, MessageOutcome, Replay,
 };
+pub use partitions::{PartitionLayout, PartitionPeriod};
 pub use postgres::PgStore;
+pub use settings::{PoolSettings, Pooler};
 pub use sqlite::SqliteStore;
 /// JSON column wrapper, re-exported so callers need no sqlx dependency.
 pub use sqlx::types::Json;
-
-/// Pool sizing shared by both backends.
-#[derive(Debug, Clone)]
-pub struct PoolSettings {
-    /// Most connections the pool opens (SQLite caps this at 8).
-    pub max_connections: u32,
-    /// How long a request waits for a connection before the store reports
-    /// itself unavailable.
-    pub acquire_timeout: Duration,
-    /// What sits between edihub and PostgreSQL.
-    pub pooler: Pooler,
-}
-
-impl Default for PoolSettings {
-    fn default() -> Self {
-        Self { max_connections: 16, acquire_timeout: Duration::from_secs(5), pooler: Pooler::None }
-    }
-}
-
-/// What sits between edihub and its PostgreSQL server (see the `session`
-/// module).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Pooler {
-    /// Nothing, or a pooler in session mode: a connection is one server
-    /// session, so statements stay prepared on it.
-    #[default]
-    None,
-    /// A pooler in transaction mode (PgBouncer's `pool_mode = transaction`),
-    /// which lends a server connection for one transaction: every unit of
-    /// work is a transaction, and no prepared statement outlives it.
-    Transaction,
-}
 
 /// Everything edihub keeps. Implementations must be safe to share between
 /// tasks and must make every method atomic.
@@ -252,6 +231,19 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Every destination's delivery backlog: pending and failed counts and
     /// the oldest pending delivery (see [`DeliveryBacklog`]).
     async fn delivery_backlog(&self) -> Result<Vec<DeliveryBacklog>>;
+    /// Creates PostgreSQL's time partitions of the current and the next
+    /// periods (see [`PartitionLayout`]) that do not exist yet, one replica
+    /// at a time; returns how many ranges it created (SQLite: none).
+    async fn create_partitions(&self, now: chrono::DateTime<chrono::Utc>) -> Result<u64>;
+    /// Detaches and drops the PostgreSQL partitions whose whole range ended
+    /// by the cutoffs and that hold nothing today's rules keep; returns how
+    /// many periods it dropped (SQLite: none). The rest is left to
+    /// [`Store::retention_step`].
+    async fn drop_partitions(
+        &self,
+        messages: Option<chrono::DateTime<chrono::Utc>>,
+        audit: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> Result<u64>;
     /// Runs one batch of a retention step; returns the rows changed (a batch
     /// smaller than `batch` means the step is done). `cutoff` is the oldest
     /// time kept, `now` decides which fingerprints have expired.

@@ -1,19 +1,23 @@
 //! The PostgreSQL store: production and multi-replica deployments.
 //!
-//! Transactions run at READ COMMITTED: the unique indexes make concurrent
-//! claims wait for each other, and each statement sees what committed before
-//! it, which is all the ingest transaction needs (see [`crate::ingest`]).
+//! Transactions run at READ COMMITTED: the unique keys (of `message_claims`
+//! and `idempotency_keys`) make concurrent claims wait for each other, and
+//! each statement sees what committed before it, which is all the ingest
+//! transaction needs (see [`crate::ingest`]). Its time partitions are in
+//! [`crate::partitions`] and [`crate::partition_drop`].
 
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use sqlx::Postgres;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
 use crate::backend::{Backend, SqlStore};
 use crate::ingest::group::{Batchers, STATEMENT_CACHE};
 use crate::ingest::statements::ScopedHolder;
+use crate::partitions::{self, Family};
 use crate::session::Sessions;
-use crate::{Pooler, Result, Scope};
+use crate::{PartitionLayout, Pooler, Result, Scope, StoreError, partition_drop};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
 
@@ -58,7 +62,7 @@ impl SqlStore<Postgres> {
         // A few batches of each kind in flight let PostgreSQL flush one
         // batch's WAL while the next is sent; more would only shrink them.
         let batchers = Batchers::spawn(batch_db.clone(), GROUP_INSERTS, Some(GROUP_INSERTS));
-        Ok(Self { db, batch_db, batchers })
+        Ok(Self { db, batch_db, batchers, layout: opts.partitions })
     }
 }
 
@@ -83,9 +87,10 @@ fn crc32(bytes: &[u8]) -> u32 {
 }
 
 /// The packet lookup's fingerprints as one `text[]`.
-const PACKET_HOLDERS: &str = "SELECT tenant_id, environment_id, id, message_type, mestyp, docnum, \
-    key_fingerprint AS fingerprint, received_at, fingerprint_expires_at FROM messages \
-    WHERE tenant_id = $1 AND environment_id = $2 AND fingerprint = ANY($3)";
+const PACKET_HOLDERS: &str = "SELECT c.tenant_id, c.environment_id, m.id, m.message_type, m.mestyp, \
+    m.docnum, m.key_fingerprint AS fingerprint, m.received_at, m.fingerprint_expires_at \
+    FROM message_claims c JOIN messages m ON m.id = c.message_id \
+    WHERE c.tenant_id = $1 AND c.environment_id = $2 AND c.fingerprint = ANY($3)";
 
 /// The feed's page: rows whose transaction is older than the snapshot's
 /// `xmin` (all such transactions have ended), in (transaction, id) order,
@@ -93,9 +98,9 @@ const PACKET_HOLDERS: &str = "SELECT tenant_id, environment_id, id, message_type
 /// `xid8` type); transaction ids stay far below 2^63.
 const FEED_PAGE: &str = "SELECT id, tenant_id, environment_id, message_type, mestyp, docnum, \
     sender, key_fingerprint AS fingerprint, fingerprint_basis, fingerprint_expires_at, \
-    (fingerprint IS NOT NULL) AS fingerprint_active, idempotency_key, provider_event_id, \
+    EXISTS (SELECT 1 FROM message_claims c WHERE c.message_id = m.id) AS fingerprint_active, idempotency_key, provider_event_id, \
     packet_index, content_type, received_at, feed_xid::text::bigint AS feed_major, payload_message_id, \
-    CASE WHEN payload_message_id IS NULL THEN payload END AS own_payload FROM messages \
+    CASE WHEN payload_message_id IS NULL THEN payload END AS own_payload FROM messages m \
     WHERE tenant_id = $1 AND environment_id = $2 AND (feed_xid, id) > ($3::bigint::text::xid8, $4) \
     AND feed_xid < pg_snapshot_xmin(pg_current_snapshot()) AND ($5::text IS NULL OR message_type = $5) \
     ORDER BY feed_xid, id LIMIT $6";
@@ -156,6 +161,45 @@ impl Backend for Postgres {
             .persistent(false)
             .fetch_all(&mut *conn)
             .await?)
+    }
+
+    async fn create_missing_partition(
+        sessions: &Sessions<Self>,
+        e: &StoreError,
+        layout: PartitionLayout,
+    ) -> Result<bool> {
+        let Some((table, key)) = e.missing_partition() else { return Ok(false) };
+        let Some(family) = Family::of(&table) else { return Ok(false) };
+        let Some(at) = family.instant(&key) else { return Ok(false) };
+        let mut tx = sessions.begin().await?;
+        partitions::ensure(&mut tx, layout, family, at).await?;
+        tx.commit().await?;
+        // Created now or by another replica meanwhile: either way it exists.
+        Ok(true)
+    }
+
+    async fn create_partitions_ahead(
+        sessions: &Sessions<Self>,
+        now: DateTime<Utc>,
+        layout: PartitionLayout,
+    ) -> Result<u64> {
+        let mut created = 0;
+        let mut tx = sessions.begin().await?;
+        for at in partitions::wanted(layout, now) {
+            for family in [Family::Messages, Family::Audit] {
+                created += u64::from(partitions::ensure(&mut tx, layout, family, at).await?);
+            }
+        }
+        tx.commit().await?;
+        Ok(created)
+    }
+
+    async fn drop_expired_partitions(
+        sessions: &Sessions<Self>,
+        messages: Option<DateTime<Utc>>,
+        audit: Option<DateTime<Utc>>,
+    ) -> Result<u64> {
+        partition_drop::drop_expired(sessions, messages, audit).await
     }
 }
 

@@ -12,21 +12,26 @@ use chrono::{DateTime, Utc};
 use sqlx::{Encode, Executor, FromRow, IntoArguments, QueryBuilder, Type};
 use uuid::Uuid;
 
+use crate::claims::ClaimSql;
 use crate::model::{docnum_forms, key_value_pattern};
 use crate::{AuditEvent, AuditFilter, MessageMeta, MessageQuery, MessageRow, Result, Scope};
 
 /// A full message; a packet's messages share the body stored with the first.
+/// `ClaimSql::FINGERPRINT_ACTIVE` follows, then [`MESSAGE_BY_ID_TAIL`].
 const MESSAGE_BY_ID: &str = "SELECT m.id, m.tenant_id, m.environment_id, \
     m.message_type, m.mestyp, m.docnum, m.sender, m.key_fingerprint AS fingerprint, \
-    m.fingerprint_basis, m.fingerprint_expires_at, (m.fingerprint IS NOT NULL) AS fingerprint_active, \
+    m.fingerprint_basis, m.fingerprint_expires_at, ";
+const MESSAGE_BY_ID_TAIL: &str = " AS fingerprint_active, \
     m.key_values, m.idempotency_key, m.provider_event_id, m.packet_index, m.content_type, \
     COALESCE(h.payload, m.payload) AS payload, m.received_at \
-    FROM messages m LEFT JOIN messages h ON h.id = m.payload_message_id WHERE m.id = $1";
+    FROM messages m LEFT JOIN messages h ON h.id = m.payload_message_id WHERE m.id = ";
 const COUNT_MESSAGES: &str = "SELECT COUNT(*) FROM messages WHERE tenant_id = $1 AND environment_id = $2";
+/// `ClaimSql::FINGERPRINT_ACTIVE` follows, then [`MESSAGE_META_TAIL`].
 const MESSAGE_META_COLUMNS: &str = "SELECT id, tenant_id, environment_id, message_type, \
     mestyp, docnum, sender, key_fingerprint AS fingerprint, fingerprint_basis, \
-    fingerprint_expires_at, (fingerprint IS NOT NULL) AS fingerprint_active, idempotency_key, \
-    provider_event_id, packet_index, content_type, received_at FROM messages WHERE 1 = 1";
+    fingerprint_expires_at, ";
+const MESSAGE_META_TAIL: &str = " AS fingerprint_active, idempotency_key, \
+    provider_event_id, packet_index, content_type, received_at FROM messages m WHERE 1 = 1";
 const AUDIT_COLUMNS: &str = "SELECT id, occurred_at, action, tenant_id, \
     environment_id, message_type, fingerprint, idempotency_key, detected_by, message_id, \
     details FROM audit_events WHERE 1 = 1";
@@ -79,7 +84,7 @@ pub(crate) trait QuerySql: sqlx::Database {
 
 impl<DB> QuerySql for DB
 where
-    DB: sqlx::Database + KeyValueMatch,
+    DB: sqlx::Database + KeyValueMatch + ClaimSql,
     DB::Arguments: IntoArguments<DB>,
     for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
     for<'e> String: Encode<'e, DB> + Type<DB>,
@@ -92,7 +97,9 @@ where
     for<'r> AuditEvent: FromRow<'r, DB::Row>,
 {
     async fn get_message(conn: &mut DB::Connection, id: Uuid) -> Result<Option<MessageRow>> {
-        Ok(sqlx::query_as(MESSAGE_BY_ID).bind(id).fetch_optional(&mut *conn).await?)
+        let mut q = QueryBuilder::<DB>::new(MESSAGE_BY_ID);
+        q.push(DB::FINGERPRINT_ACTIVE).push(MESSAGE_BY_ID_TAIL).push_bind(id);
+        Ok(q.build_query_as().fetch_optional(&mut *conn).await?)
     }
 
     async fn count_messages(conn: &mut DB::Connection, scope: &Scope) -> Result<i64> {
@@ -106,6 +113,7 @@ where
 
     async fn find_messages(conn: &mut DB::Connection, f: &MessageQuery) -> Result<Vec<MessageMeta>> {
         let mut q = QueryBuilder::<DB>::new(MESSAGE_META_COLUMNS);
+        q.push(DB::FINGERPRINT_ACTIVE).push(MESSAGE_META_TAIL);
         let filters = [
             (" AND tenant_id = ", &f.tenant),
             (" AND environment_id = ", &f.environment),

@@ -8,16 +8,9 @@
 use chrono::{DateTime, Utc};
 use sqlx::{Encode, Executor, IntoArguments, QueryBuilder, Type};
 
+use crate::claims::ClaimSql;
 use crate::{KeyPurge, Result, RetentionStep};
 
-const RELEASE_BATCH: &str = "UPDATE messages SET fingerprint = NULL WHERE id IN \
-    (SELECT id FROM messages WHERE fingerprint IS NOT NULL AND fingerprint_expires_at <= $1 LIMIT $2)";
-/// Never a message whose fingerprint still blocks, nor one whose body a
-/// packet sibling still points to.
-const PURGE_MESSAGES: &str = "DELETE FROM messages WHERE id IN \
-    (SELECT m.id FROM messages m WHERE m.received_at < $1 \
-     AND (m.fingerprint IS NULL OR m.fingerprint_expires_at <= $2) \
-     AND NOT EXISTS (SELECT 1 FROM messages r WHERE r.payload_message_id = m.id) LIMIT $3)";
 const PURGE_KEYS: &str = "DELETE FROM idempotency_keys \
     WHERE (tenant_id, environment_id, kind, key) IN \
     (SELECT tenant_id, environment_id, kind, key FROM idempotency_keys WHERE created_at < $1 LIMIT $2)";
@@ -68,7 +61,7 @@ pub(crate) trait RetentionSql: sqlx::Database {
 
 impl<DB> RetentionSql for DB
 where
-    DB: sqlx::Database,
+    DB: sqlx::Database + ClaimSql,
     DB::Arguments: IntoArguments<DB>,
     DB::QueryResult: RowsAffected,
     for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
@@ -85,8 +78,10 @@ where
         batch: i64,
     ) -> Result<u64> {
         let q = match step {
-            RetentionStep::ReleaseFingerprints => sqlx::query(RELEASE_BATCH).bind(now).bind(batch),
-            RetentionStep::PurgeMessages => sqlx::query(PURGE_MESSAGES).bind(cutoff).bind(now).bind(batch),
+            RetentionStep::ReleaseFingerprints => sqlx::query(DB::RELEASE_BATCH).bind(now).bind(batch),
+            RetentionStep::PurgeMessages => {
+                sqlx::query(DB::PURGE_MESSAGES).bind(cutoff).bind(now).bind(batch)
+            }
             RetentionStep::PurgeKeys => sqlx::query(PURGE_KEYS).bind(cutoff).bind(batch),
             RetentionStep::PurgeAudit => sqlx::query(PURGE_AUDIT).bind(cutoff).bind(batch),
         };

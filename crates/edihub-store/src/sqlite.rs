@@ -14,6 +14,7 @@
 
 use std::str::FromStr;
 
+use chrono::{DateTime, Utc};
 use sqlx::Sqlite;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
@@ -21,7 +22,7 @@ use crate::backend::{Backend, SqlStore};
 use crate::ingest::group::{Batchers, STATEMENT_CACHE};
 use crate::ingest::statements::ScopedHolder;
 use crate::session::Sessions;
-use crate::{Result, Scope, StoreError};
+use crate::{PartitionLayout, Result, Scope, StoreError};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
 
@@ -61,7 +62,7 @@ impl SqlStore<Sqlite> {
         let begin = <Sqlite as Backend>::BEGIN;
         let batch_db = Sessions::direct(batch_pool, begin);
         let batchers = Batchers::spawn(batch_db.clone(), 1, None);
-        Ok(Self { db: Sessions::direct(pool, begin), batch_db, batchers })
+        Ok(Self { db: Sessions::direct(pool, begin), batch_db, batchers, layout: opts.partitions })
     }
 }
 
@@ -119,5 +120,29 @@ impl Backend for Sqlite {
             .bind(list)
             .fetch_all(&mut *conn)
             .await?)
+    }
+
+    async fn create_missing_partition(
+        _: &Sessions<Self>,
+        _: &StoreError,
+        _: PartitionLayout,
+    ) -> Result<bool> {
+        Ok(false)
+    }
+
+    async fn create_partitions_ahead(
+        _: &Sessions<Self>,
+        _: DateTime<Utc>,
+        _: PartitionLayout,
+    ) -> Result<u64> {
+        Ok(0)
+    }
+
+    async fn drop_expired_partitions(
+        _: &Sessions<Self>,
+        _: Option<DateTime<Utc>>,
+        _: Option<DateTime<Utc>>,
+    ) -> Result<u64> {
+        Ok(0)
     }
 }

@@ -25,14 +25,27 @@ impl<DB: Backend> Store for SqlStore<DB> {
     async fn migrate(&self) -> Result<()> {
         if !self.db.is_pinned() {
             DB::migrator().run(&self.db.pool).await?;
-            return Ok(());
+            return self.create_partitions(Utc::now()).await.map(drop);
         }
         // Behind a transaction pooler, the migrator's session advisory lock
         // would stay on whichever server connection took it (and its unlock
         // could go to another): all migrations run in one transaction.
         let mut tx = self.db.begin().await?;
         DB::migrate_in(&mut tx).await?;
-        Ok(tx.commit().await?)
+        tx.commit().await?;
+        self.create_partitions(Utc::now()).await.map(drop)
+    }
+
+    async fn create_partitions(&self, now: DateTime<Utc>) -> Result<u64> {
+        DB::create_partitions_ahead(&self.db, now, self.layout).await
+    }
+
+    async fn drop_partitions(
+        &self,
+        messages: Option<DateTime<Utc>>,
+        audit: Option<DateTime<Utc>>,
+    ) -> Result<u64> {
+        DB::drop_expired_partitions(&self.db, messages, audit).await
     }
 
     fn pool_status(&self) -> (u32, usize) {
@@ -190,9 +203,20 @@ impl<DB: Backend> Store for SqlStore<DB> {
 
     async fn insert_audit(&self, event: &NewAuditEvent) -> Result<()> {
         let at = Utc::now();
-        let mut session = self.db.session().await?;
-        let value = DB::insert_audits(&mut session, &[(at, event.clone())]).await?;
-        session.done(value).await
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut session = self.db.session().await?;
+            match DB::insert_audits(&mut session, &[(at, event.clone())]).await {
+                Ok(()) => return session.done(()).await,
+                Err(e) => {
+                    drop(session);
+                    if attempt > 1 || !DB::create_missing_partition(&self.db, &e, self.layout).await? {
+                        return Err(e);
+                    }
+                }
+            }
+        }
     }
 
     async fn list_audit(&self, filter: &AuditFilter) -> Result<Vec<AuditEvent>> {

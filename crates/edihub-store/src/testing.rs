@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use sqlx::Connection;
 
-use crate::{PoolSettings, Pooler, Store};
+use crate::{PartitionLayout, PoolSettings, Pooler, Store};
 
 /// Which database a test runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,11 +99,16 @@ impl TestDb {
     }
 
     /// The pool settings a store on this database needs: behind the test
-    /// pooler (see [`pg_pooler_url`]), [`Pooler::Transaction`].
+    /// pooler (see [`pg_pooler_url`]), [`Pooler::Transaction`]; one
+    /// partition ahead.
     pub fn pool_settings(&self) -> PoolSettings {
         let pooled = self.backend == Backend::Postgres && pg_pooler_url().is_some();
         PoolSettings {
             pooler: if pooled { Pooler::Transaction } else { Pooler::None },
+            // One partition ahead, not seven: each one costs every test
+            // database catalog work (seven: about a second); a check that
+            // reaches further has its partitions created on demand.
+            partitions: PartitionLayout { ahead: 1, ..PartitionLayout::default() },
             ..PoolSettings::default()
         }
     }

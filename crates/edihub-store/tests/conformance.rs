@@ -119,6 +119,24 @@ async fn postgres_feed_waits_for_an_older_open_transaction() {
     conformance::feed_waits_for_an_older_open_transaction(&TestDb::new(Backend::Postgres).await).await;
 }
 
+/// PostgreSQL's partitions and claims table (SQLite has neither).
+macro_rules! postgres_only {
+    ($($name:ident),* $(,)?) => {
+        mod postgres_partitions {
+            use super::*;
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn $name() { conformance::$name(&TestDb::new(Backend::Postgres).await).await })*
+        }
+    };
+}
+
+postgres_only!(
+    racing_fingerprints_across_partitions_store_one,
+    insert_into_an_uncreated_range_lands,
+    retention_drops_whole_expired_partitions,
+    retention_keeps_partitions_with_claims_or_shared_bodies,
+);
+
 /// A store set up for a transaction pooler, connected directly here: its
 /// migrations (one transaction under `pg_advisory_xact_lock`) apply once
 /// however many replicas start together, and it stores and finds messages.

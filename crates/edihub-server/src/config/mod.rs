@@ -63,6 +63,13 @@ pub struct Config {
     /// With `transaction`, every unit of work runs in a transaction and no
     /// prepared statement outlives it (docs/scale.md, "PgBouncer").
     pub database_pooler: String,
+    /// The range of one PostgreSQL time partition: `day` or `week` (UTC).
+    /// Ignored with SQLite, which is not partitioned (docs/scale.md,
+    /// "Partitioning").
+    pub database_partition_period: String,
+    /// PostgreSQL partitions created ahead of the current period, at start
+    /// and before every retention run. Ignored with SQLite.
+    pub database_partitions_ahead: u32,
     /// Apply pending migrations when `serve` starts.
     pub auto_migrate: bool,
     /// Seconds between reloads of message types from the database, so edits
@@ -130,6 +137,8 @@ impl Default for Config {
             database_max_connections: 16,
             database_acquire_timeout_secs: 5,
             database_pooler: "none".into(),
+            database_partition_period: "day".into(),
+            database_partitions_ahead: 7,
             auto_migrate: true,
             catalog_refresh_secs: 30,
             log_format: "text".into(),
@@ -235,6 +244,8 @@ impl std::fmt::Debug for Config {
             .field("max_inflight_body_bytes", &self.max_inflight_body_bytes)
             .field("database_max_connections", &self.database_max_connections)
             .field("database_pooler", &self.database_pooler)
+            .field("database_partition_period", &self.database_partition_period)
+            .field("database_partitions_ahead", &self.database_partitions_ahead)
             .field("request_timeout_secs", &self.request_timeout_secs)
             .field("max_connections", &self.max_connections)
             .field("max_connections_per_address", &self.max_connections_per_address)

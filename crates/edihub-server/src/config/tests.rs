@@ -68,6 +68,9 @@ fn refusals_name_the_key() {
         ),
         // SQLite (the default database_url) has no server to pool.
         (format!("database_pooler = \"transaction\"\n{b}"), "database_pooler"),
+        (format!("database_partition_period = \"month\"\n{b}"), "database_partition_period"),
+        (format!("database_partitions_ahead = 400\n{b}"), "database_partitions_ahead"),
+        (format!("database_partitions_ahead = -1\n{b}"), "database_partitions_ahead"),
         (format!("max_body_bytes = \"big\"\n{b}"), "max_body_bytes"),
         (format!("max_inflight_body_bytes = 0\n{b}"), "max_inflight_body_bytes"),
         (format!("max_inflight_webhook_body_bytes = 0\n{b}"), "max_inflight_webhook_body_bytes"),
@@ -164,6 +167,14 @@ fn environment_overrides_the_file() {
         let c = Config::load(Some(std::path::Path::new("edihub.toml"))).expect("loads");
         assert_eq!(c.database_pooler, "transaction");
         assert_eq!(crate::pool_settings(&c).pooler, edihub_store::Pooler::Transaction);
+        let layout = crate::pool_settings(&c).partitions;
+        assert_eq!((layout.period, layout.ahead), (edihub_store::PartitionPeriod::Day, 7));
+        jail.set_env("EDIHUB_DATABASE_PARTITION_PERIOD", "week");
+        jail.set_env("EDIHUB_DATABASE_PARTITIONS_AHEAD", "3");
+        let layout =
+            crate::pool_settings(&Config::load(Some(std::path::Path::new("edihub.toml"))).expect("loads"))
+                .partitions;
+        assert_eq!((layout.period, layout.ahead), (edihub_store::PartitionPeriod::Week, 3));
         jail.set_env("EDIHUB_DATABASE_URL", "postgres://db/edihub");
         let c = Config::load(Some(std::path::Path::new("edihub.toml"))).expect("loads");
         assert_eq!(c.database_url, "postgres://db/edihub", "EDIHUB_ wins over DATABASE_URL");

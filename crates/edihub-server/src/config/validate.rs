@@ -127,6 +127,12 @@ impl Config {
             }
             _ => return Err(ConfigError::new("database_pooler", "must be `none` or `transaction`")),
         }
+        if !matches!(self.database_partition_period.as_str(), "day" | "week") {
+            return Err(ConfigError::new("database_partition_period", "must be `day` or `week`"));
+        }
+        if self.database_partitions_ahead > 366 {
+            return Err(ConfigError::new("database_partitions_ahead", "must be at most 366"));
+        }
         if !matches!(self.log_format.as_str(), "text" | "json") {
             return Err(ConfigError::new("log_format", "must be `text` or `json`"));
         }

@@ -16,6 +16,7 @@ mod ingest;
 mod line;
 mod outbox;
 mod packet;
+mod partitions;
 mod races;
 mod rollup;
 
@@ -30,6 +31,7 @@ pub use ingest::*;
 pub use line::*;
 pub use outbox::*;
 pub use packet::*;
+pub use partitions::*;
 pub use races::*;
 pub use rollup::*;
 

@@ -90,7 +90,7 @@ pub async fn crossed_packets_do_not_deadlock(store: StoreRef) {
     assert_eq!(store.count_messages(&scope).await.unwrap(), 3);
 }
 
-async fn blocked_events(store: &StoreRef, scope: &Scope) -> usize {
+pub(super) async fn blocked_events(store: &StoreRef, scope: &Scope) -> usize {
     let filter = AuditFilter {
         tenant: Some(scope.tenant_id.clone()),
         action: Some(DUPLICATE_BLOCKED.into()),

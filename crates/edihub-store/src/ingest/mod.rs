@@ -75,7 +75,7 @@ impl<DB: Backend> SqlStore<DB> {
                 }
                 Err(e) => {
                     drop(tx);
-                    if !pause_before_retry(&e, attempt).await {
+                    if !self.recover(&e, attempt).await? {
                         return Err(e);
                     }
                 }
@@ -126,12 +126,26 @@ impl<DB: Backend> SqlStore<DB> {
                 Err(e) => {
                     drop(tx);
                     drop(turn);
-                    if !pause_before_retry(&e, attempt).await {
+                    if !self.recover(&e, attempt).await? {
                         return Err(e);
                     }
                 }
             }
         }
+    }
+}
+
+// Crate-internal methods, as above.
+#[expect(private_bounds)]
+impl<DB: Backend> SqlStore<DB> {
+    /// Whether a failed write transaction should run again: when it met a
+    /// missing partition, once that is created (PostgreSQL; a row never
+    /// fails for want of one), else as [`pause_before_retry`] says.
+    async fn recover(&self, e: &StoreError, attempt: u64) -> Result<bool> {
+        if attempt < 8 && DB::create_missing_partition(&self.db, e, self.layout).await? {
+            return Ok(true);
+        }
+        Ok(pause_before_retry(e, attempt).await)
     }
 }
 

@@ -6,7 +6,8 @@
 //! of one, the group insert a whole batch, so both paths bind the same 19
 //! columns in the same order and read the same rows back. The SQL is
 //! portable between PostgreSQL and SQLite (`ON CONFLICT … DO NOTHING
-//! RETURNING`, partial unique indexes, `UPDATE … FROM` a CTE); sqlx maps
+//! RETURNING`, `UPDATE … FROM` a CTE) except where a fingerprint's claim
+//! lives, whose text comes from [`ClaimSql`]; sqlx maps
 //! the Rust types onto each backend's column types (UUID or BLOB,
 //! TIMESTAMPTZ or TEXT) and `QueryBuilder` numbers the placeholders. Each
 //! list length is its own prepared statement in the connection's cache.
@@ -17,6 +18,7 @@ use sqlx::types::Json;
 use sqlx::{Database, Encode, Executor, FromRow, IntoArguments, QueryBuilder, Type};
 use uuid::Uuid;
 
+use crate::claims::ClaimSql;
 use crate::model::Holder;
 use crate::{KeyClaim, NewAuditEvent, NewMessage, Result, Scope};
 
@@ -75,15 +77,6 @@ pub(crate) struct KeyState {
     pub(crate) fingerprint: Option<String>,
 }
 
-const INSERT_MESSAGES: &str = "INSERT INTO messages \
-    (id, tenant_id, environment_id, message_type, mestyp, docnum, sender, fingerprint, \
-     key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, idempotency_key, \
-     provider_event_id, packet_index, content_type, payload, received_at, payload_message_id) ";
-const INSERT_MESSAGES_TAIL: &str = " ON CONFLICT (tenant_id, environment_id, fingerprint) \
-    WHERE fingerprint IS NOT NULL DO NOTHING RETURNING id";
-const HOLDER_ARM: &str = "SELECT tenant_id, environment_id, id, message_type, mestyp, \
-    docnum, key_fingerprint AS fingerprint, received_at, fingerprint_expires_at FROM messages \
-    WHERE tenant_id = ";
 const CLAIM_KEYS: &str = "INSERT INTO idempotency_keys \
     (tenant_id, environment_id, kind, key, request_sha256, status_code, response_body, created_at, \
      answer, message_id) ";
@@ -91,27 +84,39 @@ const CLAIM_KEYS_TAIL: &str = " ON CONFLICT (tenant_id, environment_id, kind, ke
     RETURNING tenant_id, environment_id, kind, key";
 /// The key claim of [`IngestSql::claim_and_insert`], its first CTE: the
 /// claims' `VALUES`, each with its message's fingerprint, claimed unless a
-/// holder of that fingerprint is visible. Such a request is left to its own
-/// transaction, which settles the duplicate; so the statement's message
-/// insert fails only when a holder commits while it runs.
+/// claim of that fingerprint is visible. Such a request is left to its own
+/// transaction, which settles the duplicate; so the statement's claim
+/// insert fails only when a claim commits while it runs.
 const CLAIM_AND_INSERT_KEYS: &str = "WITH k AS (INSERT INTO idempotency_keys \
     (tenant_id, environment_id, kind, key, request_sha256, status_code, response_body, created_at, \
      answer, message_id) SELECT c.tenant_id, c.environment_id, c.kind, c.key, c.request_sha256, \
      c.status_code, c.response_body, c.created_at, c.answer, c.message_id FROM (";
-/// Ends the key claim: only where no holder is visible, returning the
-/// message each claimed key expects.
+/// Ends the key claim: only where no claim is visible, returning the
+/// message each claimed key expects; then opens the rows' `VALUES`.
 const CLAIM_AND_INSERT_KEYS_TAIL: &str = ") AS c (tenant_id, environment_id, kind, key, request_sha256, \
     status_code, response_body, created_at, answer, message_id, fingerprint) \
-    WHERE c.fingerprint IS NULL OR NOT EXISTS (SELECT 1 FROM messages m \
+    WHERE c.fingerprint IS NULL OR NOT EXISTS (SELECT 1 FROM message_claims m \
     WHERE m.tenant_id = c.tenant_id AND m.environment_id = c.environment_id \
     AND m.fingerprint = c.fingerprint) \
-    ON CONFLICT (tenant_id, environment_id, kind, key) DO NOTHING RETURNING message_id) ";
-/// Ends [`IngestSql::claim_and_insert`]: the rows' `VALUES` named as the
-/// messages' columns, inserted where their key was claimed.
-const CLAIM_AND_INSERT_TAIL: &str = ") AS v (id, tenant_id, environment_id, message_type, mestyp, docnum, \
-    sender, fingerprint, key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, \
-    idempotency_key, provider_event_id, packet_index, content_type, payload, received_at, \
-    payload_message_id) WHERE v.id IN (SELECT message_id FROM k) RETURNING id";
+    ON CONFLICT (tenant_id, environment_id, kind, key) DO NOTHING RETURNING message_id), \
+    v (id, tenant_id, environment_id, message_type, mestyp, docnum, sender, fingerprint, \
+    key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, idempotency_key, \
+    provider_event_id, packet_index, content_type, payload, received_at, payload_message_id) AS (";
+/// Ends [`IngestSql::claim_and_insert`]: the claimed rows' fingerprint
+/// claims, inserted without `ON CONFLICT` (a claim committed meanwhile, or
+/// a second row of one fingerprint, fails the statement), and their
+/// messages.
+const CLAIM_AND_INSERT_TAIL: &str = "), f AS (INSERT INTO message_claims \
+    (tenant_id, environment_id, fingerprint, message_id, expires_at) \
+    SELECT tenant_id, environment_id, fingerprint, id, fingerprint_expires_at FROM v \
+    WHERE fingerprint IS NOT NULL AND id IN (SELECT message_id FROM k)) \
+    INSERT INTO messages (id, tenant_id, environment_id, message_type, mestyp, docnum, sender, \
+    key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, idempotency_key, \
+    provider_event_id, packet_index, content_type, payload, received_at, payload_message_id) \
+    SELECT id, tenant_id, environment_id, message_type, mestyp, docnum, sender, \
+    key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, idempotency_key, \
+    provider_event_id, packet_index, content_type, payload, received_at, payload_message_id \
+    FROM v WHERE id IN (SELECT message_id FROM k) RETURNING id";
 const FINISH_KEYS: &str = "WITH v (tenant_id, environment_id, kind, key, answer, message_id) AS (";
 const FINISH_KEYS_TAIL: &str = ") UPDATE idempotency_keys SET answer = v.answer, message_id = v.message_id \
     FROM v WHERE idempotency_keys.tenant_id = v.tenant_id \
@@ -124,9 +129,6 @@ const KEY_STATE_ARM: &str = "SELECT k.tenant_id, k.environment_id, k.kind, k.key
 const INSERT_AUDITS: &str = "INSERT INTO audit_events \
     (occurred_at, action, tenant_id, environment_id, message_type, fingerprint, \
      idempotency_key, detected_by, message_id, details) ";
-const RELEASE_EXPIRED: &str = "UPDATE messages SET fingerprint = NULL \
-    WHERE tenant_id = $1 AND environment_id = $2 AND fingerprint = $3 \
-    AND fingerprint_expires_at <= $4";
 const RELEASE_EXPIRED_KEY: &str = "DELETE FROM idempotency_keys \
     WHERE tenant_id = $1 AND environment_id = $2 AND kind = $3 AND key = $4 AND created_at <= $5";
 
@@ -144,15 +146,16 @@ pub(crate) trait IngestSql: Database {
     /// inserted, which name the claimed keys (each key's expected answer
     /// points to its message). A key whose message's fingerprint has a
     /// visible holder is not claimed. PostgreSQL only (a data-modifying
-    /// CTE; see `Backend::ONE_STATEMENT_KEYED_BATCH`). The messages are
-    /// inserted without `ON CONFLICT`: a holder that commits meanwhile
-    /// fails the whole statement, and nothing of it is kept.
+    /// CTE over `message_claims`; see `Backend::ONE_STATEMENT_KEYED_BATCH`).
+    /// The fingerprint claims are inserted without `ON CONFLICT`: a claim
+    /// that commits meanwhile fails the whole statement, and nothing of it
+    /// is kept.
     fn claim_and_insert(
         conn: &mut Self::Connection,
         keys: &[Claim<'_>],
         rows: &[Row<'_>],
     ) -> impl Future<Output = Result<Vec<Uuid>>> + Send;
-    /// Binds one message row: the 19 columns of `INSERT_MESSAGES`, the
+    /// Binds one message row: the 19 columns of `ClaimSql::INSERT_HEAD`, the
     /// only row binder of the ingest.
     fn push_row(b: &mut Separated<'_, Self, &'static str>, r: &Row<'_>);
     /// Binds one key claim: the 10 columns of `CLAIM_KEYS`.
@@ -202,7 +205,7 @@ pub(crate) trait IngestSql: Database {
 
 impl<DB> IngestSql for DB
 where
-    DB: Database,
+    DB: Database + ClaimSql,
     DB::Arguments: IntoArguments<DB>,
     for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
     for<'e> String: Encode<'e, DB> + Type<DB>,
@@ -222,9 +225,9 @@ where
     for<'r> KeyState: FromRow<'r, DB::Row>,
 {
     async fn insert_messages(conn: &mut DB::Connection, rows: &[Row<'_>]) -> Result<Vec<Uuid>> {
-        let mut q = QueryBuilder::<DB>::new(INSERT_MESSAGES);
+        let mut q = QueryBuilder::<DB>::new(DB::INSERT_HEAD);
         q.push_values(rows, |mut b, r| DB::push_row(&mut b, r));
-        q.push(INSERT_MESSAGES_TAIL);
+        q.push(DB::INSERT_TAIL);
         let ids: Vec<(Uuid,)> = q.build_query_as().fetch_all(&mut *conn).await?;
         Ok(ids.into_iter().map(|(id,)| id).collect())
     }
@@ -240,8 +243,6 @@ where
             b.push_bind(&r.message.fingerprint);
         });
         q.push(CLAIM_AND_INSERT_KEYS_TAIL);
-        q.push(INSERT_MESSAGES);
-        q.push("SELECT * FROM (");
         q.push_values(rows, |mut b, r| DB::push_row(&mut b, r));
         q.push(CLAIM_AND_INSERT_TAIL);
         let ids: Vec<(Uuid,)> = q.build_query_as().fetch_all(&mut *conn).await?;
@@ -288,7 +289,7 @@ where
 
     async fn holders(conn: &mut DB::Connection, claims: &[(&Scope, &str)]) -> Result<Vec<ScopedHolder>> {
         // One point lookup per distinct claim, each its own `UNION ALL`
-        // arm: an equality on every column of the unique index is a single
+        // arm: an equality on every column of the claim's unique key is a single
         // index probe in any plan, also in a generic plan made while the
         // table was small (an `IN` list was then left as a filter over the
         // whole scope).
@@ -301,9 +302,9 @@ where
         let mut q = QueryBuilder::<DB>::new("");
         for (i, (scope, fp)) in distinct.iter().enumerate() {
             q.push(if i == 0 { "" } else { " UNION ALL " });
-            q.push(HOLDER_ARM).push_bind(&scope.tenant_id);
-            q.push(" AND environment_id = ").push_bind(&scope.environment_id);
-            q.push(" AND fingerprint = ").push_bind(*fp);
+            q.push(DB::HOLDER_ARM).push_bind(&scope.tenant_id);
+            q.push(DB::HOLDER_ENVIRONMENT).push_bind(&scope.environment_id);
+            q.push(DB::HOLDER_FINGERPRINT).push_bind(*fp);
         }
         Ok(q.build_query_as().fetch_all(&mut *conn).await?)
     }
@@ -395,7 +396,7 @@ where
         fingerprint: &str,
         now: DateTime<Utc>,
     ) -> Result<()> {
-        sqlx::query(RELEASE_EXPIRED)
+        sqlx::query(DB::RELEASE_EXPIRED)
             .bind(&scope.tenant_id)
             .bind(&scope.environment_id)
             .bind(fingerprint)

@@ -7,8 +7,9 @@
 //!    interchange). On PostgreSQL a concurrent claim of the same key waits
 //!    on the primary key until the first transaction commits, then sees its
 //!    answer, so simultaneous repeats all get the first answer.
-//! 2. for each message: insert with `ON CONFLICT … DO NOTHING`. The partial
-//!    unique index is the only arbiter: the loser reads the holder and
+//! 2. for each message: insert with `ON CONFLICT … DO NOTHING` on its
+//!    fingerprint's claim (see `claims.rs`). The claim's unique key is the
+//!    only arbiter: the loser reads the holder and
 //!    records a `message.duplicate_blocked` event; if the holder's window
 //!    has passed, the loser releases it and inserts again, becoming the
 //!    original.

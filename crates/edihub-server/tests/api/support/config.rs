@@ -99,6 +99,10 @@ impl TestConfig {
     pub fn new() -> TestConfig {
         let mut config = Config { listen: "127.0.0.1:0".into(), ..Config::default() };
         config.admin.token_sha256 = sha256_hex(ADMIN_TOKEN);
+        // One PostgreSQL partition ahead, not seven: each one costs every
+        // test database catalog work (seven: about a second); a test that
+        // reaches further has its partitions created on demand.
+        config.database_partitions_ahead = 1;
         let test = TestConfig { config, secrets: HashMap::new() };
         let keys = strings(ORDERS05_KEYS);
         let consuming = |mut env: EnvironmentConfig, key: &str| {

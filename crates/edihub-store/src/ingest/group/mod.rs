@@ -2,7 +2,7 @@
 //!
 //! Most requests carry one new message and no key. For those the whole
 //! ingest transaction is a single `INSERT … ON CONFLICT DO NOTHING`: the
-//! partial unique index decides the race, and nothing else is written. Run
+//! claim's unique key decides the race, and nothing else is written. Run
 //! one by one, each such insert costs a round trip and a commit (a WAL flush
 //! on PostgreSQL, a WAL append on SQLite), and at a few thousand messages a
 //! second those commits, not the inserts, are the bottleneck.

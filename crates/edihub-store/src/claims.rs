@@ -1,0 +1,103 @@
+//! Where a fingerprint's claim lives: the one part of the schema that
+//! differs between the backends.
+//!
+//! SQLite keeps it on the message row: `messages.fingerprint` is set while
+//! the window lasts and cleared when released, and a partial unique index
+//! on it arbitrates races. PostgreSQL partitions `messages` by time, and a
+//! unique index on a partitioned table must include the partition key, so
+//! its claims are rows of `message_claims`, an unpartitioned table whose
+//! primary key (tenant, environment, fingerprint) is the arbiter; releasing
+//! a claim deletes its row and message rows are never updated after their
+//! insert (see docs/scale.md, "Partitioning"). Each constant is the SQL text
+//! one statement needs for that difference; the statements themselves stay
+//! written once, in [`crate::ingest::statements`], [`crate::retention`],
+//! [`crate::queries`] and [`crate::feed`].
+
+/// The SQL text that depends on where claims live.
+pub(crate) trait ClaimSql {
+    /// The message insert up to its rows' `VALUES` (19 columns, bound by
+    /// `IngestSql::push_row`, the fingerprint twice).
+    const INSERT_HEAD: &'static str;
+    /// After the `VALUES`: inserts each row whose fingerprint it claimed
+    /// (or that has none), `ON CONFLICT DO NOTHING` on the claim, and
+    /// returns the inserted ids. A second row of one fingerprint in the same
+    /// list meets the first one's claim.
+    const INSERT_TAIL: &'static str;
+    /// One holder probe (a [`crate::ingest::statements::ScopedHolder`] row)
+    /// up to the tenant's bound value.
+    const HOLDER_ARM: &'static str;
+    /// The holder probe's environment filter, before its bound value.
+    const HOLDER_ENVIRONMENT: &'static str;
+    /// The holder probe's fingerprint filter, before its bound value.
+    const HOLDER_FINGERPRINT: &'static str;
+    /// Releases one claim whose window ended: `$1` tenant, `$2`
+    /// environment, `$3` fingerprint, `$4` now.
+    const RELEASE_EXPIRED: &'static str;
+    /// Releases up to `$2` claims whose window ended by `$1`.
+    const RELEASE_BATCH: &'static str;
+    /// Deletes up to `$3` messages received before `$1`, never one whose
+    /// claim still blocks at `$2`, nor one whose body a packet sibling
+    /// still points to.
+    const PURGE_MESSAGES: &'static str;
+    /// Whether the message aliased `m` holds its claim (a boolean
+    /// expression).
+    const FINGERPRINT_ACTIVE: &'static str;
+}
+
+impl ClaimSql for sqlx::Postgres {
+    const INSERT_HEAD: &'static str = "WITH v (id, tenant_id, environment_id, message_type, mestyp, docnum, sender, fingerprint, \
+        key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, idempotency_key, \
+        provider_event_id, packet_index, content_type, payload, received_at, payload_message_id) AS (";
+    /// The message row has no `fingerprint` column: its claim is the
+    /// `message_claims` row.
+    const INSERT_TAIL: &'static str = "), c AS (INSERT INTO message_claims \
+        (tenant_id, environment_id, fingerprint, message_id, expires_at) \
+        SELECT tenant_id, environment_id, fingerprint, id, fingerprint_expires_at FROM v \
+        WHERE fingerprint IS NOT NULL ON CONFLICT DO NOTHING RETURNING message_id) \
+        INSERT INTO messages (id, tenant_id, environment_id, message_type, mestyp, docnum, sender, \
+        key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, idempotency_key, \
+        provider_event_id, packet_index, content_type, payload, received_at, payload_message_id) SELECT id, tenant_id, environment_id, message_type, mestyp, docnum, sender, \
+        key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, idempotency_key, \
+        provider_event_id, packet_index, content_type, payload, received_at, payload_message_id \
+        FROM v WHERE v.fingerprint IS NULL OR v.id IN (SELECT message_id FROM c) RETURNING id";
+    const HOLDER_ARM: &'static str = "SELECT c.tenant_id, c.environment_id, m.id, m.message_type, \
+        m.mestyp, m.docnum, m.key_fingerprint AS fingerprint, m.received_at, m.fingerprint_expires_at \
+        FROM message_claims c JOIN messages m ON m.id = c.message_id WHERE c.tenant_id = ";
+    const HOLDER_ENVIRONMENT: &'static str = " AND c.environment_id = ";
+    const HOLDER_FINGERPRINT: &'static str = " AND c.fingerprint = ";
+    const RELEASE_EXPIRED: &'static str = "DELETE FROM message_claims \
+        WHERE tenant_id = $1 AND environment_id = $2 AND fingerprint = $3 AND expires_at <= $4";
+    const RELEASE_BATCH: &'static str = "DELETE FROM message_claims \
+        WHERE (tenant_id, environment_id, fingerprint) IN (SELECT tenant_id, environment_id, fingerprint \
+        FROM message_claims WHERE expires_at <= $1 LIMIT $2)";
+    /// The delete trigger takes an expired claim left on a purged message.
+    const PURGE_MESSAGES: &'static str = "DELETE FROM messages WHERE id IN \
+        (SELECT m.id FROM messages m WHERE m.received_at < $1 \
+         AND NOT EXISTS (SELECT 1 FROM message_claims c WHERE c.message_id = m.id AND c.expires_at > $2) \
+         AND NOT EXISTS (SELECT 1 FROM messages r WHERE r.payload_message_id = m.id) LIMIT $3)";
+    const FINGERPRINT_ACTIVE: &'static str =
+        "EXISTS (SELECT 1 FROM message_claims c WHERE c.message_id = m.id)";
+}
+
+impl ClaimSql for sqlx::Sqlite {
+    const INSERT_HEAD: &'static str = "INSERT INTO messages (id, tenant_id, environment_id, message_type, mestyp, docnum, sender, fingerprint, \
+        key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, idempotency_key, \
+        provider_event_id, packet_index, content_type, payload, received_at, payload_message_id) ";
+    const INSERT_TAIL: &'static str = " ON CONFLICT (tenant_id, environment_id, fingerprint) \
+        WHERE fingerprint IS NOT NULL DO NOTHING RETURNING id";
+    const HOLDER_ARM: &'static str = "SELECT tenant_id, environment_id, id, message_type, mestyp, \
+        docnum, key_fingerprint AS fingerprint, received_at, fingerprint_expires_at FROM messages \
+        WHERE tenant_id = ";
+    const HOLDER_ENVIRONMENT: &'static str = " AND environment_id = ";
+    const HOLDER_FINGERPRINT: &'static str = " AND fingerprint = ";
+    const RELEASE_EXPIRED: &'static str = "UPDATE messages SET fingerprint = NULL \
+        WHERE tenant_id = $1 AND environment_id = $2 AND fingerprint = $3 \
+        AND fingerprint_expires_at <= $4";
+    const RELEASE_BATCH: &'static str = "UPDATE messages SET fingerprint = NULL WHERE id IN \
+        (SELECT id FROM messages WHERE fingerprint IS NOT NULL AND fingerprint_expires_at <= $1 LIMIT $2)";
+    const PURGE_MESSAGES: &'static str = "DELETE FROM messages WHERE id IN \
+        (SELECT m.id FROM messages m WHERE m.received_at < $1 \
+         AND (m.fingerprint IS NULL OR m.fingerprint_expires_at <= $2) \
+         AND NOT EXISTS (SELECT 1 FROM messages r WHERE r.payload_message_id = m.id) LIMIT $3)";
+    const FINGERPRINT_ACTIVE: &'static str = "(m.fingerprint IS NOT NULL)";
+}

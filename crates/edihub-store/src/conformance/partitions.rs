@@ -1,0 +1,192 @@
+//! PostgreSQL's time partitions and claims table (see
+//! `crate::partitions`): races decided by the claims table across
+//! partitions, a row whose range has no partition yet, and retention that
+//! drops whole partitions but keeps what today's rules keep.
+//!
+//! Message ids here are UUIDv7s minted for chosen days, so rows land in the
+//! partitions of those days; the checks read the catalog on a connection of
+//! their own.
+
+use std::collections::HashSet;
+
+use chrono::Duration;
+use sqlx::Connection;
+use uuid::Uuid;
+
+use super::outbox::destination;
+use super::races::{RACERS, blocked_events};
+use super::*;
+use crate::testing::TestDb;
+use crate::{AuditFilter, RetentionStep};
+
+/// A UUIDv7 whose time is `at` (random below), as `Uuid::now_v7` mints at `at`.
+pub fn id_at(at: DateTime<Utc>) -> Uuid {
+    let random = Uuid::new_v4().into_bytes();
+    let ms = u64::try_from(at.timestamp_millis()).expect("after 1970");
+    uuid::Builder::from_unix_timestamp_millis(ms, &random[..10].try_into().expect("10 bytes")).into_uuid()
+}
+
+/// The start (UTC midnight) of the day holding `at`.
+fn day_of(at: DateTime<Utc>) -> DateTime<Utc> {
+    at.date_naive().and_hms_opt(0, 0, 0).expect("midnight").and_utc()
+}
+
+/// Whether a partition of `parent` named `<parent>_p<yyyymmdd of day>` is
+/// attached, and whether a table of that name exists at all.
+async fn partition_state(conn: &mut sqlx::PgConnection, parent: &str, day: DateTime<Utc>) -> (bool, bool) {
+    let name = format!("{parent}_p{}", day.format("%Y%m%d"));
+    sqlx::query_as(
+        "SELECT EXISTS (SELECT 1 FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \
+                        WHERE i.inhparent = $1::regclass AND c.relname = $2), \
+                EXISTS (SELECT 1 FROM pg_class WHERE relname = $2 AND relkind = 'r')",
+    )
+    .bind(parent)
+    .bind(&name)
+    .fetch_one(conn)
+    .await
+    .expect("catalog")
+}
+
+/// 48 racers for one fingerprint whose ids fall on four different days
+/// (four partitions, two created on demand): the claims table, not an index
+/// of one partition, decides, so exactly one wins.
+pub async fn racing_fingerprints_across_partitions_store_one(db: &TestDb) {
+    let store = db.store().await;
+    let scope = fresh_scope();
+    let t = now();
+    let mut tasks = Vec::new();
+    for i in 0..RACERS {
+        let (store, scope) = (store.clone(), scope.clone());
+        let day = t + Duration::days([0, 1, 20, 40][i % 4]);
+        tasks.push(tokio::spawn(async move {
+            let m = NewMessage { id: id_at(day), ..message(Some("race-across")) };
+            processed(ingest_at(&store, &scope, None, vec![m], t).await)
+        }));
+    }
+    let (mut accepted, mut ids) = (0, HashSet::new());
+    for task in tasks {
+        let out = task.await.expect("task");
+        accepted += usize::from(matches!(out[0], MessageOutcome::Accepted(_)));
+        ids.insert(outcome_id(&out[0]));
+    }
+    assert_eq!(accepted, 1, "exactly one winner");
+    assert_eq!(ids.len(), 1, "every loser names the winner");
+    assert_eq!(store.count_messages(&scope).await.unwrap(), 1);
+    assert_eq!(blocked_events(&store, &scope).await, RACERS - 1);
+    store.close().await;
+}
+
+/// A message (and its duplicate's audit event) far in the future, where no
+/// partition exists: the store creates the partitions and the rows land,
+/// also when only one table of the family lacks its partition; one far in
+/// the past lands in the first partition.
+pub async fn insert_into_an_uncreated_range_lands(db: &TestDb) {
+    let store = db.store().await;
+    let mut conn = sqlx::PgConnection::connect(&db.direct_url()).await.expect("connect");
+    let scope = fresh_scope();
+    let later = now() + Duration::days(400);
+    assert_eq!(partition_state(&mut conn, "messages", day_of(later)).await, (false, false));
+    let m = NewMessage { id: id_at(later), ..message(Some("far-future")) };
+    let out = processed(ingest_at(&store, &scope, None, vec![m.clone()], later).await);
+    assert!(matches!(out[0], MessageOutcome::Accepted(_)), "{out:?}");
+    let repeat = NewMessage { id: id_at(later), ..m.clone() };
+    let out = processed(ingest_at(&store, &scope, None, vec![repeat], later).await);
+    assert_eq!(outcome_id(&out[0]), m.id, "the stored message blocks its repeat");
+    for parent in ["messages", "deliveries", "delivery_attempts", "audit_events"] {
+        assert_eq!(partition_state(&mut conn, parent, day_of(later)).await, (true, true), "{parent}");
+    }
+    let stored = store.get_message(m.id).await.unwrap().expect("stored");
+    assert!(stored.fingerprint_active);
+    let filter = AuditFilter { tenant: Some(scope.tenant_id.clone()), limit: 10, ..Default::default() };
+    let events = store.list_audit(&filter).await.unwrap();
+    assert_eq!(events.iter().map(|e| e.occurred_at).collect::<Vec<_>>(), [later]);
+    // A table of the family missing its partition alone (the outbox of a
+    // day whose messages partition exists) gets it on demand too.
+    store.put_destination(&destination("erp", &scope, None, true)).await.unwrap();
+    let name = format!("deliveries_p{}", day_of(later).format("%Y%m%d"));
+    let ddl = format!("ALTER TABLE deliveries DETACH PARTITION {name}; DROP TABLE {name}");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(ddl)).execute(&mut conn).await.expect("drop the outbox partition");
+    let outboxed = NewMessage { id: id_at(later), ..message(None) };
+    processed(ingest_at(&store, &scope, None, vec![outboxed.clone()], later).await);
+    assert_eq!(store.deliveries_of(outboxed.id).await.unwrap().len(), 1, "its delivery landed");
+    assert_eq!(partition_state(&mut conn, "deliveries", day_of(later)).await, (true, true));
+    let past = NewMessage { id: id_at(now() - Duration::days(700)), ..message(None) };
+    processed(ingest_at(&store, &scope, None, vec![past.clone()], now()).await);
+    assert!(store.get_message(past.id).await.unwrap().is_some(), "the first partition holds the past");
+    store.close().await;
+}
+
+/// Retention drops a whole expired partition with its deliveries, attempts
+/// and audit events; the stragglers of the first partition are deleted in
+/// batches as before.
+pub async fn retention_drops_whole_expired_partitions(db: &TestDb) {
+    let store = db.store().await;
+    let mut conn = sqlx::PgConnection::connect(&db.direct_url()).await.expect("connect");
+    let scope = fresh_scope();
+    store.put_destination(&destination("erp", &scope, None, true)).await.unwrap();
+    let day = day_of(now() + Duration::days(30));
+    let at = day + Duration::hours(1);
+    let m = NewMessage { id: id_at(at), ..message(Some("dropped")) };
+    processed(ingest_at(&store, &scope, None, vec![m.clone()], at).await);
+    processed(ingest_at(&store, &scope, None, vec![NewMessage { id: id_at(at), ..m.clone() }], at).await);
+    assert_eq!(store.deliveries_of(m.id).await.unwrap().len(), 1);
+    let straggler = message(None);
+    processed(ingest_at(&store, &scope, None, vec![straggler.clone()], now() - Duration::days(100)).await);
+
+    let cutoff = day + Duration::days(1);
+    let after_window = at + Duration::hours(2);
+    let released = store.retention_step(RetentionStep::ReleaseFingerprints, after_window, after_window, 100);
+    assert_eq!(released.await.unwrap(), 1);
+    let dropped = store.drop_partitions(Some(cutoff), Some(cutoff)).await.unwrap();
+    // The day's messages and audit partitions, and the empty ones made
+    // ahead for tomorrow (the test store makes one period ahead).
+    assert_eq!(dropped, 4);
+    for parent in ["messages", "deliveries", "delivery_attempts", "audit_events"] {
+        assert_eq!(partition_state(&mut conn, parent, day).await, (false, false), "{parent} dropped");
+    }
+    assert!(store.get_message(m.id).await.unwrap().is_none());
+    assert!(store.deliveries_of(m.id).await.unwrap().is_empty(), "its deliveries went with it");
+    assert_eq!(blocked_events(&store, &scope).await, 0, "the day's audit events went with it");
+
+    assert!(store.get_message(straggler.id).await.unwrap().is_some(), "the first partition is never dropped");
+    let purged =
+        store.retention_step(RetentionStep::PurgeMessages, now() - Duration::days(50), now(), 100).await;
+    assert_eq!(purged.unwrap(), 1, "the straggler is deleted by the batch");
+    assert!(store.get_message(straggler.id).await.unwrap().is_none());
+    store.close().await;
+}
+
+/// A partition is kept while a claim points into it (a window longer than
+/// the retention) or a message outside it holds a body inside it.
+pub async fn retention_keeps_partitions_with_claims_or_shared_bodies(db: &TestDb) {
+    let store = db.store().await;
+    let mut conn = sqlx::PgConnection::connect(&db.direct_url()).await.expect("connect");
+    let scope = fresh_scope();
+    let claimed_day = day_of(now() + Duration::days(50));
+    let mut long = NewMessage { id: id_at(claimed_day + Duration::hours(1)), ..message(Some("long-window")) };
+    long.window_seconds = 100 * 86_400;
+    processed(ingest_at(&store, &scope, None, vec![long.clone()], claimed_day).await);
+    // A packet whose first IDoc (holding the body) is on one day, its
+    // sibling on the next.
+    let body_day = day_of(now() + Duration::days(60));
+    let holder = NewMessage { id: id_at(body_day + Duration::hours(23)), ..message(None) };
+    let sibling = NewMessage { id: id_at(body_day + Duration::hours(25)), packet_index: 1, ..message(None) };
+    processed(ingest_at(&store, &scope, None, vec![holder.clone(), sibling.clone()], body_day).await);
+
+    let cutoff = body_day + Duration::days(1);
+    store.drop_partitions(Some(cutoff), None).await.unwrap();
+    assert_eq!(
+        partition_state(&mut conn, "messages", claimed_day).await,
+        (true, true),
+        "a live claim keeps it"
+    );
+    assert_eq!(
+        partition_state(&mut conn, "messages", body_day).await,
+        (true, true),
+        "a shared body keeps it"
+    );
+    assert!(store.get_message(long.id).await.unwrap().is_some());
+    let kept = store.get_message(sibling.id).await.unwrap().expect("sibling");
+    assert_eq!(kept.payload, &holder.payload[..], "the sibling still reads the shared body");
+    store.close().await;
+}

@@ -1,0 +1,128 @@
+//! Retention by dropping partitions (PostgreSQL): what is whole goes in
+//! one `DETACH` and `DROP`, the stragglers are deleted in batches by
+//! [`crate::retention`].
+//!
+//! A partition of the messages family (see [`crate::partitions`]) is
+//! dropped, with the deliveries and attempts partitions of the same range,
+//! when its whole range ends by the cutoff and nothing in it is kept by
+//! today's rules: no claim points into it (a window longer than the
+//! retention), no message outside it points to a body inside it (a packet's
+//! shared body), and no row in it was received after the cutoff. Those
+//! rows, and everything in a table's first partition (`_p_initial`, which
+//! also holds what an upgrade found), stay for the batched `DELETE`, so a
+//! message is purged under the same rules either way. Audit partitions go
+//! by `occurred_at` alone.
+//!
+//! `DETACH … CONCURRENTLY` waits for the queries using the partition
+//! instead of locking the parent against them; it cannot run inside a
+//! transaction block, so it is sent alone on a plain connection, never
+//! inside the `BEGIN; DEALLOCATE ALL` of a transaction pooler's unit of work
+//! (through PgBouncer in transaction mode one statement is its own
+//! transaction, which is all it needs). A detach interrupted by a crash is
+//! left pending; the next run completes it with `DETACH … FINALIZE`.
+
+use chrono::{DateTime, Utc};
+use sqlx::{AssertSqlSafe, PgConnection, Postgres};
+
+use crate::Result;
+use crate::partitions::{self, Family, Partition};
+use crate::session::Sessions;
+
+/// Whether something in `p` (a messages partition) keeps it: a claim
+/// pointing into it, a body a message outside it points to, or a row
+/// received at or after `cutoff`.
+async fn kept(conn: &mut PgConnection, p: &Partition, cutoff: DateTime<Utc>) -> Result<bool> {
+    let (Some(from), Some(to)) = (p.from, p.to) else { return Ok(true) };
+    let lo = uuid::Uuid::from_u128(u128::from(from.timestamp_millis().max(0) as u64) << 80);
+    let hi = uuid::Uuid::from_u128(u128::from(to.timestamp_millis().max(0) as u64) << 80);
+    let sql = format!(
+        "SELECT EXISTS (SELECT 1 FROM message_claims WHERE message_id >= $1 AND message_id < $2) \
+         OR EXISTS (SELECT 1 FROM messages WHERE payload_message_id >= $1 AND payload_message_id < $2 \
+                    AND NOT (id >= $1 AND id < $2)) \
+         OR EXISTS (SELECT 1 FROM {} WHERE received_at >= $3)",
+        p.name
+    );
+    let (kept,): (bool,) = sqlx::query_as(AssertSqlSafe(sql))
+        .bind(lo)
+        .bind(hi)
+        .bind(cutoff)
+        .persistent(false)
+        .fetch_one(&mut *conn)
+        .await?;
+    Ok(kept)
+}
+
+/// The partitions of `family` whose whole range ends by `cutoff` (never a
+/// first partition, which starts at MINVALUE).
+async fn expired(
+    sessions: &Sessions<Postgres>,
+    family: Family,
+    cutoff: DateTime<Utc>,
+) -> Result<Vec<Partition>> {
+    let mut session = sessions.session().await?;
+    let mut parts = partitions::list(&mut session, family, family.tables()[0]).await?;
+    parts.retain(|p| p.from.is_some() && p.to.is_some_and(|to| to <= cutoff));
+    let mut droppable = Vec::with_capacity(parts.len());
+    for p in parts {
+        if family == Family::Audit || !kept(&mut session, &p, cutoff).await? {
+            droppable.push(p);
+        }
+    }
+    session.done(droppable).await
+}
+
+/// Completes the detaches a crash left pending, then drops those tables.
+async fn finalize_pending(sessions: &Sessions<Postgres>) -> Result<()> {
+    let pending: Vec<(String, String)> = {
+        let mut session = sessions.session().await?;
+        let rows = sqlx::query_as(
+            "SELECT p.relname::text, c.relname::text FROM pg_inherits i \
+             JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent \
+             WHERE i.inhdetachpending",
+        )
+        .persistent(false)
+        .fetch_all(&mut *session)
+        .await?;
+        session.done(rows).await?
+    };
+    for (parent, part) in pending {
+        alone(sessions, format!("ALTER TABLE {parent} DETACH PARTITION {part} FINALIZE")).await?;
+        alone(sessions, format!("DROP TABLE {part}")).await?;
+        tracing::info!(partition = %part, "pending partition detach finished and dropped");
+    }
+    Ok(())
+}
+
+/// Runs one statement alone, outside any transaction block.
+async fn alone(sessions: &Sessions<Postgres>, sql: String) -> Result<()> {
+    let mut conn = sessions.pool.acquire().await?;
+    sqlx::raw_sql(AssertSqlSafe(sql)).execute(&mut *conn).await?;
+    Ok(())
+}
+
+/// Detaches and drops the expired partitions of the messages family (when
+/// `messages` has a cutoff) and of the audit log (when `audit` has one);
+/// returns how many periods were dropped.
+pub(crate) async fn drop_expired(
+    sessions: &Sessions<Postgres>,
+    messages: Option<DateTime<Utc>>,
+    audit: Option<DateTime<Utc>>,
+) -> Result<u64> {
+    finalize_pending(sessions).await?;
+    let mut dropped = 0;
+    for (family, cutoff) in [(Family::Messages, messages), (Family::Audit, audit)] {
+        let Some(cutoff) = cutoff else { continue };
+        for p in expired(sessions, family, cutoff).await? {
+            let Some(suffix) = p.name.strip_prefix(family.tables()[0]) else { continue };
+            // The leader last: its outbox never outlives it.
+            for table in family.tables().iter().rev() {
+                let part = format!("{table}{suffix}");
+                alone(sessions, format!("ALTER TABLE {table} DETACH PARTITION {part} CONCURRENTLY")).await?;
+                alone(sessions, format!("DROP TABLE {part}")).await?;
+            }
+            tracing::info!(partition = %p.name, "expired partition dropped");
+            dropped += 1;
+        }
+    }
+    Ok(dropped)
+}
