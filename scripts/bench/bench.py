@@ -27,6 +27,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the work tree
 import delivery  # noqa: E402
 import gen  # noqa: E402
 import packet  # noqa: E402
+import partitions  # noqa: E402
 
 E = os.environ
 WORK = E["BENCH_WORK"]
@@ -38,8 +39,11 @@ DURATION = int(E.get("BENCH_DURATION", "20"))
 WARMUP = int(E.get("BENCH_WARMUP", "3"))
 CONNS = int(E.get("BENCH_CONNECTIONS", "32"))
 THREADS = int(E.get("BENCH_THREADS", "2"))
-SCENARIOS = [s.strip().upper() for s in E.get("BENCH_SCENARIOS", "S1,S2,S7,S3,S4,S5,D,S6,P").split(",") if s.strip()]
+SCENARIOS = [s.strip().upper() for s in E.get("BENCH_SCENARIOS", "S1,S2,S7,S3,S4,S5,D,S6,T,P").split(",") if s.strip()]
 S6_ROWS = int(E.get("BENCH_S6_ROWS", "5000000"))
+# Scenario T (scripts/bench/partitions.py): the day retention drops, and how old it is.
+T_ROWS = int(E.get("BENCH_T_ROWS", "5000000"))
+T_DAYS_AGO = int(E.get("BENCH_T_DAYS_AGO", "100"))
 OUT = E.get("BENCH_OUT", os.path.join(ROOT, "BENCHMARKS.md"))
 PROFILE = E.get("BENCH_PROFILE", "0") == "1"
 S6_CEILING = E.get("BENCH_S6_CEILING", "0") == "1"
@@ -167,11 +171,11 @@ def timed(cmd, out_path, env=None):
 
 
 class Server:
-    def __init__(self, name, config, port):
+    def __init__(self, name, config, port, log_filter="warn"):
         self.name, self.port = name, port
         self.base = f"http://127.0.0.1:{port}"
         env = {k: v for k, v in E.items() if not (k.startswith("EDIHUB_") or k == "DATABASE_URL")}
-        env.update(EDIHUB_LOG="warn", BENCH_WH_SECRET="whsec_" + b64(WH_RAW_KEY.encode()))
+        env.update(EDIHUB_LOG=log_filter, BENCH_WH_SECRET="whsec_" + b64(WH_RAW_KEY.encode()))
         self.log_path = os.path.join(WORK, f"edihub-{name}.log")
         self.proc = subprocess.Popen([EDIHUB, "--config", config, "serve"], env=env,
                                      stdout=open(self.log_path, "w"), stderr=subprocess.STDOUT)
@@ -474,6 +478,34 @@ def group_symbols(report_text):
     return [f"{v:6.1f}%  {k}" for k, v in sorted(groups.items(), key=lambda kv: -kv[1])[:16]]
 
 
+def retention_drop(orders, orders_bytes):
+    """Scenario T: S1's load while the hub's retention drops one day of
+    T_ROWS messages (partitions.py). The retention task's first run comes
+    halfway through the measured window."""
+    base = [f"{PG_BIN}/psql", "-h", "127.0.0.1", "-p", PG_PORT, "-U", "postgres", "-d", DB, "-X", "-q",
+            "-v", "ON_ERROR_STOP=1"]
+    day, load_s = partitions.load_day(psql, base, WORK, gen.TENANT, gen.ENV, T_DAYS_AGO, T_ROWS, log)
+    config = os.path.join(WORK, "edihub-pg-t.toml")
+    with open(os.path.join(WORK, "edihub-pg.toml")) as f:
+        text = f.read()
+    with open(config, "w") as f:
+        f.write(text + f"\n[retention]\ninterval_secs = {WARMUP + DURATION // 2 + 1}\nmessages_days = 90\n")
+    server = Server("pg-t", config, PORT_PG, log_filter="warn,edihub_store=info")
+    sampler = partitions.Sampler(server)
+    measured_from = time.time() + WARMUP
+    try:
+        s = scenario("T", server, "/api/edi-hub/receive-message", "unique", orders, 10 * 10**14,
+                     body_bytes=orders_bytes)
+    finally:
+        samples = sampler.finish()
+        server.stop()
+    t = partitions.summarize(samples, partitions.drops_in_log(server.log_path), day, measured_from)
+    t.update(rows=T_ROWS, load_s=load_s, partition=partitions.day_partition("messages", day))
+    log(f"T: drop {t.get('drop_ms')} ms, S1 per second around it {t.get('during_per_s')} "
+        f"against a median of {t.get('median_per_s')}")
+    return s, t
+
+
 def s6_load(res):
     """S6's stored messages. The secondary indexes are dropped, the rows
     inserted by two sessions at once and the indexes built again: the same
@@ -586,7 +618,8 @@ def render(res):
     L.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|")
     for key, label in (("S1", "S1 ORDERS05 5 KB, PostgreSQL"), ("S2", "S2 S1 + 50 % repeats, 10 % key replays"),
                        ("S7", "S7 S1, each with its own Idempotency-Key"), ("S3", "S3 S1 on SQLite"), ("S4", "S4 webhooks 1 KB, Standard Webhooks"),
-                       ("S5", "S5 INVOIC02 10 MB, 20,000 items"), ("S6", "S6 S1 after 5 M stored messages")):
+                       ("S5", "S5 INVOIC02 10 MB, 20,000 items"), ("S6", f"S6 S1 after {S6_ROWS / 1e6:g} M stored messages"),
+                       ("T", "T S1 while retention drops a day")):
         s = S.get(key)
         if not s:
             continue
@@ -618,6 +651,15 @@ def render(res):
             L.append(f"| {c['id']} | {c['bytes']:,} | {c['us']:.1f} | {c['mb_s']:.1f} |")
         L.append("")
 
+    if res.get("t"):
+        t = res["t"]
+        L.append(f"T: retention dropped `{t['partition']}` ({t['rows']:,} messages, loaded and attached in "
+                 f"{t['load_s']:.0f} s) while S1's load ran: the drop itself (detach concurrently and drop of "
+                 f"the day's messages, deliveries and attempts partitions, as the hub logs it) took "
+                 f"{fmt(t.get('drop_ms'), 0)} ms; S1 accepted {t.get('during_per_s')} messages in the second(s) "
+                 f"around it, against a median second of {fmt(t.get('median_per_s'), 0)}. Messages per second "
+                 f"over the measured window: {t['per_second']}.")
+        L.append("")
     if S.get("D"):
         L.extend(delivery.render(S["D"]))
         L.append("")
@@ -639,7 +681,7 @@ def render(res):
     L.append("")
     L.append("| run | wall s | edihub | PostgreSQL | load generator | everything else | steal | load avg at start |")
     L.append("|---|--:|--:|--:|--:|--:|--:|--:|")
-    for key in ("S1", "S1_ceiling", "S2", "S7", "S3", "S4", "S5", "D_base", "D", "S6", "S6_ceiling"):
+    for key in ("S1", "S1_ceiling", "S2", "S7", "S3", "S4", "S5", "D_base", "D", "S6", "S6_ceiling", "T"):
         s = S.get(key)
         if s:
             L.append(f"| {key} | {s['wall']:.1f} | {s['cpu_edihub']:.1f} | {s['cpu_pg']:.1f} | {s['cpu_loadgen']:.1f} | "
@@ -707,6 +749,15 @@ def targets(res):
     if s1 and S.get("S6"):
         r = S["S6"]["rps"] / s1["rps"]
         add("S6 ≥ 0.8 × S1", r >= 0.8, f"{r:.2f}")
+    tr = res.get("t") or {}
+    if tr.get("drop_ms") is not None:
+        add("T: dropping a day of ≥ 5 M messages < 1 s", tr["drop_ms"] < 1000 and tr["rows"] >= 5_000_000,
+            f"{tr['drop_ms']:,} ms ({tr['rows']:,} messages)")
+    if tr.get("dip") is not None:
+        add("T: S1's rate during the drop dips ≤ 10 %", tr["dip"] <= 0.10,
+            f"{tr['dip'] * 100:.0f} % (slowest second {min(tr['during_per_s']):,.0f} vs median {tr['median_per_s']:,.0f})")
+    elif S.get("T"):
+        add("T: dropping a day of ≥ 5 M messages < 1 s", False, "no drop of the day was logged during the run")
     t.extend(delivery.targets(S.get("D")))
     t.extend(packet.targets(res.get("packet") or {}))
     crit = {c["id"]: c for c in res.get("criterion") or []}
@@ -762,8 +813,10 @@ def main():
     recv = "/api/edi-hub/receive-message"
     pg = sqlite = None
     try:
-        if any(s in SCENARIOS for s in ("S1", "S2", "S4", "S5", "D", "S6", "P")):
+        if any(s in SCENARIOS for s in ("S1", "S2", "S4", "S5", "D", "S6", "T", "P")):
             pg = Server("pg", os.path.join(WORK, "edihub-pg.toml"), PORT_PG)
+            # A database that has run for months: a partition per day behind today.
+            psql(partitions.relayout_sql(81))
         if "S1" in SCENARIOS:
             S["S1"] = scenario("S1", pg, recv, "unique", orders, 1 * 10**14, body_bytes=orders_bytes)
             S["S1_ceiling"] = ceiling("S1_ceiling")
@@ -811,6 +864,11 @@ def main():
             S["S6"] = scenario("S6", pg, recv, "unique", orders, 6 * 10**14, body_bytes=orders_bytes)
             if S6_CEILING:
                 S["S6_ceiling"] = ceiling("S6_ceiling")
+        if "T" in SCENARIOS:
+            if pg:
+                pg.stop()
+                pg = None
+            S["T"], res["t"] = retention_drop(orders, orders_bytes)
     finally:
         for s in (pg, sqlite):
             if s:

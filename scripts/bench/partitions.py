@@ -1,0 +1,204 @@
+"""`make bench` and PostgreSQL's time partitions (issue #15; docs/scale.md,
+"Partitioning").
+
+A new database has one first partition per table that holds everything up
+to tomorrow (`<table>_p_initial`, made by migration 0012), and the hub
+creates daily partitions ahead from there. A database that has run for
+months has a partition per day behind it too. `relayout` gives the
+benchmark database that shape before anything is stored: the empty first
+partitions end `days_back` days ago, and every day since has its own
+partitions, named and bounded as the hub names and bounds them
+(crates/edihub-store/src/partitions.rs). S6's stored messages then fall
+into the partition of their day, as they would have.
+
+Scenario T measures retention by dropping a partition: one day of
+`BENCH_T_ROWS` messages (5,000,000), older than `retention.messages_days`,
+is dropped by the hub's retention task while S1's load runs. It reports the
+time of the drop itself (detach and drop of the day's three partitions, as
+the hub logs it) and S1's rate per second around it against the run's
+median second.
+"""
+import datetime
+import os
+import re
+import statistics
+import subprocess
+import threading
+import time
+
+FAMILIES = {"messages": True, "deliveries": True, "delivery_attempts": True, "audit_events": False}
+
+
+def relayout_sql(days_back, initial_days_back=120, days_ahead=1):
+    """The first partitions narrowed to end `initial_days_back` days ago
+    (UTC midnight), no partition between (a day there is made when
+    something is stored in it, as the hub would), and one partition per day
+    from `days_back` days ago to `days_ahead` days after today. Only for a
+    database that has stored nothing yet (the first partitions are detached
+    and attached again, which checks their rows). Nothing is older than the
+    retention, so the hub's own retention runs drop nothing while S1-S6 run."""
+    arms = []
+    for table, by_id in FAMILIES.items():
+        bound = "edihub_uuid_bound({})::text" if by_id else "({})::text"
+        arms.append(f"""
+    IF EXISTS (SELECT 1 FROM pg_class WHERE relname = '{table}_p_initial') THEN
+        EXECUTE 'ALTER TABLE {table} DETACH PARTITION {table}_p_initial';
+        EXECUTE format('ALTER TABLE {table} ATTACH PARTITION {table}_p_initial FOR VALUES FROM (MINVALUE) TO (%L)',
+                       {bound.format("initial")});
+    END IF;
+    d := first;
+    WHILE d < today + interval '{days_ahead} days' LOOP
+        name := '{table}_p' || to_char(d AT TIME ZONE 'UTC', 'YYYYMMDD');
+        IF NOT EXISTS (SELECT 1 FROM pg_class WHERE relname = name) THEN
+            EXECUTE format('CREATE TABLE %I (LIKE {table} INCLUDING DEFAULTS INCLUDING COMPRESSION INCLUDING STORAGE)', name);
+            EXECUTE format('ALTER TABLE {table} ATTACH PARTITION %I FOR VALUES FROM (%L) TO (%L)', name,
+                           {bound.format("d")}, {bound.format("d + interval '1 day'")});
+        END IF;
+        d := d + interval '1 day';
+    END LOOP;""")
+    return f"""DO $$
+DECLARE
+    today timestamptz := date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC';
+    first timestamptz := today - interval '{days_back} days';
+    initial timestamptz := today - interval '{initial_days_back} days';
+    d timestamptz;
+    name text;
+BEGIN{''.join(arms)}
+END
+$$;"""
+
+
+def day_start(days_ago):
+    today = datetime.datetime.now(datetime.timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
+    return today - datetime.timedelta(days=days_ago)
+
+
+def day_partition(table, day):
+    return f"{table}_p{day.strftime('%Y%m%d')}"
+
+
+def load_day_sql(tenant, env, day, n, lo, hi):
+    """Rows lo..hi of n messages received in the day starting at `day`,
+    into the detached table that becomes its messages partition: ids as
+    edihub mints them (UUIDv7 of the receive time), windows long over (no
+    claim keeps the day), no packet siblings."""
+    t0 = day.strftime("%Y-%m-%d %H:%M:%S+00")
+    return f"""INSERT INTO {day_partition('messages', day)} (id, tenant_id, environment_id, message_type, mestyp, docnum,
+    sender, key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, idempotency_key,
+    provider_event_id, packet_index, content_type, payload, received_at)
+SELECT (lpad(to_hex((extract(epoch FROM t) * 1000)::bigint), 12, '0') || '7' || substr(fp, 1, 3)
+        || '8' || substr(fp, 4, 15))::uuid,
+       '{tenant}', '{env}', 'ORDERS05', 'ORDERS', lpad(g::text, 16, '0'), 'Q01CLNT100', fp, 'key_fields',
+       t + interval '168 hours',
+       jsonb_build_array(jsonb_build_object('path', 'E1EDK01.BELNR', 'values', jsonb_build_array('B' || g))),
+       NULL, NULL, 0, 'application/xml',
+       convert_to(repeat('<E1EDP01><POSEX>' || g || '</POSEX></E1EDP01>', 4), 'UTF8'), t
+FROM generate_series({lo}, {hi}) AS g,
+     LATERAL (SELECT md5('t-' || g) || md5('u-' || g) AS fp,
+                     '{t0}'::timestamptz + interval '86399 seconds' * (g::float8 / {n}) AS t) AS x;
+"""
+
+
+def load_day(psql, psql_cmd, work, tenant, env, days_ago, n, log):
+    """Creates the day's partitions of the messages family detached, fills
+    the messages one with `n` rows (two sessions at once), attaches them all
+    (which builds the parent's indexes on it) and analyses it. Returns the
+    day and the seconds taken."""
+    t = time.time()
+    day = day_start(days_ago)
+    lo, hi = f"edihub_uuid_bound('{day.isoformat()}')", f"edihub_uuid_bound('{(day + datetime.timedelta(days=1)).isoformat()}')"
+    for table in ("messages", "deliveries", "delivery_attempts"):
+        name = day_partition(table, day)
+        psql(f"DROP TABLE IF EXISTS {name}; "
+             f"CREATE TABLE {name} (LIKE {table} INCLUDING DEFAULTS INCLUDING COMPRESSION INCLUDING STORAGE)")
+    half = n // 2
+    procs = []
+    for i, (a, b) in enumerate(((1, half), (half + 1, n))):
+        path = os.path.join(work, f"t-day-{i}.sql")
+        with open(path, "w") as f:
+            f.write(load_day_sql(tenant, env, day, n, a, b))
+        procs.append(subprocess.Popen(psql_cmd + ["-f", path]))
+    if any(p.wait() for p in procs):
+        raise SystemExit("T: loading the day failed")
+    for table in ("messages", "deliveries", "delivery_attempts"):
+        psql(f"ALTER TABLE {table} ATTACH PARTITION {day_partition(table, day)} FOR VALUES FROM ({lo}) TO ({hi})")
+    psql(f"VACUUM ANALYZE {day_partition('messages', day)}")
+    psql("CHECKPOINT")
+    log(f"T: {n:,} messages in {day_partition('messages', day)}, loaded and attached in {time.time() - t:.0f} s")
+    return day, time.time() - t
+
+
+class Sampler:
+    """Messages accepted so far, read from the hub's metrics every `every` seconds."""
+
+    def __init__(self, server, every=0.25):
+        self.server, self.every = server, every
+        self.samples = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.stop.is_set():
+            try:
+                m = self.server.metrics()
+                n = sum(v for k, v in m.items() if k.startswith("edihub_messages_accepted_total"))
+                self.samples.append((time.time(), n))
+            except OSError:
+                pass
+            self.stop.wait(self.every)
+
+    def finish(self):
+        self.stop.set()
+        self.thread.join()
+        return self.samples
+
+
+def per_second(samples):
+    """(start, messages) of each whole second between the first and last sample."""
+    if len(samples) < 2:
+        return []
+    out, i = [], 0
+    t = samples[0][0]
+    while t + 1 <= samples[-1][0]:
+        def at(x):
+            # The count at time x, interpolated between samples.
+            nonlocal i
+            while i + 1 < len(samples) and samples[i + 1][0] < x:
+                i += 1
+            (t0, n0), (t1, n1) = samples[i], samples[min(i + 1, len(samples) - 1)]
+            return n0 if t1 == t0 else n0 + (n1 - n0) * (x - t0) / (t1 - t0)
+        a = at(t)
+        out.append((t, at(t + 1) - a))
+        t += 1
+    return out
+
+
+DROPPED = re.compile(r"^(\S+)\s+INFO\b.*expired partition dropped.*partition=(\S+).*elapsed_ms=(\d+)")
+
+
+def drops_in_log(path):
+    """(end time, partition, elapsed ms) of each partition drop the hub logged."""
+    out = []
+    for line in open(path, errors="replace"):
+        m = DROPPED.search(line)
+        if m:
+            end = datetime.datetime.fromisoformat(m.group(1).replace("Z", "+00:00")).timestamp()
+            out.append((end, m.group(2), int(m.group(3))))
+    return out
+
+
+def summarize(samples, drops, day, warmup_end):
+    """The drop of `day`'s partition and S1's seconds around it."""
+    target = [d for d in drops if d[1] == day_partition("messages", day)]
+    seconds = [s for s in per_second(samples) if s[0] >= warmup_end]
+    res = {"drops": [{"partition": p, "ms": ms} for _, p, ms in drops], "per_second": [round(n) for _, n in seconds]}
+    if not target or not seconds:
+        return res
+    end, _, ms = target[0]
+    start = end - ms / 1000
+    during = [n for t, n in seconds if t < end and t + 1 > start]
+    median = statistics.median(n for _, n in seconds)
+    res.update(drop_ms=ms, median_per_s=median, during_per_s=during,
+               dip=(1 - min(during) / median) if during and median else None)
+    return res
