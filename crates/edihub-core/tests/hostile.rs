@@ -173,13 +173,12 @@ fn letters_digits_and_spaces_as_edi_delimiters_are_refused() {
     };
     let (x12, edi) = ("application/EDI-X12", "application/EDIFACT");
     let (x12_says, edi_says) = ("a letter, digit or space", "UNA names a letter or digit");
-    let cases: [(&str, Vec<u8>, &str, &str); 8] = [
+    let cases: [(&str, Vec<u8>, &str, &str); 7] = [
         ("fuzz minimised, T", fixture("../bad/fuzz-x12-letter-terminator.x12"), x12, x12_says),
         ("fuzz minimised, space", fixture("../bad/fuzz-x12-space-terminator.x12"), x12, x12_says),
         ("X12 terminator T", isa('U', "00401", 'T').into_bytes(), x12, x12_says),
         ("X12 terminator 7", isa('U', "00401", '7').into_bytes(), x12, x12_says),
         ("X12 terminator space", isa('U', "00401", ' ').into_bytes(), x12, x12_says),
-        ("X12 00501 repetition A", isa('A', "00501", '~').into_bytes(), x12, x12_says),
         ("EDIFACT terminator U", edifact(":+.? U").into_bytes(), edi, edi_says),
         ("EDIFACT element separator 5", edifact(":5.? '").into_bytes(), edi, edi_says),
     ];
@@ -189,15 +188,37 @@ fn letters_digits_and_spaces_as_edi_delimiters_are_refused() {
         assert!(err.to_string().contains(says), "{what}: {err}");
         assert_eq!(edihub_core::refusal(&body, Some(content_type)), None, "{what}: no acknowledgement");
     }
-    // Other whitespace stays a terminator (one segment per line), and the
-    // same interchanges with proper delimiters are read.
+    // Other whitespace stays a terminator (one segment per line), a letter in
+    // ISA11 is no repetition separator, even from 00402 on (the fuzz target's
+    // third find: a TA1 answering ISA12 `800>401` says `U*800`), and the same
+    // interchanges with proper delimiters are read.
     for (what, body, content_type) in [
         ("X12 newline terminator", isa('U', "00401", '\n'), x12),
+        ("X12 00501 ISA11 U", isa('U', "00501", '~'), x12),
+        ("X12 ISA12 800 ISA11 U", isa('U', "800", '~'), x12),
         ("X12 00501 repetition ^", isa('^', "00501", '~'), x12),
         ("EDIFACT default separators", edifact(":+.? '"), edi),
     ] {
         let parsed =
             parse_body(body.as_bytes(), Some(content_type)).unwrap_or_else(|e| panic!("{what}: {e}"));
         assert_eq!(parsed.documents.len(), 1, "{what}");
+    }
+}
+
+/// The acknowledgement of an X12 refusal reads back whatever ISA12 says:
+/// the `edi` fuzz target found (RELIABILITY.md, F-2) that an ISA12 of
+/// `800>401` is answered with ISA12 `800` and ISA11 `U`, which read back
+/// as version 800 with a letter for repetition separator once such
+/// separators were refused; a letter in ISA11 is now no separator.
+#[test]
+fn refusals_with_odd_isa_versions_are_acknowledged_readably() {
+    let body = "ISA*00*          *00*          *ZZ*SENDER         *ZZ*RECEIVER       *240101*1200*U*800>401*\
+                000000001*0*P*>~GS*PO";
+    let refused = edihub_core::refusal(body.as_bytes(), None).expect("the ISA is read");
+    let at = edihub_core::AckTime { year: 2026, month: 1, day: 2, hour: 3, minute: 4 };
+    for kind in [edihub_core::AckKind::X12Functional, edihub_core::AckKind::X12Implementation] {
+        let ack = edihub_core::acknowledge_refusal(&refused, kind, 9, at).expect("an X12 acknowledgement");
+        let err = refuse(&ack, None);
+        assert!(err.to_string().contains("holds no message"), "a TA1 alone, read back: {err}");
     }
 }

@@ -82,9 +82,12 @@ fn separators(text: &str) -> Result<(Separators, usize), CoreError> {
             "ISA is truncated: it needs 16 elements, ISA16 and a segment terminator".into(),
         ));
     };
-    // ISA12 is the interchange control version: 00402 and later repeat with ISA11.
+    // ISA12 is the interchange control version: 00402 and later repeat with
+    // ISA11. A letter, digit or space there is no separator (the `U` of the
+    // versions before, which some senders keep): it is not read as one.
     let version: u32 = elements[11].trim().parse().unwrap_or(0);
-    let repetition = elements[10].chars().next().filter(|_| version >= 402);
+    let repetition =
+        elements[10].chars().next().filter(|c| version >= 402 && !c.is_alphanumeric() && *c != ' ');
     let seps = Separators { element, component, repetition, segment, release: None };
     check_delimiters(&seps)?;
     Ok((seps, isa_len))
@@ -108,14 +111,11 @@ fn check_delimiters(seps: &Separators) -> Result<(), CoreError> {
     // with spaces: a delimiter among them would split them, and an
     // acknowledgement written with it would not read back.
     let roles = [
-        ("segment terminator", Some(segment)),
-        ("ISA11 repetition separator", repetition),
-        ("element separator", Some(element)),
-        ("ISA16 component separator", Some(component)),
+        ("segment terminator", segment),
+        ("element separator", element),
+        ("ISA16 component separator", component),
     ];
-    if let Some((role, c)) =
-        roles.into_iter().find_map(|(role, c)| Some((role, c.filter(|c| c.is_alphanumeric() || *c == ' ')?)))
-    {
+    if let Some((role, c)) = roles.into_iter().find(|(_, c)| c.is_alphanumeric() || *c == ' ') {
         return Err(malformed(
             SYNTAX,
             format!(
