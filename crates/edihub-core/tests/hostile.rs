@@ -145,3 +145,80 @@ fn structural_errors_have_their_classes() {
         assert_eq!((err.class(), err.to_string().as_str()), (*class, *message));
     }
 }
+
+/// An X12 delimiter that is a letter, a digit or a space, or an EDIFACT
+/// separator that is a letter or digit, is refused (400) with no
+/// acknowledgement of the refusal: tags and codes are letters and digits
+/// and an ISA pads its fields with spaces, so such a delimiter splits them,
+/// and a 997, TA1 or CONTRL written with the partner's delimiters would not
+/// read back. The `edi` fuzz target found both X12 cases (RELIABILITY.md,
+/// F-2): ISAs whose segment terminator was `T` or a space were refused for
+/// a later syntax error, and their TA1s were not interchanges.
+#[test]
+fn letters_digits_and_spaces_as_edi_delimiters_are_refused() {
+    let isa = |isa11: char, isa12: &str, terminator: char| {
+        format!(
+            "ISA*00*          *00*          *ZZ*SENDER         *ZZ*RECEIVER       *240101*1200*{isa11}*{isa12}*\
+             000000001*0*P*>{terminator}GS*PO*SENDER*RECEIVER*20240101*1200*1*X*004010{terminator}\
+             ST*850*0001{terminator}BEG*00*NE*PO-1{terminator}SE*3*0001{terminator}GE*1*1{terminator}\
+             IEA*1*000000001{terminator}"
+        )
+    };
+    let edifact = |una: &str| {
+        let [c, e, _, _, _, s] = <[u8; 6]>::try_from(una.as_bytes()).expect("six characters").map(char::from);
+        format!(
+            "UNA{una}UNB{e}UNOC{c}3{e}SENDER{e}RECEIVER{e}240101{c}1200{e}IC1{s}UNH{e}M1{e}ORDERS{c}D{c}96A{c}UN{s}\
+             BGM{e}220{e}PO-1{s}UNT{e}3{e}M1{s}UNZ{e}1{e}IC1{s}"
+        )
+    };
+    let (x12, edi) = ("application/EDI-X12", "application/EDIFACT");
+    let (x12_says, edi_says) = ("a letter, digit or space", "UNA names a letter or digit");
+    let cases: [(&str, Vec<u8>, &str, &str); 7] = [
+        ("fuzz minimised, T", fixture("../bad/fuzz-x12-letter-terminator.x12"), x12, x12_says),
+        ("fuzz minimised, space", fixture("../bad/fuzz-x12-space-terminator.x12"), x12, x12_says),
+        ("X12 terminator T", isa('U', "00401", 'T').into_bytes(), x12, x12_says),
+        ("X12 terminator 7", isa('U', "00401", '7').into_bytes(), x12, x12_says),
+        ("X12 terminator space", isa('U', "00401", ' ').into_bytes(), x12, x12_says),
+        ("EDIFACT terminator U", edifact(":+.? U").into_bytes(), edi, edi_says),
+        ("EDIFACT element separator 5", edifact(":5.? '").into_bytes(), edi, edi_says),
+    ];
+    for (what, body, content_type, says) in cases {
+        let err = refuse(&body, Some(content_type));
+        assert_eq!(err.class(), ErrorClass::Malformed, "{what}: {err}");
+        assert!(err.to_string().contains(says), "{what}: {err}");
+        assert_eq!(edihub_core::refusal(&body, Some(content_type)), None, "{what}: no acknowledgement");
+    }
+    // Other whitespace stays a terminator (one segment per line), a letter in
+    // ISA11 is no repetition separator, even from 00402 on (the fuzz target's
+    // third find: a TA1 answering ISA12 `800>401` says `U*800`), and the same
+    // interchanges with proper delimiters are read.
+    for (what, body, content_type) in [
+        ("X12 newline terminator", isa('U', "00401", '\n'), x12),
+        ("X12 00501 ISA11 U", isa('U', "00501", '~'), x12),
+        ("X12 ISA12 800 ISA11 U", isa('U', "800", '~'), x12),
+        ("X12 00501 repetition ^", isa('^', "00501", '~'), x12),
+        ("EDIFACT default separators", edifact(":+.? '"), edi),
+    ] {
+        let parsed =
+            parse_body(body.as_bytes(), Some(content_type)).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(parsed.documents.len(), 1, "{what}");
+    }
+}
+
+/// The acknowledgement of an X12 refusal reads back whatever ISA12 says:
+/// the `edi` fuzz target found (RELIABILITY.md, F-2) that an ISA12 of
+/// `800>401` is answered with ISA12 `800` and ISA11 `U`, which read back
+/// as version 800 with a letter for repetition separator once such
+/// separators were refused; a letter in ISA11 is now no separator.
+#[test]
+fn refusals_with_odd_isa_versions_are_acknowledged_readably() {
+    let body = "ISA*00*          *00*          *ZZ*SENDER         *ZZ*RECEIVER       *240101*1200*U*800>401*\
+                000000001*0*P*>~GS*PO";
+    let refused = edihub_core::refusal(body.as_bytes(), None).expect("the ISA is read");
+    let at = edihub_core::AckTime { year: 2026, month: 1, day: 2, hour: 3, minute: 4 };
+    for kind in [edihub_core::AckKind::X12Functional, edihub_core::AckKind::X12Implementation] {
+        let ack = edihub_core::acknowledge_refusal(&refused, kind, 9, at).expect("an X12 acknowledgement");
+        let err = refuse(&ack, None);
+        assert!(err.to_string().contains("holds no message"), "a TA1 alone, read back: {err}");
+    }
+}

@@ -5,6 +5,7 @@
 //! The schema types below describe the JSON the handlers write; the
 //! integration tests compare real responses against them.
 
+pub mod acks;
 pub mod errors;
 
 use serde::Serialize;

@@ -2,15 +2,15 @@
 //! from a position a consumer keeps.
 //!
 //! A position is `(major, id)`: on PostgreSQL `major` is the id of the
-//! transaction that stored the message (`feed_xid`), on SQLite a counter
-//! set in that transaction (`feed_seq`); the message id breaks ties within
-//! one transaction. Reading "everything after my position" over a plain
-//! sequence skips rows: a transaction that took a smaller number but
-//! commits later lands behind a cursor that has moved on. So each backend
-//! returns only rows no still-running transaction can precede
-//! ([`crate::backend::Backend::FEED_PAGE`]): PostgreSQL those whose
+//! transaction that stored the message (`feed_xid`), on SQLite the row's
+//! AUTOINCREMENT key, taken in that transaction (`feed_seq`); the message
+//! id breaks ties within one transaction. Reading "everything after my
+//! position" over a plain sequence skips rows: a transaction that took a
+//! smaller number but commits later lands behind a cursor that has moved
+//! on. So each backend returns only rows no still-running transaction can
+//! precede ([`crate::backend::Backend::FEED_PAGE`]): PostgreSQL those whose
 //! transaction is older than the snapshot's `xmin` (every transaction
-//! before it has ended); SQLite's one writer hands its counter out in
+//! before it has ended); SQLite's one writer hands its keys out in
 //! commit order, so every committed row qualifies. Positions are never
 //! reused, so a cursor at a purged message still continues after it.
 //!
@@ -42,7 +42,7 @@ const STORED_MESSAGE_TAIL: &str = " AS fingerprint_active, idempotency_key, prov
 /// Where a consumer is in its environment's feed; opaque to consumers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct FeedPosition {
-    /// The storing transaction (PostgreSQL) or commit counter (SQLite).
+    /// The storing transaction (PostgreSQL) or the row's key, in commit order (SQLite).
     pub major: i64,
     /// The message id: the order within one transaction.
     pub id: Uuid,

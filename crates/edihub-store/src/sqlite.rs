@@ -73,7 +73,7 @@ const PACKET_HOLDERS: &str = "SELECT tenant_id, environment_id, id, message_type
     WHERE tenant_id = $1 AND environment_id = $2 AND fingerprint IN (SELECT value FROM json_each($3))";
 
 /// The feed's page: every committed row is final (the one writer numbers
-/// rows in commit order), in (counter, id) order along `messages_feed`.
+/// rows in commit order), in (key, id) order along `messages_feed`.
 const FEED_PAGE: &str = "SELECT id, tenant_id, environment_id, message_type, mestyp, docnum, \
     sender, key_fingerprint AS fingerprint, fingerprint_basis, fingerprint_expires_at, \
     (fingerprint IS NOT NULL) AS fingerprint_active, idempotency_key, provider_event_id, \

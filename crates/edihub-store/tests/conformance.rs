@@ -185,3 +185,50 @@ async fn sqlite_refuses_a_pooler() {
     assert!(matches!(err, edihub_store::StoreError::PoolerWithoutServer), "{err}");
     assert!(!std::path::Path::new(db.url.trim_start_matches("sqlite://")).exists(), "no file created");
 }
+
+/// Migration 0012 (SQLite) makes the feed position the row's own key: the
+/// positions 0009's trigger gave stay, in order, a cursor taken before it
+/// continues after it, and a number retention purged before it is not
+/// handed out again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_feed_positions_survive_migration_0012() {
+    use edihub_store::conformance::{follow, fresh_scope, message, now, outcome_id, processed};
+    let db = TestDb::new(Backend::Sqlite).await;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations/sqlite");
+    let all = sqlx::migrate::Migrator::new(dir).await.expect("migrations");
+    let before =
+        sqlx::migrate::Migrator::with_migrations(all.iter().filter(|m| m.version < 12).cloned().collect());
+    let pool = sqlx::SqlitePool::connect(&format!("{}?mode=rwc", db.url)).await.expect("open");
+    before.run(&pool).await.expect("migrations 0001-0011");
+    let scope = fresh_scope();
+    let ids: Vec<uuid::Uuid> = (0..4).map(|_| uuid::Uuid::now_v7()).collect();
+    for id in &ids {
+        sqlx::query(
+            "INSERT INTO messages (id, tenant_id, environment_id, message_type, fingerprint_basis, key_values, \
+             packet_index, payload, received_at) VALUES ($1, $2, $3, 'ORDERS05', 'none', '[]', 0, x'3c412f3e', $4)",
+        )
+        .bind(id)
+        .bind(&scope.tenant_id)
+        .bind(&scope.environment_id)
+        .bind(now())
+        .execute(&pool)
+        .await
+        .expect("a message stored before 0012");
+    }
+    // Retention took the newest: its number 4 must not come back.
+    sqlx::query("DELETE FROM messages WHERE id = $1").bind(ids[3]).execute(&pool).await.expect("purge");
+    pool.close().await;
+
+    let store = db.store().await;
+    let (seen, cursor) = follow(&store, &scope, None, 2).await;
+    assert_eq!(seen, ids[..3], "the messages before 0012, in their order");
+    assert_eq!(cursor.map(|c| c.major), Some(3), "their positions kept");
+    let fresh = processed(
+        edihub_store::conformance::ingest_at(&store, &scope, None, vec![message(None)], now()).await,
+    );
+    let page = edihub_store::conformance::feed_page(&store, &scope, cursor, None, 10).await;
+    let after: Vec<_> = page.messages.iter().map(|m| m.meta.id).collect();
+    assert_eq!(after, [outcome_id(&fresh[0])], "the new message follows the cursor taken before 0012");
+    assert_eq!(page.next.map(|c| c.major), Some(5), "after the purged 4, not 4 again");
+    store.close().await;
+}

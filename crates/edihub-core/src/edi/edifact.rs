@@ -90,6 +90,14 @@ fn service_string_advice(una: &[u8]) -> Result<Separators, CoreError> {
             format!("UNA names one character for two roles: `UNA{}`", chars.escape_ascii()),
         ));
     }
+    // Tags and codes are letters and digits: a separator among them would
+    // split them, and a CONTRL written with it would not read back.
+    if used.iter().any(char::is_ascii_alphanumeric) {
+        return Err(malformed(
+            SYNTAX,
+            format!("UNA names a letter or digit as a separator: `UNA{}`", chars.escape_ascii()),
+        ));
+    }
     Ok(seps)
 }
 

@@ -82,10 +82,20 @@ fn separators(text: &str) -> Result<(Separators, usize), CoreError> {
             "ISA is truncated: it needs 16 elements, ISA16 and a segment terminator".into(),
         ));
     };
-    // ISA12 is the interchange control version: 00402 and later repeat with ISA11.
+    // ISA12 is the interchange control version: 00402 and later repeat with
+    // ISA11. A letter, digit or space there is no separator (the `U` of the
+    // versions before, which some senders keep): it is not read as one.
     let version: u32 = elements[11].trim().parse().unwrap_or(0);
-    let repetition = elements[10].chars().next().filter(|_| version >= 402);
+    let repetition =
+        elements[10].chars().next().filter(|c| version >= 402 && !c.is_alphanumeric() && *c != ' ');
     let seps = Separators { element, component, repetition, segment, release: None };
+    check_delimiters(&seps)?;
+    Ok((seps, isa_len))
+}
+
+/// Each delimiter has one role, and none is a letter, a digit or a space.
+fn check_delimiters(seps: &Separators) -> Result<(), CoreError> {
+    let Separators { element, component, repetition, segment, .. } = *seps;
     let used = [Some(element), Some(component), Some(segment), repetition];
     let used: Vec<char> = used.into_iter().flatten().collect();
     if (1..used.len()).any(|i| used[..i].contains(&used[i])) || component.is_alphanumeric() {
@@ -97,7 +107,24 @@ fn separators(text: &str) -> Result<(Separators, usize), CoreError> {
             ),
         ));
     }
-    Ok((seps, isa_len))
+    // Tags and codes are letters and digits, and the ISA pads its fields
+    // with spaces: a delimiter among them would split them, and an
+    // acknowledgement written with it would not read back.
+    let roles = [
+        ("segment terminator", segment),
+        ("element separator", element),
+        ("ISA16 component separator", component),
+    ];
+    if let Some((role, c)) = roles.into_iter().find(|(_, c)| c.is_alphanumeric() || *c == ' ') {
+        return Err(malformed(
+            SYNTAX,
+            format!(
+                "ISA's {role} is `{c}`, a letter, digit or space: X12 delimiters must not occur in tags, \
+                 codes or the ISA's padded fields"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn party(seg: &Segment, qualifier: usize, id: usize) -> Party {

@@ -18,9 +18,9 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use crate::api_doc::MessageResult;
+use crate::api_doc::acks::{self, RefusedWithAck};
 use crate::api_doc::errors::{
-    BadInput, NotAcceptable, SenderTypeForbidden, TooLarge, Unauthenticated, Unavailable, UnsupportedType,
-    Unusable,
+    NotAcceptable, SenderTypeForbidden, TooLarge, Unauthenticated, Unavailable, UnsupportedType,
 };
 use crate::auth::Sender;
 use crate::edi::interchange_claim;
@@ -62,10 +62,14 @@ struct ReceiveQuery {
     ),
     responses(
         (status = 202, description = "New message stored (a packet: any IDoc new); with ?ack= or an EDI Accept, the acknowledgement", content(
-            (MessageResult = "application/json"), (String = "application/EDI-X12"), (String = "application/EDIFACT"))),
-        (status = 200, description = "Duplicate or Idempotency-Key replay; nothing new stored; with ?ack= or an EDI Accept, the acknowledgement", content(
-            (MessageResult = "application/json"), (String = "application/EDI-X12"), (String = "application/EDIFACT"))),
-        BadInput, Unauthenticated, SenderTypeForbidden, NotAcceptable, TooLarge, UnsupportedType, Unusable, Unavailable
+            (MessageResult = "application/json"),
+            (String = "application/EDI-X12", example = json!(acks::X12_ACCEPTED)),
+            (String = "application/EDIFACT", example = json!(acks::EDIFACT_ACCEPTED)))),
+        (status = 200, description = "Duplicate or Idempotency-Key replay; nothing new stored; with ?ack= or an EDI Accept, the acknowledgement (for a repeated interchange a TA1, or a CONTRL, rejecting it as a duplicate)", content(
+            (MessageResult = "application/json"),
+            (String = "application/EDI-X12", example = json!(acks::X12_REPEATED)),
+            (String = "application/EDIFACT", example = json!(acks::EDIFACT_REPEATED)))),
+        RefusedWithAck, Unauthenticated, SenderTypeForbidden, NotAcceptable, TooLarge, UnsupportedType, Unavailable
     ),
     security(("bearer" = []), ("basic" = []))
 )]

@@ -239,3 +239,45 @@ async fn security_schemes_and_references() {
         assert!(doc["components"]["schemas"].get(name).is_some(), "dangling $ref {r}");
     }
 }
+
+/// The receive route's answers that can be an EDI acknowledgement (202,
+/// 200, and 400/422 for a refused interchange whose header was read) list
+/// both EDI media types as text with an example that reads back as an
+/// interchange of its syntax (a TA1 alone holds no message), beside JSON or
+/// the problem document.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn receive_documents_its_acknowledgements() {
+    let app = TestApp::new(Backend::Sqlite).await;
+    let doc = document(&app).await;
+    let responses = &doc["paths"][RECEIVE]["post"]["responses"];
+    for (status, json) in [
+        ("202", "application/json"),
+        ("200", "application/json"),
+        ("400", PROBLEM_JSON),
+        ("422", PROBLEM_JSON),
+    ] {
+        let content = &responses[status]["content"];
+        assert!(content[json]["schema"].is_object(), "{status}: {json}");
+        for (media, syntax) in [("application/EDI-X12", "X12"), ("application/EDIFACT", "EDIFACT")] {
+            assert_eq!(content[media]["schema"]["type"], "string", "{status} {media}");
+            let example =
+                content[media]["example"].as_str().unwrap_or_else(|| panic!("{status} {media}: example"));
+            match edihub_core::parse_body(example.as_bytes(), Some(media)) {
+                Ok(back) => assert_eq!(back.interchange.expect("an interchange").syntax.as_str(), syntax),
+                Err(e) => {
+                    assert!(
+                        syntax == "X12" && e.to_string().contains("holds no message"),
+                        "{status} {media}: {e}"
+                    );
+                    assert!(example.contains("~TA1*"), "{status} {media}: a TA1 alone: {example}");
+                }
+            }
+        }
+    }
+    let rejected =
+        |status: &str, media: &str| responses[status]["content"][media]["example"].as_str().unwrap_or("");
+    assert!(rejected("422", "application/EDI-X12").contains("AK5*R*4~"), "a set rejected for its count");
+    assert!(rejected("422", "application/EDIFACT").contains("'UCM+1+ORDERS:D:96A:UN:EAN008+4+29'"));
+    assert!(rejected("400", "application/EDI-X12").contains("*R*023~"), "premature end");
+    assert!(rejected("400", "application/EDIFACT").contains("+4+13'"), "missing");
+}
