@@ -755,7 +755,7 @@ def targets(res):
             f"{tr['drop_ms']:,} ms ({tr['rows']:,} messages)")
     if tr.get("dip") is not None:
         add("T: S1's rate during the drop dips ≤ 10 %", tr["dip"] <= 0.10,
-            f"{tr['dip'] * 100:.0f} % (slowest second {min(tr['during_per_s']):,.0f} vs median {tr['median_per_s']:,.0f})")
+            f"{max(0.0, tr['dip']) * 100:.0f} % (slowest second {min(tr['during_per_s']):,} vs median {tr['median_per_s']:,})")
     elif S.get("T"):
         add("T: dropping a day of ≥ 5 M messages < 1 s", False, "no drop of the day was logged during the run")
     t.extend(delivery.targets(S.get("D")))

@@ -197,8 +197,8 @@ def summarize(samples, drops, day, warmup_end):
         return res
     end, _, ms = target[0]
     start = end - ms / 1000
-    during = [n for t, n in seconds if t < end and t + 1 > start]
-    median = statistics.median(n for _, n in seconds)
+    during = [round(n) for t, n in seconds if t < end and t + 1 > start]
+    median = round(statistics.median(n for _, n in seconds))
     res.update(drop_ms=ms, median_per_s=median, during_per_s=during,
                dip=(1 - min(during) / median) if during and median else None)
     return res
