@@ -16,6 +16,8 @@
 //! - `f6_*`: graceful shutdown (SIGTERM) under load.
 //! - `f7_*`: edihub killed with SIGKILL while deliveries are in flight.
 //! - `f8_*`: two edihub processes on one PostgreSQL sharing the delivery queue.
+//! - `f9_*`: four edihub processes behind PgBouncer (transaction mode), one SIGKILLed mid-load.
+//! - `chaos_f10_*`: failover: the primary stopped hard, its synchronous standby promoted.
 //!
 //! - `secrets_in_logs`: no secret in the log or CLI output (security review).
 //!
@@ -29,6 +31,7 @@
 
 mod support;
 
+mod f10_failover;
 mod f1_pg_outage;
 mod f2_kill;
 mod f3_replicas;
@@ -37,4 +40,5 @@ mod f5_slow_clients;
 mod f6_graceful;
 mod f7_delivery_kill;
 mod f8_delivery_replicas;
+mod f9_pooled_replicas;
 mod secrets_in_logs;
