@@ -1,8 +1,10 @@
 //! F10: failover. A private primary with a streaming standby that every
 //! commit waits for (`synchronous_standby_names = '*'`,
 //! `synchronous_commit = on`); two edihub replicas on the primary under
-//! load. The primary is stopped hard (`pg_ctl stop -m immediate`), the
-//! standby promoted, and the replicas restarted with its URL (sqlx 0.9 reads
+//! load. The standby is cut off its primary for a second (its
+//! `primary_conninfo` emptied: the worst moment for a failover, as every
+//! commit since is on the primary alone), the primary is stopped hard
+//! (`pg_ctl stop -m immediate`), the standby promoted, and the replicas restarted with its URL (sqlx 0.9 reads
 //! one host from a URL and has no `target_session_attrs`, so a multi-host
 //! URL cannot do this). Checked: every message acknowledged before the
 //! promotion is in the promoted standby, re-sending each of them after the
@@ -12,7 +14,8 @@
 //!
 //! `EDIHUB_FAILOVER_COMMIT=local` runs the same with `synchronous_commit =
 //! local` (the primary acknowledges before the standby has the commit), to
-//! show the check can fail: acknowledged messages may then be missing.
+//! show the check can fail: what was acknowledged while the standby lagged
+//! is then missing.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -21,6 +24,9 @@ use std::time::{Duration, Instant};
 use sqlx::Connection;
 
 use crate::support::*;
+
+/// How long the standby is cut off under load before the primary is stopped.
+const LAG: Duration = Duration::from_secs(1);
 
 /// Waits until the primary reports a synchronous standby (`pg_stat_replication`).
 async fn wait_for_sync_standby(primary: &PgCluster) {
@@ -69,6 +75,75 @@ async fn resend(sender: &Sender, docs: &[Doc], acked: &HashSet<usize>) -> Vec<St
     wrong
 }
 
+/// Cuts the standby off its primary: `primary_conninfo` emptied and the
+/// configuration reloaded, so its WAL receiver stops and does not come back
+/// (as a network partition would); returns once it is gone.
+async fn partition(standby: &PgCluster) {
+    let mut conn = sqlx::PgConnection::connect(&standby.url()).await.expect("connect to the standby");
+    // Two statements: ALTER SYSTEM cannot run in the implicit transaction of one.
+    for sql in ["ALTER SYSTEM SET primary_conninfo = ''", "SELECT pg_reload_conf()"] {
+        sqlx::raw_sql(sql).execute(&mut conn).await.expect(sql);
+    }
+    for _ in 0..200 {
+        let receivers: i64 = sqlx::query_scalar("SELECT count(*) FROM pg_stat_wal_receiver")
+            .fetch_one(&mut conn)
+            .await
+            .expect("pg_stat_wal_receiver");
+        if receivers == 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the standby's WAL receiver did not stop:\n{}", standby.server_log());
+}
+
+/// When each step of the failover happened (the sender's clock).
+struct Failover {
+    killed: Duration,
+    promoted: Duration,
+    restarted: Duration,
+    /// Documents acknowledged before the promotion.
+    acked: HashSet<usize>,
+    /// Documents acknowledged while the standby lagged.
+    acked_while_lagging: usize,
+}
+
+/// Cuts the standby off for `LAG` under load, stops the primary hard,
+/// promotes the standby and restarts the hubs on it.
+async fn fail_over(
+    primary: &PgCluster,
+    standby: &PgCluster,
+    hubs: &mut [Hub; 2],
+    sender: &Sender,
+) -> Failover {
+    partition(standby).await;
+    let before = sender.acked();
+    tokio::time::sleep(LAG).await;
+    let acked_while_lagging = sender.acked() - before;
+    let killed = sender.now();
+    tokio::task::block_in_place(|| primary.stop_immediate());
+    tokio::task::block_in_place(|| standby.promote());
+    let promoted = sender.now();
+    // Nothing is acknowledged from here on until the hubs know the standby.
+    let acked = acked_docs(sender);
+    for hub in hubs.iter_mut() {
+        hub.kill();
+        hub.set_database_url(&standby.url());
+    }
+    let [a, b] = hubs;
+    tokio::join!(a.restart(), b.restart());
+    Failover { killed, promoted, restarted: sender.now(), acked, acked_while_lagging }
+}
+
+/// The sender's clock when the first request sent after `since` was acknowledged.
+async fn first_ack_after(sender: &Sender, since: Duration) -> Duration {
+    let any = || sender.attempts().iter().any(|a| a.sent_offset >= since && a.is_2xx());
+    assert!(eventually(Duration::from_secs(30), any).await, "no ingest acknowledged after the promotion");
+    let attempts = sender.attempts();
+    let acks = attempts.iter().filter(|a| a.sent_offset >= since && a.is_2xx());
+    acks.map(|a| a.sent_offset + a.elapsed).min().expect("an acknowledgement")
+}
+
 async fn failover(test: &str, docs: usize) {
     let _serial = serial().await;
     let commit = std::env::var("EDIHUB_FAILOVER_COMMIT").unwrap_or_else(|_| "on".into());
@@ -89,54 +164,28 @@ async fn failover(test: &str, docs: usize) {
     let load = Load::start(&sender, &docs, 8, Instant::now() + Duration::from_secs(120), &rng, |i| i % 2);
     assert!(eventually(Duration::from_secs(60), || sender.acked() >= 500).await, "no load before the kill");
 
-    tokio::task::block_in_place(|| primary.stop_immediate());
-    let killed = sender.now();
-    tokio::task::block_in_place(|| standby.promote());
-    let promoted = sender.now();
-    // Nothing can be acknowledged now: the primary is gone and no hub knows the standby yet.
-    let acked = acked_docs(&sender);
-    let lost = missing(&docs, &acked, &read_db(&standby.url()).await);
-    for hub in hubs.iter_mut() {
-        hub.kill();
-        hub.set_database_url(&standby.url());
-    }
-    let [a, b] = &mut hubs;
-    tokio::join!(a.restart(), b.restart());
-    let restarted = sender.now();
-    let first = eventually(Duration::from_secs(30), || {
-        sender.attempts().iter().any(|a| a.sent_offset >= promoted && a.is_2xx())
-    })
-    .await;
-    assert!(first, "no ingest acknowledged after the promotion:\n{}", hubs[0].log());
-    let first_ok = sender
-        .attempts()
-        .iter()
-        .filter(|a| a.sent_offset >= promoted && a.is_2xx())
-        .map(|a| a.sent_offset + a.elapsed)
-        .min()
-        .expect("a 2xx after the promotion");
-    let resent_wrong = resend(&sender, &docs, &acked).await;
+    let f = fail_over(&primary, &standby, &mut hubs, &sender).await;
+    let first_ok = first_ack_after(&sender, f.promoted).await;
+    let lost = missing(&docs, &f.acked, &read_db(&standby.url()).await);
+    let resent_wrong = resend(&sender, &docs, &f.acked).await;
     let more = sender.acked() + 100;
-    assert!(
-        eventually(Duration::from_secs(30), || sender.acked() >= more).await,
-        "no load after the failover"
-    );
+    let after = eventually(Duration::from_secs(30), || sender.acked() >= more).await;
     let unacked = load.finish().await;
-
     let report = check(&docs, &sender.attempts(), &read_db(&standby.url()).await, "acme");
-    let secs = |d: Duration| (d.saturating_sub(killed)).as_secs_f64();
+    let secs = |d: Duration| (d.saturating_sub(f.killed)).as_secs_f64();
     result_line(
         test,
         &format!(
-            "synchronous_commit={commit}: {} documents acknowledged before the kill, {} of them missing in the \
-             promoted standby; promoted {:.2}s after the kill, replicas restarted at {:.2}s, first ingest \
-             acknowledged {:.2}s after the kill; {} re-sent after the promotion, {} not answered 200",
-            acked.len(),
+            "synchronous_commit={commit}: {} documents acknowledged before the promotion ({} while the standby \
+             lagged), {} of them missing in the promoted standby; promoted {:.2}s after the kill, replicas \
+             restarted at {:.2}s, first ingest acknowledged {:.2}s after the kill; re-sent after the promotion: \
+             {} not answered 200",
+            f.acked.len(),
+            f.acked_while_lagging,
             lost.len(),
-            secs(promoted),
-            secs(restarted),
+            secs(f.promoted),
+            secs(f.restarted),
             secs(first_ok),
-            acked.len(),
             resent_wrong.len()
         ),
     );
@@ -144,6 +193,7 @@ async fn failover(test: &str, docs: usize) {
     assert!(lost.is_empty(), "acknowledged but lost in the failover: docs {:?}", &lost[..lost.len().min(20)]);
     assert!(resent_wrong.is_empty(), "{:#?}", &resent_wrong[..resent_wrong.len().min(10)]);
     report.assert_clean();
+    assert!(after, "no load after the failover");
     assert!(unacked.is_empty(), "documents never acknowledged: {unacked:?}");
     drop(hubs);
 }

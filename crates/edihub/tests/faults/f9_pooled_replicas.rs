@@ -123,7 +123,7 @@ struct Answers {
     winners_by_hub: [usize; HUBS],
     replays: usize,
     fingerprint_dups: usize,
-    lost_winners: usize,
+    stored_by_cut: usize,
     /// `message.duplicate_blocked` events the 200 answers account for.
     blocked_events: usize,
     problems: Vec<String>,
@@ -148,7 +148,7 @@ fn check_answers(docs: &[Doc], attempts: &[Attempt], kills: &[Kill], sends: usiz
                 oks.len()
             ));
         }
-        out.lost_winners += usize::from(winners == 0 && cut);
+        out.stored_by_cut += usize::from(winners == 0 && cut);
         for a in &oks {
             let Outcome::Http { status, replayed, statuses, .. } = &a.outcome else { continue };
             if *status == 202 {
@@ -223,7 +223,7 @@ async fn pooled_replicas(test: &str, plan: Plan) {
                 .collect::<Vec<_>>(),
             state.messages.len(),
             answers.winners_by_hub,
-            answers.lost_winners,
+            answers.stored_by_cut,
             answers.replays,
             answers.fingerprint_dups,
             state.duplicate_events,
