@@ -14,8 +14,8 @@
 //!
 //! `EDIHUB_FAILOVER_COMMIT=local` runs the same with `synchronous_commit =
 //! local` (the primary acknowledges before the standby has the commit), to
-//! show the check can fail: what was acknowledged while the standby lagged
-//! is then missing.
+//! show the check can fail: what was acknowledged while the standby was cut
+//! off is then missing.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -104,8 +104,8 @@ struct Failover {
     restarted: Duration,
     /// Documents acknowledged before the promotion.
     acked: HashSet<usize>,
-    /// Documents acknowledged while the standby lagged.
-    acked_while_lagging: usize,
+    /// Documents acknowledged while the standby was cut off.
+    acked_while_cut_off: usize,
 }
 
 /// Cuts the standby off for `LAG` under load, stops the primary hard,
@@ -119,7 +119,7 @@ async fn fail_over(
     partition(standby).await;
     let before = sender.acked();
     tokio::time::sleep(LAG).await;
-    let acked_while_lagging = sender.acked() - before;
+    let acked_while_cut_off = sender.acked() - before;
     let killed = sender.now();
     tokio::task::block_in_place(|| primary.stop_immediate());
     tokio::task::block_in_place(|| standby.promote());
@@ -132,7 +132,7 @@ async fn fail_over(
     }
     let [a, b] = hubs;
     tokio::join!(a.restart(), b.restart());
-    Failover { killed, promoted, restarted: sender.now(), acked, acked_while_lagging }
+    Failover { killed, promoted, restarted: sender.now(), acked, acked_while_cut_off }
 }
 
 /// The sender's clock when the first request sent after `since` was acknowledged.
@@ -176,12 +176,12 @@ async fn failover(test: &str, docs: usize) {
     result_line(
         test,
         &format!(
-            "synchronous_commit={commit}: {} documents acknowledged before the promotion ({} while the standby \
-             lagged), {} of them missing in the promoted standby; promoted {:.2}s after the kill, replicas \
+            "synchronous_commit={commit}: {} documents acknowledged before the promotion ({} while the standby was \
+             cut off), {} of them missing in the promoted standby; promoted {:.2}s after the kill, replicas \
              restarted at {:.2}s, first ingest acknowledged {:.2}s after the kill; re-sent after the promotion: \
              {} not answered 200",
             f.acked.len(),
-            f.acked_while_lagging,
+            f.acked_while_cut_off,
             lost.len(),
             secs(f.promoted),
             secs(f.restarted),
