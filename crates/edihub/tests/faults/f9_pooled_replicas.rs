@@ -184,6 +184,25 @@ async fn pooled_replicas(test: &str, plan: Plan) {
     let mut rng = Rng::from_env(test);
     let dir = TempDir::new(test);
     let db = TestDb::new(Backend::Postgres).await;
+    let mut hubs = start_hubs(&dir, &db).await;
+    let docs = Arc::new(make_docs(&mut rng, plan.docs, true, 50));
+    let sender = Sender::new(hubs.iter().map(|h| h.url.clone()).collect(), PROD_KEY, Duration::from_secs(30));
+    let started = Instant::now();
+    let load = send_everything(&sender, &docs, &plan, &mut rng);
+    let kills = kill_mid_load(&mut hubs, &sender, &plan, &mut rng).await;
+    let unacked = load.await.expect("load").iter().filter(|a| a.is_none()).count();
+    let elapsed = started.elapsed();
+
+    let attempts = sender.attempts();
+    // The test's own reads go to PostgreSQL directly, not through the pooler.
+    let state = read_db(&db.direct_url()).await;
+    verify(test, &plan, &docs, &attempts, &state, &kills, elapsed);
+    assert_eq!(unacked, 0, "every request acknowledged in the end");
+    drop(hubs);
+}
+
+/// Four hubs on `db` through the test pooler, started at once.
+async fn start_hubs(dir: &TempDir, db: &TestDb) -> Vec<Hub> {
     let mut config = HubConfig::new(&db.url);
     config.max_connections = 6;
     config.database_pooler = Some("transaction".into());
@@ -194,19 +213,21 @@ async fn pooled_replicas(test: &str, plan: Plan) {
         Hub::start(&dir.0, &names[2], config.clone()),
         Hub::start(&dir.0, &names[3], config),
     );
-    let mut hubs = vec![h0, h1, h2, h3];
-    let docs = Arc::new(make_docs(&mut rng, plan.docs, true, 50));
-    let sender = Sender::new(hubs.iter().map(|h| h.url.clone()).collect(), PROD_KEY, Duration::from_secs(30));
-    let started = Instant::now();
-    let load = send_everything(&sender, &docs, &plan, &mut rng);
-    let kills = kill_mid_load(&mut hubs, &sender, &plan, &mut rng).await;
-    let unacked = load.await.expect("load").iter().filter(|a| a.is_none()).count();
-    let elapsed = started.elapsed();
+    vec![h0, h1, h2, h3]
+}
 
-    let attempts = sender.attempts();
-    let state = read_db(&db.direct_url()).await;
-    let report = check(&docs, &attempts, &state, "acme");
-    let answers = check_answers(&docs, &attempts, &kills, plan.sends_per_hub * HUBS);
+/// The result lines and every check of the module comment.
+fn verify(
+    test: &str,
+    plan: &Plan,
+    docs: &[Doc],
+    attempts: &[Attempt],
+    state: &ledger::DbState,
+    kills: &[Kill],
+    elapsed: Duration,
+) {
+    let report = check(docs, attempts, state, "acme");
+    let answers = check_answers(docs, attempts, kills, plan.sends_per_hub * HUBS);
     let cut = attempts.iter().filter(|a| !a.is_2xx()).count();
     let extra_events = (state.duplicate_events as usize).saturating_sub(answers.blocked_events);
     result_line(
@@ -232,7 +253,6 @@ async fn pooled_replicas(test: &str, plan: Plan) {
     );
     result_line(test, &report.summary());
     report.assert_clean();
-    assert_eq!(unacked, 0, "every request acknowledged in the end");
     let idocs: usize = docs.iter().map(|d| d.docnums.len()).sum();
     assert_eq!(state.messages.len(), idocs, "exactly one message per IDoc of every document");
     let p = &answers.problems;
@@ -254,7 +274,6 @@ async fn pooled_replicas(test: &str, plan: Plan) {
         "the replicas shared the wins: {:?}",
         answers.winners_by_hub
     );
-    drop(hubs);
 }
 
 /// CI size: 2,000 documents, each sent once to each of four replicas at
