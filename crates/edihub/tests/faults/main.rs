@@ -22,7 +22,8 @@
 //! - `secrets_in_logs`: no secret in the log or CLI output (security review).
 //!
 //! The CI-sized tests run in `make test` (about 45 s on 2 cores; they run one
-//! at a time, see `support::serial`). The heavier variants are `#[ignore]`d
+//! at a time, see `support::serial`); F9 needs PgBouncer and runs in its
+//! pooled phase (`EDIHUB_TEST_POOLER_URL`), skipping itself elsewhere. The heavier variants are `#[ignore]`d
 //! and named `chaos_*` (`make chaos`, scaled by `EDIHUB_CHAOS_SCALE`). A test
 //! that documents an open defect is named `defect_*` and `#[ignore]`d: it
 //! asserts what edihub should do and fails until the fix lands (none is open
