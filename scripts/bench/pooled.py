@@ -91,7 +91,7 @@ def two_replicas(b, template, docbase, body_bytes):
     res.update(name="R2", requests=requests, rps=requests / secs, connections=b.CONNS, replicas=2,
                per_replica=[r["requests"] / (r["duration_us"] / 1e6) for r in runs],
                p50_ms=max(r["lat_p50_us"] for r in runs) / 1000, p99_ms=max(r["lat_p99_us"] for r in runs) / 1000,
-               errors={k: sum(r[k] for r in runs) for k in ("connect_errors", "read_errors", "status_errors",
+               errors={k: sum(r[k] for r in runs) for k in ("connect_errors", "read_errors", "write_errors", "status_errors",
                                                             "timeouts") if any(r[k] for r in runs)},
                mb_s=requests * body_bytes / secs / 1e6)
     for k in ("edihub", "pg", "loadgen", "pooler"):
