@@ -8,7 +8,9 @@
 //! agree with the database: at most one 202 per document, naming the stored
 //! message; every other 2xx a 200 naming the same id (a replay for keyed
 //! documents, `duplicate` otherwise). A document may lack its 202 only when
-//! the request that stored it died with the killed process. The test needs
+//! the request that stored it died with the killed process. A destination
+//! on loopback takes every message, and the outbox must hold exactly one
+//! delivery row per message. The test needs
 //! the pooler `make test` starts (`EDIHUB_TEST_POOLER_URL`); without it, it
 //! says so and passes without running.
 
@@ -184,7 +186,7 @@ async fn pooled_replicas(test: &str, plan: Plan) {
     let mut rng = Rng::from_env(test);
     let dir = TempDir::new(test);
     let db = TestDb::new(Backend::Postgres).await;
-    let mut hubs = start_hubs(&dir, &db).await;
+    let mut hubs = start_hubs(&dir, &db, start_receiver().await).await;
     let docs = Arc::new(make_docs(&mut rng, plan.docs, true, 50));
     let sender = Sender::new(hubs.iter().map(|h| h.url.clone()).collect(), PROD_KEY, Duration::from_secs(30));
     let started = Instant::now();
@@ -198,14 +200,46 @@ async fn pooled_replicas(test: &str, plan: Plan) {
     let state = read_db(&db.direct_url()).await;
     verify(test, &plan, &docs, &attempts, &state, &kills, elapsed);
     assert_eq!(unacked, 0, "every request acknowledged in the end");
+    let (wrong, rows) = deliveries_per_message(&db.direct_url()).await;
+    result_line(test, &format!("delivery rows={rows}, messages without exactly one={wrong}"));
+    assert_eq!((wrong, rows), (0, state.messages.len() as i64), "one delivery row per message");
     drop(hubs);
 }
 
-/// Four hubs on `db` through the test pooler, started at once.
-async fn start_hubs(dir: &TempDir, db: &TestDb) -> Vec<Hub> {
+/// A receiver on loopback that answers every delivery 204; returns its address.
+async fn start_receiver() -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("address");
+    let app = axum::Router::new()
+        .route("/in", axum::routing::post(|| async { axum::http::StatusCode::NO_CONTENT }));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    addr
+}
+
+/// Messages without exactly one delivery row, and the number of rows.
+async fn deliveries_per_message(url: &str) -> (i64, i64) {
+    let pool = sqlx::PgPool::connect(url).await.expect("connect postgres");
+    let wrong: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM messages m \
+         WHERE (SELECT count(*) FROM deliveries d WHERE d.message_id = m.id) <> 1",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("deliveries per message");
+    let rows: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM deliveries").fetch_one(&pool).await.expect("deliveries");
+    pool.close().await;
+    (wrong, rows)
+}
+
+/// Four hubs on `db` through the test pooler, started at once, delivering to `receiver`.
+async fn start_hubs(dir: &TempDir, db: &TestDb, receiver: std::net::SocketAddr) -> Vec<Hub> {
     let mut config = HubConfig::new(&db.url);
     config.max_connections = 6;
     config.database_pooler = Some("transaction".into());
+    config.extra_toml = format!(
+        "[[destinations]]\nid = \"sink\"\ntenant = \"acme\"\nenvironment = \"prod\"\nurl = \"http://{receiver}/in\"\n"
+    );
     let names: Vec<String> = (0..HUBS).map(|i| format!("hub{i}")).collect();
     let (h0, h1, h2, h3) = tokio::join!(
         Hub::start(&dir.0, &names[0], config.clone()),
