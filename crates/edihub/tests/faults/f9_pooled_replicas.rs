@@ -186,7 +186,7 @@ async fn pooled_replicas(test: &str, plan: Plan) {
     let mut rng = Rng::from_env(test);
     let dir = TempDir::new(test);
     let db = TestDb::new(Backend::Postgres).await;
-    let mut hubs = start_hubs(&dir, &db, start_receiver().await).await;
+    let mut hubs = start_hubs(&dir, &db, sink::start_receiver().await).await;
     let docs = Arc::new(make_docs(&mut rng, plan.docs, true, 50));
     let sender = Sender::new(hubs.iter().map(|h| h.url.clone()).collect(), PROD_KEY, Duration::from_secs(30));
     let started = Instant::now();
@@ -200,36 +200,10 @@ async fn pooled_replicas(test: &str, plan: Plan) {
     let state = read_db(&db.direct_url()).await;
     verify(test, &plan, &docs, &attempts, &state, &kills, elapsed);
     assert_eq!(unacked, 0, "every request acknowledged in the end");
-    let (wrong, rows) = deliveries_per_message(&db.direct_url()).await;
+    let (wrong, rows) = sink::deliveries_per_message(&db.direct_url()).await;
     result_line(test, &format!("delivery rows={rows}, messages without exactly one={wrong}"));
     assert_eq!((wrong, rows), (0, state.messages.len() as i64), "one delivery row per message");
     drop(hubs);
-}
-
-/// A receiver on loopback that answers every delivery 204; returns its address.
-async fn start_receiver() -> std::net::SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr = listener.local_addr().expect("address");
-    let app = axum::Router::new()
-        .route("/in", axum::routing::post(|| async { axum::http::StatusCode::NO_CONTENT }));
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    addr
-}
-
-/// Messages without exactly one delivery row, and the number of rows.
-async fn deliveries_per_message(url: &str) -> (i64, i64) {
-    let pool = sqlx::PgPool::connect(url).await.expect("connect postgres");
-    let wrong: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM messages m \
-         WHERE (SELECT count(*) FROM deliveries d WHERE d.message_id = m.id) <> 1",
-    )
-    .fetch_one(&pool)
-    .await
-    .expect("deliveries per message");
-    let rows: i64 =
-        sqlx::query_scalar("SELECT count(*) FROM deliveries").fetch_one(&pool).await.expect("deliveries");
-    pool.close().await;
-    (wrong, rows)
 }
 
 /// Four hubs on `db` through the test pooler, started at once, delivering to `receiver`.
