@@ -69,8 +69,9 @@ fuzz:
 	FUZZ_SECONDS=$(FUZZ_SECONDS) ./fuzz/run.sh $(FUZZ_TARGETS)
 
 ## Long fault tests (the `chaos_*` tests in crates/edihub/tests/faults, scaled by
-## EDIHUB_CHAOS_SCALE) and schemathesis against a live hub; see RELIABILITY.md.
+## EDIHUB_CHAOS_SCALE; chaos_f9 through PgBouncer) and schemathesis against a live hub; see RELIABILITY.md.
 .PHONY: chaos
 chaos:
-	./scripts/test.sh --test faults -- --ignored chaos_
+	./scripts/test.sh --test faults -- --ignored chaos_ --skip chaos_f9
+	EDIHUB_TEST_POOLED=1 ./scripts/test.sh --test faults -- --ignored chaos_f9
 	./scripts/schemathesis.sh

@@ -8,10 +8,14 @@
 # 4. runs scripts/bench/bench.py: edihub on that cluster and on a SQLite file,
 #    wrk with scripts/bench/load.lua as the load generator, pgbench for the
 #    ceiling; prints the table and writes it into BENCHMARKS.md;
+#    For scenario R, PgBouncer in transaction mode in front of that cluster
+#    (scripts/lib/pgbouncer.sh, as `make test` starts it; BENCH_PGB_POOL server
+#    connections, default 32);
 # 5. stops everything it started and removes the cluster and its files.
 #
 # Knobs (environment): BENCH_DURATION (20), BENCH_WARMUP (3), BENCH_CONNECTIONS
-# (32), BENCH_SCENARIOS (S1,S2,S7,S3,S4,S5,D,S6,T,P; D alone runs its own S1 baseline), BENCH_S6_ROWS (5000000),
+# (32), BENCH_SCENARIOS (S1,S2,S7,R,S3,S4,S5,D,S6,T,P; D alone runs its own S1 baseline;
+# R is R1, one replica through PgBouncer, and R2, two), BENCH_S6_ROWS (5000000),
 # BENCH_T_ROWS (5000000) and BENCH_T_DAYS_AGO (100) for T,
 # BENCH_DB_CONNECTIONS (edihub's pool, 32), BENCH_PG_PORT (55433),
 # BENCH_PG_SETTINGS (extra `-c name=value …` for the cluster), BENCH_PROFILE=1
@@ -102,8 +106,12 @@ fi
 mkdir -p "$PG_SOCK" "$PG_DATA" "$PG_LOG"
 [ "$(id -u)" = 0 ] && chown postgres "$PG_SOCK" "$PG_DATA" "$PG_LOG"
 
+# shellcheck source=scripts/lib/pgbouncer.sh
+. "$ROOT/scripts/lib/pgbouncer.sh"
+
 cleanup() {
     local pid
+    stop_pgbouncer
     if [ -f "$WORK/pids" ]; then
         while read -r pid; do
             kill "$pid" 2>/dev/null || true
@@ -132,6 +140,13 @@ log "starting a throwaway PostgreSQL ($PG_BIN) on 127.0.0.1:$PG_PORT in $WORK"
  -c shared_buffers=1GB -c max_wal_size=16GB -c checkpoint_timeout=30min \
  -c maintenance_work_mem=512MB -c shared_preload_libraries=pg_stat_statements \
  -c pg_stat_statements.track=top ${BENCH_PG_SETTINGS:-}" start >&2
+
+# Scenario R is in the default list (scripts/bench/bench.py).
+SCENARIOS=",$(printf '%s' "${BENCH_SCENARIOS:-R}" | tr -d ' ' | tr '[:lower:]' '[:upper:]'),"
+if [[ "$SCENARIOS" == *,R,* ]]; then
+    start_pgbouncer "postgres://postgres@127.0.0.1:$PG_PORT/postgres" "$WORK/pgbouncer" "${BENCH_PGB_POOL:-32}" 56533
+    export BENCH_POOLER_URL="$POOLER_URL" BENCH_POOLER_PID="$PGB_PID"
+fi
 
 export BENCH_WORK="$WORK" BENCH_PG_BIN="$PG_BIN" BENCH_PG_DATA="$PG_DATA" BENCH_PG_PORT="$PG_PORT"
 export BENCH_EDIHUB="$EDIHUB"

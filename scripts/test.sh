@@ -28,16 +28,10 @@ find_pg_bin() {
     return 1
 }
 
-# initdb and pgbouncer refuse to run as root: as root, they run as the
-# postgres user (created by the package, or here). Sets AS_POSTGRES, the
-# command prefix for them.
-as_postgres_when_root() {
-    AS_POSTGRES=()
-    if [ "$(id -u)" = 0 ]; then
-        id postgres >/dev/null 2>&1 || useradd --system --no-create-home postgres
-        AS_POSTGRES=(runuser -u postgres --)
-    fi
-}
+# as_postgres_when_root (initdb and pgbouncer refuse to run as root),
+# start_pgbouncer and stop_pgbouncer.
+# shellcheck source=scripts/lib/pgbouncer.sh
+. "$ROOT/scripts/lib/pgbouncer.sh"
 
 start_throwaway_cluster() {
     local bin port=55432
@@ -73,74 +67,9 @@ stop_cluster() {
     fi
 }
 
-# PgBouncer in transaction mode in front of the test PostgreSQL (docs/scale.md,
-# "PgBouncer"), on a private port with its own directory; Debian's pgbouncer
-# package is installed first when missing and we are root. Sets POOLER_URL.
+# PgBouncer (scripts/lib/pgbouncer.sh) in front of the test PostgreSQL: its
+# own directory, a pool of 20 server connections per database.
 PGB_DIR="$ROOT/.pgbouncer"
-PGB_PID=""
-start_pgbouncer() {
-    if ! command -v pgbouncer >/dev/null 2>&1 && [ ! -x /usr/sbin/pgbouncer ]; then
-        if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-            log "no pgbouncer: installing Debian's pgbouncer package"
-            apt-get update -qq >&2
-            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pgbouncer >&2
-        else
-            log "pgbouncer is not installed (install Debian's pgbouncer package): the tests through it cannot run"
-            exit 1
-        fi
-    fi
-    local bin
-    bin=$(command -v pgbouncer || echo /usr/sbin/pgbouncer)
-    # postgres://user[:password]@host[:port]/database
-    local re='^postgres(ql)?://(([^:@/]*)(:([^@/]*))?@)?([^:/?]+)(:([0-9]+))?/'
-    [[ "$EDIHUB_TEST_DATABASE_URL" =~ $re ]] ||
-        { log "cannot read host and port from $EDIHUB_TEST_DATABASE_URL for pgbouncer"; exit 1; }
-    local user=${BASH_REMATCH[3]:-postgres} password=${BASH_REMATCH[5]:-}
-    local host=${BASH_REMATCH[6]} port=${BASH_REMATCH[8]:-5432} listen=56433
-    while port_open 127.0.0.1 "$listen"; do listen=$((listen + 1)); done
-    as_postgres_when_root
-    local as=("${AS_POSTGRES[@]}")
-    rm -rf "$PGB_DIR"
-    mkdir -p "$PGB_DIR"
-    printf '"%s" "%s"\n' "$user" "$password" >"$PGB_DIR/userlist.txt"
-    # Every test database through one wildcard entry; a pool of 20 server
-    # connections per database, as many clients as the tests open.
-    cat >"$PGB_DIR/pgbouncer.ini" <<EOF_INI
-[databases]
-* = host=$host port=$port
-[pgbouncer]
-listen_addr = 127.0.0.1
-listen_port = $listen
-unix_socket_dir =
-auth_type = trust
-auth_file = $PGB_DIR/userlist.txt
-pool_mode = transaction
-max_client_conn = 900
-default_pool_size = 20
-server_idle_timeout = 30
-ignore_startup_parameters = extra_float_digits,options
-logfile = $PGB_DIR/pgbouncer.log
-pidfile = $PGB_DIR/pgbouncer.pid
-EOF_INI
-    [ "$(id -u)" = 0 ] && chown -R postgres "$PGB_DIR"
-    "${as[@]}" "$bin" -d "$PGB_DIR/pgbouncer.ini" >&2 || { cat "$PGB_DIR/pgbouncer.log" >&2; exit 1; }
-    local tries=0
-    until port_open 127.0.0.1 "$listen"; do
-        tries=$((tries + 1))
-        [ $tries -lt 50 ] || { log "pgbouncer did not start"; cat "$PGB_DIR/pgbouncer.log" >&2; exit 1; }
-        sleep 0.1
-    done
-    PGB_PID=$(cat "$PGB_DIR/pgbouncer.pid")
-    log "PgBouncer $("$bin" --version | head -1 | awk '{print $2}') in transaction mode on 127.0.0.1:$listen, in front of $host:$port"
-    POOLER_URL="postgres://$user${password:+:$password}@127.0.0.1:$listen/postgres"
-}
-
-stop_pgbouncer() {
-    if [ -n "$PGB_PID" ]; then
-        kill "$PGB_PID" 2>/dev/null || true
-        PGB_PID=""
-    fi
-}
 
 cleanup() {
     stop_pgbouncer
@@ -187,19 +116,29 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt
         log "could not install chromium: the browser test will fail"
 fi
 
+# EDIHUB_TEST_POOLED=1 with a filtered run (`make chaos`'s four-replica
+# test): the run itself goes through PgBouncer, started as below.
+if [ $# -gt 0 ] && [ "${EDIHUB_TEST_POOLED:-}" = 1 ]; then
+    start_pgbouncer "$EDIHUB_TEST_DATABASE_URL" "$PGB_DIR" 20 56433
+    export EDIHUB_TEST_POOLER_URL="$POOLER_URL"
+fi
+
 cargo test --workspace --locked "$@"
 
 # The PostgreSQL tests of the store, and the API tests of ingest, keys,
 # packets, acknowledgements, webhooks, delivery claims, the feed, retention and
 # the admin API, again with the hub's pools behind PgBouncer in transaction
-# mode (database_pooler = "transaction"; the tests create and drop their
+# mode, and the four-replica fault test F9 (database_pooler = "transaction"; the tests create and drop their
 # databases directly). Only for the whole suite. docs/scale.md, "PgBouncer".
 POOLED_API_TESTS=(receive_ edi_acks:: webhook_dedup:: webhook_races:: delivery feed:: retention:: admin_api:: audit_api::)
 if [ $# -eq 0 ]; then
-    start_pgbouncer
+    start_pgbouncer "$EDIHUB_TEST_DATABASE_URL" "$PGB_DIR" 20 56433
     export EDIHUB_TEST_POOLER_URL="$POOLER_URL"
     cargo test --locked -p edihub-store --test conformance postgres
     cargo test --locked -p edihub-server --test api -- --skip sqlite:: "${POOLED_API_TESTS[@]}"
+    # F9: four replicas through PgBouncer, one SIGKILLed (RELIABILITY.md). The
+    # same cargo selection as the first run, so nothing is built again.
+    cargo test --workspace --locked --test faults -- f9_
     unset EDIHUB_TEST_POOLER_URL
     stop_pgbouncer
 fi

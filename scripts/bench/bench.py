@@ -28,6 +28,7 @@ import delivery  # noqa: E402
 import gen  # noqa: E402
 import packet  # noqa: E402
 import partitions  # noqa: E402
+import pooled  # noqa: E402
 
 E = os.environ
 WORK = E["BENCH_WORK"]
@@ -39,7 +40,7 @@ DURATION = int(E.get("BENCH_DURATION", "20"))
 WARMUP = int(E.get("BENCH_WARMUP", "3"))
 CONNS = int(E.get("BENCH_CONNECTIONS", "32"))
 THREADS = int(E.get("BENCH_THREADS", "2"))
-SCENARIOS = [s.strip().upper() for s in E.get("BENCH_SCENARIOS", "S1,S2,S7,S3,S4,S5,D,S6,T,P").split(",") if s.strip()]
+SCENARIOS = [s.strip().upper() for s in E.get("BENCH_SCENARIOS", "S1,S2,S7,R,S3,S4,S5,D,S6,T,P").split(",") if s.strip()]
 S6_ROWS = int(E.get("BENCH_S6_ROWS", "5000000"))
 # Scenario T (scripts/bench/partitions.py): the day retention drops, and how old it is.
 T_ROWS = int(E.get("BENCH_T_ROWS", "5000000"))
@@ -663,6 +664,9 @@ def render(res):
     if S.get("D"):
         L.extend(delivery.render(S["D"]))
         L.append("")
+    if S.get("R1"):
+        L.extend(pooled.render(S, S.get("S1")))
+        L.append("")
     if res.get("packet"):
         L.extend(packet.render(res["packet"]))
         L.append("")
@@ -681,7 +685,7 @@ def render(res):
     L.append("")
     L.append("| run | wall s | edihub | PostgreSQL | load generator | everything else | steal | load avg at start |")
     L.append("|---|--:|--:|--:|--:|--:|--:|--:|")
-    for key in ("S1", "S1_ceiling", "S2", "S7", "S3", "S4", "S5", "D_base", "D", "S6", "S6_ceiling", "T"):
+    for key in ("S1", "S1_ceiling", "R1", "R2", "S2", "S7", "S3", "S4", "S5", "D_base", "D", "S6", "S6_ceiling", "T"):
         s = S.get(key)
         if s:
             L.append(f"| {key} | {s['wall']:.1f} | {s['cpu_edihub']:.1f} | {s['cpu_pg']:.1f} | {s['cpu_loadgen']:.1f} | "
@@ -820,6 +824,8 @@ def main():
         if "S1" in SCENARIOS:
             S["S1"] = scenario("S1", pg, recv, "unique", orders, 1 * 10**14, body_bytes=orders_bytes)
             S["S1_ceiling"] = ceiling("S1_ceiling")
+        if "R" in SCENARIOS:
+            S.update(pooled.run(sys.modules[__name__], orders, orders_bytes))
         if "S2" in SCENARIOS:
             S["S2"] = scenario("S2", pg, recv, "mixed", orders, 2 * 10**14, body_bytes=orders_bytes)
         if "S7" in SCENARIOS:

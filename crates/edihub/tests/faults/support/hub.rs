@@ -70,6 +70,8 @@ pub struct HubConfig {
     pub header_read_timeout_secs: Option<u64>,
     /// `shutdown_grace_secs`; `None` = edihub's default.
     pub shutdown_grace_secs: Option<u64>,
+    /// `database_pooler` (`"transaction"` behind PgBouncer); `None` = edihub's default.
+    pub database_pooler: Option<String>,
     /// TOML appended to the file (integrations, …).
     pub extra_toml: String,
     /// Environment variables of the process (integration secrets, log level).
@@ -88,6 +90,7 @@ impl HubConfig {
             max_connections_per_address: None,
             header_read_timeout_secs: None,
             shutdown_grace_secs: None,
+            database_pooler: None,
             extra_toml: String::new(),
             env: Vec::new(),
         }
@@ -106,6 +109,9 @@ impl HubConfig {
         }
         if let Some(n) = self.shutdown_grace_secs {
             optional.push_str(&format!("shutdown_grace_secs = {n}\n"));
+        }
+        if let Some(p) = &self.database_pooler {
+            optional.push_str(&format!("database_pooler = \"{p}\"\n"));
         }
         format!(
             r#"
@@ -304,6 +310,11 @@ impl Hub {
             let _ = child.kill();
             let _ = child.wait();
         }
+    }
+
+    /// Points the next (re)start at another database (a promoted standby).
+    pub fn set_database_url(&mut self, url: &str) {
+        self.config.database_url = url.to_string();
     }
 
     /// Starts the process again on the same port and waits until it is healthy.

@@ -8,6 +8,7 @@ pub mod hub;
 pub mod ledger;
 pub mod pg;
 pub mod raw;
+pub mod sink;
 
 use std::time::Duration;
 

@@ -1,7 +1,9 @@
 //! A private PostgreSQL cluster that a test may stop hard and start again
 //! (F1), started from the installed binaries like `scripts/test.sh` does:
 //! `initdb` and `pg_ctl` as the `postgres` user when we are root, in a temp
-//! directory that user owns, on a port of its own, loopback only.
+//! directory that user owns, on a port of its own, loopback only. A cluster
+//! can get a streaming standby (`pg_basebackup -R`) that a test promotes
+//! (F10).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -14,6 +16,8 @@ pub struct PgCluster {
     /// The TCP port it listens on.
     pub port: u16,
     as_postgres: bool,
+    /// Extra `-c name=value` options of this cluster's server.
+    options: String,
 }
 
 fn find_bin() -> Option<PathBuf> {
@@ -45,6 +49,60 @@ impl PgCluster {
     /// initdb + start; panics with the logs when that fails (a fault test
     /// without its database proves nothing).
     pub fn start() -> PgCluster {
+        Self::start_with("")
+    }
+
+    /// Like [`PgCluster::start`], with extra server options (`-c name=value …`,
+    /// read by a shell: quote values with single quotes).
+    pub fn start_with(options: &str) -> PgCluster {
+        let mut cluster = Self::empty(options);
+        let data = cluster.data();
+        let out = cluster
+            .run("initdb", &["-D", data.to_str().unwrap(), "-U", "postgres", "-A", "trust", "--no-sync"]);
+        assert!(out.status.success(), "initdb failed: {}", String::from_utf8_lossy(&out.stderr));
+        cluster.start_on_a_free_port();
+        cluster
+    }
+
+    /// A streaming standby of `primary`: `pg_basebackup -R` (which writes
+    /// `standby.signal` and `primary_conninfo`), started on a port of its own.
+    pub fn standby_of(primary: &PgCluster, options: &str) -> PgCluster {
+        let mut standby = Self::empty(options);
+        let data = standby.data();
+        let port = primary.port.to_string();
+        let out = standby.run(
+            "pg_basebackup",
+            &[
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &port,
+                "-U",
+                "postgres",
+                "-D",
+                data.to_str().unwrap(),
+                "-R",
+                "-X",
+                "stream",
+                "-c",
+                "fast",
+                "--no-sync",
+            ],
+        );
+        assert!(out.status.success(), "pg_basebackup failed: {}", String::from_utf8_lossy(&out.stderr));
+        standby.start_on_a_free_port();
+        standby
+    }
+
+    /// `pg_ctl promote -w`: the standby ends recovery and accepts writes.
+    pub fn promote(&self) {
+        let data = self.data();
+        let out = self.run("pg_ctl", &["-D", data.to_str().unwrap(), "-w", "-t", "60", "promote"]);
+        assert!(out.status.success(), "pg_ctl promote failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    /// A cluster directory owned by the postgres user (when root), nothing in it yet.
+    fn empty(options: &str) -> PgCluster {
         let bin = find_bin()
             .expect("PostgreSQL binaries under /usr/lib/postgresql/*/bin (make test installs them)");
         let as_postgres = is_root();
@@ -55,18 +113,17 @@ impl PgCluster {
             std::os::unix::fs::chown(&dir, Some(id_of("-u", "postgres")), Some(id_of("-g", "postgres")))
                 .expect("chown cluster dir to postgres");
         }
-        let mut cluster = PgCluster { bin, dir, port: 0, as_postgres };
-        let data = cluster.data();
-        let out = cluster
-            .run("initdb", &["-D", data.to_str().unwrap(), "-U", "postgres", "-A", "trust", "--no-sync"]);
-        assert!(out.status.success(), "initdb failed: {}", String::from_utf8_lossy(&out.stderr));
+        PgCluster { bin, dir, port: 0, as_postgres, options: options.to_string() }
+    }
+
+    fn start_on_a_free_port(&mut self) {
         for _ in 0..5 {
-            cluster.port = free_port();
-            if cluster.pg_ctl_start().status.success() {
-                return cluster;
+            self.port = free_port();
+            if self.pg_ctl_start().status.success() {
+                return;
             }
         }
-        panic!("could not start a private PostgreSQL:\n{}", cluster.server_log());
+        panic!("could not start a private PostgreSQL:\n{}", self.server_log());
     }
 
     fn data(&self) -> PathBuf {
@@ -87,9 +144,10 @@ impl PgCluster {
 
     fn pg_ctl_start(&self) -> Output {
         let opts = format!(
-            "-p {} -k {} -c listen_addresses=127.0.0.1 -c max_connections=100 -c fsync=off",
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c max_connections=100 -c fsync=off {}",
             self.port,
-            self.dir.display()
+            self.dir.display(),
+            self.options
         );
         let log = self.dir.join("server.log");
         let data = self.data();
