@@ -862,7 +862,8 @@ def main():
         if "S6" in SCENARIOS:
             s6_load(res)
             res["s6_rows"] = int(psql("SELECT count(*) FROM messages"))
-            res["s6_size"] = psql("SELECT pg_size_pretty(pg_total_relation_size('messages'))")
+            res["s6_size"] = psql("SELECT pg_size_pretty(sum(pg_total_relation_size(inhrelid))) FROM pg_inherits "
+                                 "WHERE inhparent = 'messages'::regclass")
             log(f"S6: loaded in {res['s6_load_s']:.0f} s, vacuumed in {res['s6_vacuum_s']:.0f} s, "
                 f"{res['s6_rows']:,} rows, {res['s6_size']}")
             if pg is None or pg.proc.poll() is not None:
