@@ -24,18 +24,28 @@ CREATE FUNCTION edihub_uuid_bound(at timestamptz) RETURNS uuid
     RETURN (lpad(to_hex((extract(epoch FROM at) * 1000)::bigint), 12, '0') || '00000000000000000000')::uuid;
 
 -- The claims: one row per fingerprint that blocks repeats, deleted when
--- released. Tenant first, so the table can be distributed by tenant.
+-- released. Tenant first, so the table can be distributed by tenant. A
+-- claim carries what a duplicate's answer names of its holder (type,
+-- MESTYP, DOCNUM, time), so the duplicate path reads this table alone: a
+-- join to `messages` by id cannot be pruned at planning, and PostgreSQL 15
+-- locks and opens every partition of such a plan (docs/scale.md).
 CREATE TABLE message_claims (
     tenant_id      TEXT        NOT NULL,
     environment_id TEXT        NOT NULL,
     fingerprint    TEXT        NOT NULL,
     message_id     UUID        NOT NULL,
-    expires_at     TIMESTAMPTZ NOT NULL
+    expires_at     TIMESTAMPTZ NOT NULL,
+    message_type   TEXT        NOT NULL,
+    mestyp         TEXT,
+    docnum         TEXT,
+    received_at    TIMESTAMPTZ NOT NULL
 );
 -- The active claims, copied before the keys and indexes are built: a
 -- sorted build is several times faster than inserting into the indexes.
-INSERT INTO message_claims (tenant_id, environment_id, fingerprint, message_id, expires_at)
-SELECT tenant_id, environment_id, fingerprint, id, COALESCE(fingerprint_expires_at, 'infinity')
+INSERT INTO message_claims (tenant_id, environment_id, fingerprint, message_id, expires_at,
+                            message_type, mestyp, docnum, received_at)
+SELECT tenant_id, environment_id, fingerprint, id, COALESCE(fingerprint_expires_at, 'infinity'),
+       message_type, mestyp, docnum, received_at
 FROM messages WHERE fingerprint IS NOT NULL;
 ALTER TABLE message_claims ADD PRIMARY KEY (tenant_id, environment_id, fingerprint);
 CREATE INDEX message_claims_expires_at ON message_claims (expires_at);

@@ -325,9 +325,11 @@ SELECT (lpad(to_hex((extract(epoch FROM t) * 1000)::bigint), 12, '0') || '7' || 
 FROM generate_series({lo}, {hi}) AS g,
      LATERAL (SELECT encode(sha256(('bulk-' || g)::bytea), 'hex') AS fp,
                      now() - interval '80 days' * (1 - g::float8 / {n}) - interval '1 minute' AS t) AS x
-RETURNING id, docnum, key_fingerprint, fingerprint_expires_at)
-INSERT INTO message_claims (tenant_id, environment_id, fingerprint, message_id, expires_at)
-SELECT '{TENANT}', '{ENV}', key_fingerprint, id, fingerprint_expires_at FROM m WHERE docnum::bigint % 5 <> 0;
+RETURNING id, docnum, key_fingerprint, fingerprint_expires_at, received_at)
+INSERT INTO message_claims (tenant_id, environment_id, fingerprint, message_id, expires_at, message_type,
+    mestyp, docnum, received_at)
+SELECT '{TENANT}', '{ENV}', key_fingerprint, id, fingerprint_expires_at, 'ORDERS05', 'ORDERS', docnum, received_at
+FROM m WHERE docnum::bigint % 5 <> 0;
 """
 
 

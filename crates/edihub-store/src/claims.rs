@@ -51,8 +51,9 @@ impl ClaimSql for sqlx::Postgres {
     /// The message row has no `fingerprint` column: its claim is the
     /// `message_claims` row.
     const INSERT_TAIL: &'static str = "), c AS (INSERT INTO message_claims \
-        (tenant_id, environment_id, fingerprint, message_id, expires_at) \
-        SELECT tenant_id, environment_id, fingerprint, id, fingerprint_expires_at FROM v \
+        (tenant_id, environment_id, fingerprint, message_id, expires_at, message_type, mestyp, docnum, \
+        received_at) SELECT tenant_id, environment_id, fingerprint, id, fingerprint_expires_at, \
+        message_type, mestyp, docnum, received_at FROM v \
         WHERE fingerprint IS NOT NULL ON CONFLICT DO NOTHING RETURNING message_id) \
         INSERT INTO messages (id, tenant_id, environment_id, message_type, mestyp, docnum, sender, \
         key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, idempotency_key, \
@@ -60,9 +61,14 @@ impl ClaimSql for sqlx::Postgres {
         key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, idempotency_key, \
         provider_event_id, packet_index, content_type, payload, received_at, payload_message_id \
         FROM v WHERE v.fingerprint IS NULL OR v.id IN (SELECT message_id FROM c) RETURNING id";
-    const HOLDER_ARM: &'static str = "SELECT c.tenant_id, c.environment_id, m.id, m.message_type, \
-        m.mestyp, m.docnum, m.key_fingerprint AS fingerprint, m.received_at, m.fingerprint_expires_at \
-        FROM message_claims c JOIN messages m ON m.id = c.message_id WHERE c.tenant_id = ";
+    /// The claim alone: it carries what the answer names of its holder.
+    /// A join to `messages` by id would lock and open every partition per
+    /// probe (it cannot be pruned at planning; make bench's S2 ran at a
+    /// tenth of S1 with it, docs/scale.md).
+    const HOLDER_ARM: &'static str = "SELECT c.tenant_id, c.environment_id, c.message_id AS id, \
+        c.message_type, c.mestyp, c.docnum, c.fingerprint, c.received_at, \
+        NULLIF(c.expires_at, 'infinity') AS fingerprint_expires_at \
+        FROM message_claims c WHERE c.tenant_id = ";
     const HOLDER_ENVIRONMENT: &'static str = " AND c.environment_id = ";
     const HOLDER_FINGERPRINT: &'static str = " AND c.fingerprint = ";
     const RELEASE_EXPIRED: &'static str = "DELETE FROM message_claims \

@@ -107,8 +107,9 @@ const CLAIM_AND_INSERT_KEYS_TAIL: &str = ") AS c (tenant_id, environment_id, kin
 /// a second row of one fingerprint, fails the statement), and their
 /// messages.
 const CLAIM_AND_INSERT_TAIL: &str = "), f AS (INSERT INTO message_claims \
-    (tenant_id, environment_id, fingerprint, message_id, expires_at) \
-    SELECT tenant_id, environment_id, fingerprint, id, fingerprint_expires_at FROM v \
+    (tenant_id, environment_id, fingerprint, message_id, expires_at, message_type, mestyp, docnum, \
+    received_at) SELECT tenant_id, environment_id, fingerprint, id, fingerprint_expires_at, \
+    message_type, mestyp, docnum, received_at FROM v \
     WHERE fingerprint IS NOT NULL AND id IN (SELECT message_id FROM k)) \
     INSERT INTO messages (id, tenant_id, environment_id, message_type, mestyp, docnum, sender, \
     key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, idempotency_key, \
