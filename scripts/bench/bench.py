@@ -45,6 +45,7 @@ S6_ROWS = int(E.get("BENCH_S6_ROWS", "5000000"))
 # Scenario T (scripts/bench/partitions.py): the day retention drops, and how old it is.
 T_ROWS = int(E.get("BENCH_T_ROWS", "5000000"))
 T_DAYS_AGO = int(E.get("BENCH_T_DAYS_AGO", "100"))
+PARTITION_DAYS = int(E.get("BENCH_PARTITION_DAYS", "81"))
 OUT = E.get("BENCH_OUT", os.path.join(ROOT, "BENCHMARKS.md"))
 PROFILE = E.get("BENCH_PROFILE", "0") == "1"
 S6_CEILING = E.get("BENCH_S6_CEILING", "0") == "1"
@@ -819,8 +820,10 @@ def main():
     try:
         if any(s in SCENARIOS for s in ("S1", "S2", "S4", "S5", "D", "S6", "T", "P")):
             pg = Server("pg", os.path.join(WORK, "edihub-pg.toml"), PORT_PG)
-            # A database that has run for months: a partition per day behind today.
-            psql(partitions.relayout_sql(81))
+            # A database that has run for months: a partition per day behind today
+            # (BENCH_PARTITION_DAYS=0 keeps a new database's layout).
+            if PARTITION_DAYS > 0:
+                psql(partitions.relayout_sql(PARTITION_DAYS))
         if "S1" in SCENARIOS:
             S["S1"] = scenario("S1", pg, recv, "unique", orders, 1 * 10**14, body_bytes=orders_bytes)
             S["S1_ceiling"] = ceiling("S1_ceiling")
