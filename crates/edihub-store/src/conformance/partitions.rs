@@ -7,14 +7,12 @@
 //! partitions of those days; the checks read the catalog on a connection of
 //! their own.
 
-use std::collections::HashSet;
-
 use chrono::Duration;
 use sqlx::Connection;
 use uuid::Uuid;
 
 use super::outbox::destination;
-use super::races::{RACERS, blocked_events};
+use super::races::{RACERS, blocked_events, one_winner};
 use super::*;
 use crate::testing::TestDb;
 use crate::{AuditFilter, RetentionStep};
@@ -63,16 +61,7 @@ pub async fn racing_fingerprints_across_partitions_store_one(db: &TestDb) {
             processed(ingest_at(&store, &scope, None, vec![m], t).await)
         }));
     }
-    let (mut accepted, mut ids) = (0, HashSet::new());
-    for task in tasks {
-        let out = task.await.expect("task");
-        accepted += usize::from(matches!(out[0], MessageOutcome::Accepted(_)));
-        ids.insert(outcome_id(&out[0]));
-    }
-    assert_eq!(accepted, 1, "exactly one winner");
-    assert_eq!(ids.len(), 1, "every loser names the winner");
-    assert_eq!(store.count_messages(&scope).await.unwrap(), 1);
-    assert_eq!(blocked_events(&store, &scope).await, RACERS - 1);
+    one_winner(&store, &scope, tasks).await;
     store.close().await;
 }
 

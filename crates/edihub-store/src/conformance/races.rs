@@ -23,6 +23,17 @@ pub async fn racing_fingerprints_store_one(store: StoreRef) {
             processed(ingest_at(&store, &scope, None, vec![message(Some("race"))], t).await)
         }));
     }
+    one_winner(&store, &scope, tasks).await;
+}
+
+/// The outcomes of [`RACERS`] racers for one fingerprint in `scope`: one
+/// accepted, every other a duplicate naming it, one stored message, one
+/// audit event per loser.
+pub(super) async fn one_winner(
+    store: &StoreRef,
+    scope: &Scope,
+    tasks: Vec<tokio::task::JoinHandle<Vec<MessageOutcome>>>,
+) {
     let mut accepted = 0;
     let mut ids = HashSet::new();
     for t in tasks {
@@ -32,8 +43,8 @@ pub async fn racing_fingerprints_store_one(store: StoreRef) {
     }
     assert_eq!(accepted, 1, "exactly one winner");
     assert_eq!(ids.len(), 1, "every loser names the winner");
-    assert_eq!(store.count_messages(&scope).await.unwrap(), 1);
-    assert_eq!(blocked_events(&store, &scope).await, RACERS - 1);
+    assert_eq!(store.count_messages(scope).await.unwrap(), 1);
+    assert_eq!(blocked_events(store, scope).await, RACERS - 1);
 }
 
 /// 48 concurrent requests with one Idempotency-Key: one processed, 47 replays
