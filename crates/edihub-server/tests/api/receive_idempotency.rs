@@ -77,6 +77,12 @@ async fn key_kept_as_a_rendered_response_replays_it_unchanged(backend: Backend) 
     again.expect(200);
     assert!(again.replayed());
     assert_eq!(again.body, old_body.as_bytes(), "the kept response, byte for byte");
+    // Such a key has no answer to name its message: the event reads it from the row.
+    let events = app.audit_events("action=message.duplicate_blocked").await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["message_type"], "ORDERS05", "{events:?}");
+    assert_eq!(events[0]["original_message_id"], accepted(&first)["id"], "{events:?}");
+    assert!(events[0]["fingerprint"].as_str().is_some_and(|f| !f.is_empty()), "{events:?}");
     let other = app.post_xml_with(ACME_PROD, fixture("orders05-reissued.xml"), &key).await;
     other.expect(422);
     assert_eq!(app.count_prod().await, 1);

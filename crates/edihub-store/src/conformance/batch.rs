@@ -248,12 +248,27 @@ pub async fn keyed_burst_with_duplicates_settles_each(store: StoreRef) {
     let events = AuditFilter { tenant: Some(scope.tenant_id.clone()), limit: 500, ..Default::default() };
     let audited = store.list_audit(&events).await.unwrap();
     assert_eq!(audited.len(), duplicates, "one duplicate_blocked event per repeat");
-    for (i, first) in answers.into_iter().enumerate() {
+    for (i, first) in answers.iter().enumerate() {
         let (k, m) = request(i);
         let again =
             ingest_at(&store, &scope, Some(k), vec![NewMessage { id: uuid::Uuid::now_v7(), ..m }], now())
                 .await;
         let IngestOutcome::Replayed(Replay::Answer(answer)) = again else { panic!("request {i}: {again:?}") };
-        assert_eq!(answer.outcomes, first, "request {i} replays its first answer");
+        assert_eq!(&answer.outcomes, first, "request {i} replays its first answer");
+    }
+    // Each replay's event names the message its key answered for: the new
+    // message, or the original a duplicate repeated.
+    let audited = store.list_audit(&events).await.unwrap();
+    let replays: Vec<_> =
+        audited.iter().filter(|e| e.detected_by.as_deref() == Some("idempotency_key")).collect();
+    assert_eq!(replays.len(), BURST, "one event per replay");
+    for e in replays {
+        let key = e.idempotency_key.as_deref().expect("the key");
+        let i: usize = key.strip_prefix("kd-key-").and_then(|n| n.parse().ok()).expect("a burst key");
+        let (MessageOutcome::Accepted(m) | MessageOutcome::Duplicate { existing: m, .. }) = &answers[i][0];
+        assert_eq!(e.message_id, Some(m.id), "{key}");
+        assert_eq!(e.message_type.as_deref(), Some(m.message_type.as_str()), "{key}");
+        assert_eq!(e.fingerprint, m.fingerprint, "{key}");
+        assert!(e.fingerprint.is_some(), "{key}: every burst message has a fingerprint");
     }
 }

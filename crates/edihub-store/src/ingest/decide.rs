@@ -15,8 +15,8 @@ use uuid::Uuid;
 
 use super::statements::{KeyState, ScopedHolder};
 use crate::{
-    Answer, IngestOutcome, KeyClaim, KeyReusePolicy, MessageSummary, NewAuditEvent, NewMessage, Replay,
-    Result, Scope, StoreError,
+    Answer, IngestOutcome, KeyClaim, KeyReusePolicy, MessageOutcome, MessageSummary, NewAuditEvent,
+    NewMessage, Replay, Result, Scope, StoreError,
 };
 
 /// The live holder among `holders` of `m`'s fingerprint in `scope`, other
@@ -61,10 +61,26 @@ pub(crate) fn repeat(
     let Some(first) = first_answer(s)? else { return Ok(None) };
     let same = s.request_sha256 == key.request_sha256;
     let replay = same || key.on_reuse == KeyReusePolicy::Replay;
-    let original = (s.message_id, s.message_type.clone(), s.fingerprint.clone());
+    let (message_type, fingerprint) = original_of(&first, s);
+    let original = (s.message_id, message_type, fingerprint);
     let event = NewAuditEvent::key_repeat(scope, key, original, same, replay);
     let outcome = if replay { IngestOutcome::Replayed(first) } else { IngestOutcome::KeyMismatch };
     Ok(Some((outcome, event)))
+}
+
+/// The type and fingerprint of the message a key answered for (the first
+/// outcome's message, which the key points to): from its answer, or for a
+/// rendered key from the message row.
+fn original_of(first: &Replay, s: &KeyState) -> (Option<String>, Option<String>) {
+    match first {
+        Replay::Answer(a) => match a.outcomes.first() {
+            Some(MessageOutcome::Accepted(m) | MessageOutcome::Duplicate { existing: m, .. }) => {
+                (Some(m.message_type.clone()), m.fingerprint.clone())
+            }
+            None => (None, None),
+        },
+        Replay::Rendered { .. } => (s.message_type.clone(), s.fingerprint.clone()),
+    }
 }
 
 /// The first answer a key keeps: its outcomes as data, or the response an

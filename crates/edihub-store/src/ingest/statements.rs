@@ -57,8 +57,10 @@ pub(crate) struct Claim<'a> {
     pub expected: Option<(&'a str, Option<Uuid>)>,
 }
 
-/// A key's stored state, with the type and fingerprint of the message it
-/// answered for (for the repeat's audit event).
+/// A key's stored state. The type and fingerprint of the message it
+/// answered for (for the repeat's audit event) are in its answer; only a key
+/// stored before answers were data has them read from the message (see
+/// [`IngestSql::key_states`]).
 #[derive(Debug, Clone, FromRow)]
 pub(crate) struct KeyState {
     pub(crate) tenant_id: String,
@@ -73,8 +75,20 @@ pub(crate) struct KeyState {
     /// The answer as data (JSON text), `None` until stored.
     pub(crate) answer: Option<String>,
     pub(crate) message_id: Option<Uuid>,
+    /// The message's type, for a key without an answer as data.
+    #[sqlx(default)]
     pub(crate) message_type: Option<String>,
+    /// The message's fingerprint, for a key without an answer as data.
+    #[sqlx(default)]
     pub(crate) fingerprint: Option<String>,
+}
+
+/// The type and fingerprint of a message a rendered (older) key answered for.
+#[derive(Debug, Clone, FromRow)]
+pub(crate) struct KeyMessage {
+    id: Uuid,
+    message_type: String,
+    fingerprint: Option<String>,
 }
 
 const CLAIM_KEYS: &str = "INSERT INTO idempotency_keys \
@@ -123,10 +137,14 @@ const FINISH_KEYS_TAIL: &str = ") UPDATE idempotency_keys SET answer = v.answer,
     FROM v WHERE idempotency_keys.tenant_id = v.tenant_id \
     AND idempotency_keys.environment_id = v.environment_id \
     AND idempotency_keys.kind = v.kind AND idempotency_keys.key = v.key";
-const KEY_STATE_ARM: &str = "SELECT k.tenant_id, k.environment_id, k.kind, k.key, \
-    k.request_sha256, k.status_code, k.response_body, k.answer, k.message_id, m.message_type, \
-    m.key_fingerprint AS fingerprint FROM idempotency_keys k LEFT JOIN messages m ON m.id = k.message_id \
-    WHERE k.tenant_id = ";
+/// The key alone, no join to `messages`: on partitioned PostgreSQL a join
+/// by a column's value cannot be pruned when planned, and PostgreSQL 15
+/// locks and opens every partition of such a plan on every replay.
+const KEY_STATE_ARM: &str = "SELECT tenant_id, environment_id, kind, key, request_sha256, \
+    status_code, response_body, answer, message_id FROM idempotency_keys WHERE tenant_id = ";
+/// The messages of rendered keys, by id (`IN` list of literals follows).
+const KEY_MESSAGES: &str =
+    "SELECT id, message_type, key_fingerprint AS fingerprint FROM messages WHERE id IN (";
 const INSERT_AUDITS: &str = "INSERT INTO audit_events \
     (occurred_at, action, tenant_id, environment_id, message_type, fingerprint, \
      idempotency_key, detected_by, message_id, details) ";
@@ -206,7 +224,7 @@ pub(crate) trait IngestSql: Database {
 
 impl<DB> IngestSql for DB
 where
-    DB: Database + ClaimSql,
+    DB: Database + ClaimSql + sqlx::database::HasStatementCache,
     DB::Arguments: IntoArguments<DB>,
     for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
     for<'e> String: Encode<'e, DB> + Type<DB>,
@@ -224,6 +242,7 @@ where
     for<'r> (String, String, String, String): FromRow<'r, DB::Row>,
     for<'r> ScopedHolder: FromRow<'r, DB::Row>,
     for<'r> KeyState: FromRow<'r, DB::Row>,
+    for<'r> KeyMessage: FromRow<'r, DB::Row>,
 {
     async fn insert_messages(conn: &mut DB::Connection, rows: &[Row<'_>]) -> Result<Vec<Uuid>> {
         let mut q = QueryBuilder::<DB>::new(DB::INSERT_HEAD);
@@ -363,11 +382,13 @@ where
         for (i, (scope, key)) in distinct.iter().enumerate() {
             q.push(if i == 0 { "" } else { " UNION ALL " });
             q.push(KEY_STATE_ARM).push_bind(&scope.tenant_id);
-            q.push(" AND k.environment_id = ").push_bind(&scope.environment_id);
-            q.push(" AND k.kind = ").push_bind(key.kind.as_str());
-            q.push(" AND k.key = ").push_bind(&key.key);
+            q.push(" AND environment_id = ").push_bind(&scope.environment_id);
+            q.push(" AND kind = ").push_bind(key.kind.as_str());
+            q.push(" AND key = ").push_bind(&key.key);
         }
-        Ok(q.build_query_as().fetch_all(&mut *conn).await?)
+        let mut states: Vec<KeyState> = q.build_query_as().fetch_all(&mut *conn).await?;
+        rendered_keys_messages(conn, &mut states).await?;
+        Ok(states)
     }
 
     async fn insert_audits(
@@ -421,4 +442,38 @@ where
         }
         Ok(())
     }
+}
+
+/// Fills in the type and fingerprint of the message each rendered key (one
+/// stored by an edihub from before answers were data, so it has no answer
+/// to read them from) answered for. Unnamed, so PostgreSQL plans it with
+/// the ids known and reads only their partitions. Such keys only grow rarer:
+/// retention deletes them after `keys_days`.
+async fn rendered_keys_messages<DB>(conn: &mut DB::Connection, states: &mut [KeyState]) -> Result<()>
+where
+    DB: Database + sqlx::database::HasStatementCache,
+    DB::Arguments: IntoArguments<DB>,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'e> Uuid: Encode<'e, DB> + Type<DB>,
+    for<'r> KeyMessage: FromRow<'r, DB::Row>,
+{
+    let rendered = |s: &KeyState| s.answer.is_none() && s.status_code != 0;
+    let ids: Vec<Uuid> = states.iter().filter(|s| rendered(s)).filter_map(|s| s.message_id).collect();
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let mut q = QueryBuilder::<DB>::new(KEY_MESSAGES);
+    let mut list = q.separated(", ");
+    for id in &ids {
+        list.push_bind(*id);
+    }
+    q.push(")");
+    let found: Vec<KeyMessage> = q.build_query_as().persistent(false).fetch_all(&mut *conn).await?;
+    for s in states.iter_mut().filter(|s| rendered(s)) {
+        if let Some(m) = found.iter().find(|m| Some(m.id) == s.message_id) {
+            s.message_type = Some(m.message_type.clone());
+            s.fingerprint.clone_from(&m.fingerprint);
+        }
+    }
+    Ok(())
 }
