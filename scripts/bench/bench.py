@@ -525,10 +525,17 @@ def s6_load(res):
     if any(p.wait() for p in procs):
         sys.exit("S6: bulk insert failed")
     res["s6_insert_s"] = time.time() - t
+    # On a partitioned table pg_indexes reads `ON ONLY messages`, which would
+    # build an invalid parent index and none on the partitions: build each
+    # on the whole table, as the migration does.
     groups = [defs[0::2], defs[1::2]]
-    procs = [subprocess.Popen(base + ["-c", "; ".join(d.split("|", 1)[1] for d in g)]) for g in groups if g]
+    procs = [subprocess.Popen(base + ["-c", "; ".join(d.split("|", 1)[1].replace(" ON ONLY ", " ON ") for d in g)])
+             for g in groups if g]
     if any(p.wait() for p in procs):
         sys.exit("S6: index build failed")
+    invalid = psql("SELECT count(*) FROM pg_index WHERE NOT indisvalid").strip()
+    if invalid != "0":
+        sys.exit(f"S6: {invalid} invalid indexes after the build")
     res["s6_load_s"] = time.time() - t
     t = time.time()
     psql("VACUUM ANALYZE messages")
@@ -577,7 +584,17 @@ def machine():
     except (subprocess.CalledProcessError, FileNotFoundError):
         commit = "unknown"
     pg_version = run([f"{PG_BIN}/postgres", "--version"]).strip()
+    # Scenario T's drop depends on it: with online discard the filesystem
+    # trims a dropped partition's extents inside its journal commit
+    # (BENCHMARKS.md, "Scenario T and online discard").
+    try:
+        fs = run(["findmnt", "-no", "FSTYPE,OPTIONS", "--target", PG_DATA]).strip().split(None, 1)
+        discard = "discard" in fs[1].split(",") if len(fs) > 1 else False
+        data_fs = f"{fs[0]}, {'online discard' if discard else 'no online discard'}"
+    except (subprocess.CalledProcessError, FileNotFoundError, IndexError):
+        data_fs = "unknown"
     return {
+        "data_fs": data_fs,
         "nproc": os.cpu_count(),
         "cpu": model,
         "mem_gib": mem_kb / 1024 / 1024,
@@ -609,7 +626,7 @@ def render(res):
     L = []
     mach = res["machine"]
     L.append(f"Machine: {mach['nproc']} cores ({mach['cpu']}), {mach['mem_gib']:.1f} GiB RAM, Linux {mach['kernel']}; "
-             f"{mach['postgres']}; {mach['wrk']}.  ")
+             f"{mach['postgres']} (data on {mach.get('data_fs', 'unknown')}); {mach['wrk']}.  ")
     L.append(f"Date: {mach['date']}. Commit: `{mach['commit']}`. Total time of `make bench`: "
              f"{res.get('total_s', 0) / 60:.1f} min (release build {res.get('build_s', 0):.0f} s).  ")
     L.append(f"Load average before the first scenario: {res['idle_load']:.2f} "
