@@ -37,7 +37,7 @@ const STORED_MESSAGE: &str = "SELECT id, tenant_id, environment_id, message_type
     sender, key_fingerprint AS fingerprint, fingerprint_basis, fingerprint_expires_at, ";
 const STORED_MESSAGE_TAIL: &str = " AS fingerprint_active, idempotency_key, provider_event_id, \
     packet_index, content_type, received_at, payload_message_id, \
-    CASE WHEN payload_message_id IS NULL THEN payload END AS own_payload FROM messages m WHERE id = ";
+    CASE WHEN payload_message_id IS NULL THEN payload END AS own_payload FROM messages m WHERE id IN (";
 
 /// Where a consumer is in its environment's feed; opaque to consumers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -129,11 +129,12 @@ pub(crate) trait FeedSql: sqlx::Database {
         statement: &'static str,
         query: &FeedQuery<'_>,
     ) -> impl Future<Output = Result<FeedPage>> + Send;
-    /// One message with the id of its body's row (and the body, if its own).
-    fn stored_message(
+    /// Messages with the id of each one's body row (and the body, if its
+    /// own), in no particular order; an id not stored is left out.
+    fn stored_messages(
         conn: &mut Self::Connection,
-        id: Uuid,
-    ) -> impl Future<Output = Result<Option<StoredMessage>>> + Send;
+        ids: &[Uuid],
+    ) -> impl Future<Output = Result<Vec<StoredMessage>>> + Send;
     /// The body held by message `body_id`; `None` if it is gone (purged).
     fn message_body(
         conn: &mut Self::Connection,
@@ -143,7 +144,7 @@ pub(crate) trait FeedSql: sqlx::Database {
 
 impl<DB> FeedSql for DB
 where
-    DB: sqlx::Database + ClaimSql,
+    DB: sqlx::Database + ClaimSql + sqlx::database::HasStatementCache,
     DB::Arguments: IntoArguments<DB>,
     for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
     for<'e> String: Encode<'e, DB> + Type<DB>,
@@ -154,15 +155,29 @@ where
     for<'r> FeedRow: FromRow<'r, DB::Row>,
     for<'r> StoredRow: FromRow<'r, DB::Row>,
 {
-    async fn stored_message(conn: &mut DB::Connection, id: Uuid) -> Result<Option<StoredMessage>> {
+    async fn stored_messages(conn: &mut DB::Connection, ids: &[Uuid]) -> Result<Vec<StoredMessage>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
         let mut q = QueryBuilder::<DB>::new(STORED_MESSAGE);
-        q.push(DB::FINGERPRINT_ACTIVE).push(STORED_MESSAGE_TAIL).push_bind(id);
-        let row: Option<StoredRow> = q.build_query_as().fetch_optional(&mut *conn).await?;
-        Ok(row.map(|r| StoredMessage {
-            body_id: r.payload_message_id.unwrap_or(r.meta.id),
-            own_body: r.own_payload.map(Bytes::from),
-            meta: r.meta,
-        }))
+        q.push(DB::FINGERPRINT_ACTIVE).push(STORED_MESSAGE_TAIL);
+        let mut list = q.separated(", ");
+        for id in ids {
+            list.push_bind(*id);
+        }
+        q.push(")");
+        // Planned with the ids known, so PostgreSQL reads only their
+        // partitions; a prepared plan would cover every partition (and a
+        // statement per message was planned afresh each time anyway).
+        let rows: Vec<StoredRow> = q.build_query_as().persistent(false).fetch_all(&mut *conn).await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| StoredMessage {
+                body_id: r.payload_message_id.unwrap_or(r.meta.id),
+                own_body: r.own_payload.map(Bytes::from),
+                meta: r.meta,
+            })
+            .collect())
     }
 
     async fn message_body(conn: &mut DB::Connection, body_id: Uuid) -> Result<Option<Bytes>> {

@@ -192,7 +192,13 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// A message by id with the id of the row holding its body, and that
     /// body only if it is the message's own: a packet's deliveries read the
     /// shared body once ([`Store::message_body`]) instead of once each.
-    async fn stored_message(&self, id: uuid::Uuid) -> Result<Option<StoredMessage>>;
+    async fn stored_message(&self, id: uuid::Uuid) -> Result<Option<StoredMessage>> {
+        Ok(self.stored_messages(&[id]).await?.pop())
+    }
+    /// Several messages as [`Store::stored_message`] reads one, in one
+    /// statement (the delivery worker reads a claimed batch so); in no
+    /// particular order, an id no longer stored left out.
+    async fn stored_messages(&self, ids: &[uuid::Uuid]) -> Result<Vec<StoredMessage>>;
     /// The body held by message `body_id` ([`StoredMessage::body_id`]);
     /// `None` once purged.
     async fn message_body(&self, body_id: uuid::Uuid) -> Result<Option<bytes::Bytes>>;

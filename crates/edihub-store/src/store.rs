@@ -140,10 +140,7 @@ impl<DB: Backend> Store for SqlStore<DB> {
 
     async fn finish_deliveries(&self, done: &[FinishedAttempt]) -> Result<()> {
         let mut tx = self.begin().await?;
-        let now = Utc::now();
-        for d in done {
-            DB::finish_delivery(&mut tx, d, now).await?;
-        }
+        DB::finish_deliveries(&mut tx, done, Utc::now()).await?;
         Ok(tx.commit().await?)
     }
 
@@ -177,9 +174,9 @@ impl<DB: Backend> Store for SqlStore<DB> {
         session.done(value).await
     }
 
-    async fn stored_message(&self, id: Uuid) -> Result<Option<StoredMessage>> {
+    async fn stored_messages(&self, ids: &[Uuid]) -> Result<Vec<StoredMessage>> {
         let mut session = self.db.session().await?;
-        let value = DB::stored_message(&mut session, id).await?;
+        let value = DB::stored_messages(&mut session, ids).await?;
         session.done(value).await
     }
 

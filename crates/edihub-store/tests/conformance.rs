@@ -67,6 +67,7 @@ suite!(
     deliveries_finish_fail_and_replay,
     a_stale_verdict_does_not_overwrite_a_newer_lease,
     attempts_recorded_together,
+    a_stale_verdict_in_the_same_batch_changes_nothing,
     purged_messages_drop_their_deliveries,
     fifo_line_claims_the_head_in_order,
     fifo_line_claims_are_exclusive,

@@ -8,12 +8,13 @@
 //! each parsed at most once, for all attempts of this process. A message
 //! that holds its own body (a single message, or a packet's first) is read
 //! with its row and not kept: a packet then costs two reads and two parses.
+//! The rows themselves are read a claimed batch at a time, by the worker.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
-use edihub_store::{MessageMeta, Store, StoreError};
+use edihub_store::{MessageMeta, Store, StoreError, StoredMessage};
 use serde_json::Value;
 use tokio::sync::OnceCell;
 use uuid::Uuid;
@@ -65,9 +66,14 @@ pub struct Bodies {
 }
 
 impl Bodies {
-    /// Message `id` with its body; `None` if the message is gone.
-    pub async fn message(&self, store: &dyn Store, id: Uuid) -> Result<Option<Outgoing>, StoreError> {
-        let Some(m) = store.stored_message(id).await? else { return Ok(None) };
+    /// The message `m` read (see [`Store::stored_messages`]) with its body;
+    /// `None` if the message is gone.
+    pub async fn message(
+        &self,
+        store: &dyn Store,
+        m: Option<StoredMessage>,
+    ) -> Result<Option<Outgoing>, StoreError> {
+        let Some(m) = m else { return Ok(None) };
         let content_type = m.meta.content_type.clone();
         let body = match m.own_body {
             Some(bytes) => Arc::new(Body::new(bytes, content_type)),

@@ -13,7 +13,8 @@
 //! destinations every `delivery.poll_interval_ms` (so admin changes apply
 //! within it) and claims then; between those, an attempt's end wakes it, and
 //! a parallel destination claims again once half its slots are free, so one
-//! claim statement serves several attempts. Verdicts are recorded in batches
+//! claim statement serves several attempts; the claimed messages are read in
+//! one statement too. Verdicts are recorded in batches
 //! (`recorder.rs`).
 //!
 //! - `attempt.rs`: one HTTP attempt (body, headers, signature, the answer);
@@ -36,7 +37,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use chrono::{DateTime, Utc};
-use edihub_store::{ClaimedDelivery, DestinationRow, Json, SOURCE_CONFIG};
+use edihub_store::{ClaimedDelivery, DestinationRow, Json, SOURCE_CONFIG, StoredMessage};
 use tokio::sync::{Notify, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -215,11 +216,26 @@ impl Worker {
                 return;
             }
         };
+        if claimed.is_empty() {
+            return;
+        }
+        // The batch's messages in one read (a statement per message cost
+        // PostgreSQL a plan each); a failure leaves the leases to expire and
+        // the attempts to be made again, as a failed attempt would.
+        let ids: Vec<_> = claimed.iter().map(|d| d.message_id).collect();
+        let mut messages: HashMap<_, _> = match self.state.store.stored_messages(&ids).await {
+            Ok(found) => found.into_iter().map(|m| (m.meta.id, m)).collect(),
+            Err(e) => {
+                tracing::warn!(destination = %id, error = %e, "delivery: reading the claimed messages failed");
+                return;
+            }
+        };
         for delivery in claimed {
             let Ok(permit) = slots.clone().try_acquire_owned() else { break };
             let (worker, destination) = (self.clone(), destination.clone());
+            let message = messages.remove(&delivery.message_id);
             attempts.spawn(async move {
-                worker.deliver(&destination, delivery).await;
+                worker.deliver(&destination, delivery, message).await;
                 drop(permit);
                 worker.wake.notify_one();
             });
@@ -238,9 +254,14 @@ impl Worker {
     }
 
     /// One attempt of `delivery`; its verdict goes to the recorder.
-    async fn deliver(&self, destination: &Destination, delivery: ClaimedDelivery) {
+    async fn deliver(
+        &self,
+        destination: &Destination,
+        delivery: ClaimedDelivery,
+        stored: Option<StoredMessage>,
+    ) {
         let id = delivery.message_id;
-        let message = match self.bodies.message(self.state.store.as_ref(), id).await {
+        let message = match self.bodies.message(self.state.store.as_ref(), stored).await {
             Ok(m) => m,
             Err(e) => {
                 // The lease expires and the attempt is made again.

@@ -259,6 +259,47 @@ pub async fn a_stale_verdict_does_not_overwrite_a_newer_lease(store: StoreRef) {
     assert!(store.list_audit(&failed).await.unwrap().is_empty(), "a stale failure is not audited");
 }
 
+/// The stalled attempt's verdict and the newer one's in the same batch:
+/// the newer lease's verdict is recorded, the stale one only logged.
+pub async fn a_stale_verdict_in_the_same_batch_changes_nothing(store: StoreRef) {
+    let scope = fresh_scope();
+    let dest = seed_mixed(&store, &scope, &scope.tenant_id).await;
+    let out = processed(ingest_at(&store, &scope, None, vec![message(Some("stale-2"))], now()).await);
+    let id = outcome_id(&out[0]);
+    let t0 = now();
+    let stalled = store.claim_deliveries(&dest, t0, t0 + Duration::seconds(5), 10).await.unwrap();
+    let t1 = t0 + Duration::seconds(6);
+    let current = store.claim_deliveries(&dest, t1, t1 + Duration::seconds(5), 10).await.unwrap();
+    let retry_at = t1 + Duration::seconds(90);
+    let done = |verdict, code, lease| FinishedAttempt {
+        message_id: id,
+        destination_id: dest.clone(),
+        attempt: attempt(Some(code), None),
+        verdict,
+        lease_until: lease,
+    };
+    let batch = [
+        done(Verdict::Failed, 410, stalled[0].lease_until),
+        done(Verdict::RetryAt(retry_at), 503, current[0].lease_until),
+    ];
+    store.finish_deliveries(&batch).await.unwrap();
+    let report =
+        store.deliveries_of(id).await.unwrap().into_iter().find(|r| r.delivery.destination_id == dest);
+    let report = report.expect("delivery");
+    assert_eq!((report.delivery.status.as_str(), report.delivery.attempts), ("pending", 1));
+    assert_eq!(report.delivery.last_status_code, Some(503));
+    assert_eq!(report.delivery.next_attempt_at, retry_at, "the retry is due when its verdict says");
+    assert_eq!(report.delivery.lease_until, None);
+    assert_eq!(report.attempt_log.len(), 2, "both attempts are logged");
+    let failed = AuditFilter {
+        action: Some(DELIVERY_FAILED.into()),
+        message_id: Some(id),
+        limit: 10,
+        ..Default::default()
+    };
+    assert!(store.list_audit(&failed).await.unwrap().is_empty(), "a stale failure is not audited");
+}
+
 /// Attempts recorded together (the worker's batch): each delivery gets its
 /// own attempt and verdict, and only the failed one is audited.
 pub async fn attempts_recorded_together(store: StoreRef) {

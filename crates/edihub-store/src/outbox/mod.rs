@@ -14,13 +14,15 @@
 //! one statement per backend: `FOR UPDATE SKIP LOCKED` on PostgreSQL, a
 //! plain `UPDATE` on SQLite, whose single writer already serialises it), run
 //! the attempt outside any transaction, then record it and the verdict
-//! together ([`crate::Store::finish_delivery`]). A worker that dies leaves
+//! together, many attempts in one transaction ([`crate::Store::finish_deliveries`],
+//! `verdicts.rs`). A worker that dies leaves
 //! its lease, which expires, and the row is claimed again. A destination
 //! with `ordering = "fifo"` claims only the head of its line instead
 //! (`queue.rs`, which also measures each destination's queue).
 
 mod model;
 mod queue;
+mod verdicts;
 
 pub use model::*;
 pub use queue::DeliveryQueue;
@@ -30,21 +32,11 @@ use chrono::{DateTime, Utc};
 use sqlx::{Encode, Executor, FromRow, IntoArguments, Type};
 use uuid::Uuid;
 
-use crate::audit::{DELIVERY_FAILED, DELIVERY_REPLAYED};
+use crate::audit::DELIVERY_REPLAYED;
 use crate::ingest::statements::IngestSql;
 use crate::queries::QuerySql;
 use crate::{NewAuditEvent, Result};
 
-const INSERT_ATTEMPT: &str = "INSERT INTO delivery_attempts \
-    (message_id, destination_id, attempted_at, status_code, latency_ms, error, response_prefix) \
-    VALUES ($1, $2, $3, $4, $5, $6, $7)";
-/// Clears the lease with the verdict; a retry moves the due time. Only
-/// while the attempt's lease (`$8`) is still the delivery's: a stale
-/// verdict changes nothing.
-const FINISH: &str = "UPDATE deliveries SET attempts = attempts + 1, status = $3, \
-    next_attempt_at = COALESCE($4, next_attempt_at), lease_until = NULL, \
-    last_status_code = $5, last_error = $6, updated_at = $7 \
-    WHERE message_id = $1 AND destination_id = $2 AND lease_until = $8 RETURNING attempts";
 const OF_MESSAGE: &str = "SELECT message_id, destination_id, status, attempts, next_attempt_at, \
     lease_until, last_status_code, last_error, created_at, updated_at FROM deliveries \
     WHERE message_id = $1 ORDER BY destination_id";
@@ -74,10 +66,11 @@ pub(crate) trait OutboxSql: IngestSql + QuerySql {
         lease_until: DateTime<Utc>,
         limit: i64,
     ) -> impl Future<Output = Result<Vec<ClaimedDelivery>>> + Send;
-    /// Records an attempt and its verdict; a failure is audited.
-    fn finish_delivery(
+    /// Records attempts and their verdicts (see `verdicts.rs`); a delivery
+    /// failed for good is audited.
+    fn finish_deliveries(
         conn: &mut Self::Connection,
-        done: &FinishedAttempt,
+        done: &[FinishedAttempt],
         now: DateTime<Utc>,
     ) -> impl Future<Output = Result<()>> + Send;
     /// A message's deliveries with their attempts.
@@ -104,7 +97,7 @@ pub(crate) trait OutboxSql: IngestSql + QuerySql {
 
 impl<DB> OutboxSql for DB
 where
-    DB: IngestSql + QuerySql,
+    DB: IngestSql + QuerySql + sqlx::database::HasStatementCache,
     DB::Arguments: IntoArguments<DB>,
     for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
     for<'e> String: Encode<'e, DB> + Type<DB>,
@@ -115,8 +108,8 @@ where
     for<'e> Option<i32>: Encode<'e, DB> + Type<DB>,
     for<'e> DateTime<Utc>: Encode<'e, DB> + Type<DB>,
     for<'e> Option<DateTime<Utc>>: Encode<'e, DB> + Type<DB>,
-    for<'r> (i32,): FromRow<'r, DB::Row>,
     for<'r> (String,): FromRow<'r, DB::Row>,
+    for<'r> (Uuid, String, i32): FromRow<'r, DB::Row>,
     for<'r> DeliveryRow: FromRow<'r, DB::Row>,
     for<'r> AttemptRow: FromRow<'r, DB::Row>,
     for<'r> ClaimedDelivery: FromRow<'r, DB::Row>,
@@ -140,53 +133,12 @@ where
             .await?)
     }
 
-    async fn finish_delivery(
+    async fn finish_deliveries(
         conn: &mut DB::Connection,
-        done: &FinishedAttempt,
+        done: &[FinishedAttempt],
         now: DateTime<Utc>,
     ) -> Result<()> {
-        let a = &done.attempt;
-        sqlx::query(INSERT_ATTEMPT)
-            .bind(done.message_id)
-            .bind(&done.destination_id)
-            .bind(a.attempted_at)
-            .bind(a.status_code)
-            .bind(a.latency_ms)
-            .bind(a.error.clone())
-            .bind(a.response_prefix.clone())
-            .execute(&mut *conn)
-            .await?;
-        let (status, next) = match done.verdict {
-            Verdict::Delivered => (DELIVERED, None),
-            Verdict::RetryAt(at) => (PENDING, Some(at)),
-            Verdict::Failed => (FAILED, None),
-        };
-        let attempts: Option<(i32,)> = sqlx::query_as(FINISH)
-            .bind(done.message_id)
-            .bind(&done.destination_id)
-            .bind(status)
-            .bind(next)
-            .bind(a.status_code)
-            .bind(a.error.clone())
-            .bind(now)
-            .bind(done.lease_until)
-            .fetch_optional(&mut *conn)
-            .await?;
-        let Some((attempts,)) = attempts else {
-            tracing::info!(message_id = %done.message_id, destination = %done.destination_id,
-                "delivery: the lease passed to another attempt; this verdict is not recorded");
-            return Ok(());
-        };
-        if done.verdict == Verdict::Failed {
-            let details = serde_json::json!({
-                "destination": done.destination_id,
-                "attempts": attempts,
-                "last_status_code": a.status_code,
-                "last_error": a.error,
-            });
-            audit_delivery::<DB>(conn, DELIVERY_FAILED, done.message_id, details, now).await?;
-        }
-        Ok(())
+        verdicts::record::<DB>(conn, done, now).await
     }
 
     async fn deliveries_of(conn: &mut DB::Connection, message_id: Uuid) -> Result<Vec<DeliveryReport>> {
