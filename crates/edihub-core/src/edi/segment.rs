@@ -32,6 +32,7 @@ pub(crate) struct Text {
 
 impl Text {
     /// The value a part names.
+    #[inline]
     pub fn value(&self, part: &Part) -> &str {
         &self.values[part.start as usize..part.end as usize]
     }
@@ -54,6 +55,20 @@ impl Text {
 
     fn view(&self, number: usize, parts: &Range<u32>) -> Segment<'_> {
         Segment { number, text: self, parts: &self.parts[parts.start as usize..parts.end as usize] }
+    }
+}
+
+/// `str::trim`, without its search when the value starts and ends with a
+/// character that is not white space (almost every EDI value): the
+/// envelope trims a dozen values per message.
+pub(crate) fn trim(value: &str) -> &str {
+    // The ASCII characters `char::is_whitespace` accepts; a byte below 0x80
+    // is a whole character, so the ends are characters, not parts of one.
+    let solid = |b: u8| b < 0x80 && !matches!(b, b' ' | b'\t'..=b'\r');
+    match value.as_bytes() {
+        [first, .., last] if solid(*first) && solid(*last) => value,
+        [only] if solid(*only) => value,
+        _ => value.trim(),
     }
 }
 
@@ -106,6 +121,7 @@ impl<'a> Segment<'a> {
     }
 
     /// The tag: the first value (`BGM`, `ST`).
+    #[inline]
     pub fn tag(&self) -> &'a str {
         self.value(&self.parts()[0])
     }
@@ -145,14 +161,23 @@ impl<'a> Segment<'a> {
 
     /// Component `c` (0-based) of the first repeat of element `e` (1-based), or "".
     pub fn text(&self, e: usize, c: usize) -> &'a str {
-        // The first repeat's components come first in the element's parts.
-        let part = self.element(e).and_then(|parts| parts.get(c)).filter(|p| p.repeat == 0);
-        part.map_or("", |p| self.value(p))
+        // The first repeat's components come first in the element's parts,
+        // and parts are in element order: component `c` is the part `c`
+        // after the element's first if that one is still of element `e`.
+        // (Not measuring the element first: the envelope reads a dozen
+        // fields this way per message.)
+        let Some(e) = u32::try_from(e).ok().filter(|&e| e > 0) else { return "" };
+        let parts = self.parts();
+        let Some(start) = parts.iter().position(|p| p.element >= e) else { return "" };
+        match start.checked_add(c).and_then(|i| parts.get(i)) {
+            Some(p) if p.element == e && p.repeat == 0 => self.value(p),
+            _ => "",
+        }
     }
 
     /// Element `e` (1-based), first component, trimmed.
     pub fn el(&self, e: usize) -> &'a str {
-        self.text(e, 0).trim()
+        trim(self.text(e, 0))
     }
 
     /// The segment as the rendering describes it (see the module docs of `edi`).
