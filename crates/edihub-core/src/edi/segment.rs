@@ -53,6 +53,7 @@ impl Text {
         self.segments[range].iter().zip(first..).map(|(parts, number)| self.view(number, parts))
     }
 
+    #[inline]
     fn view(&self, number: usize, parts: &Range<u32>) -> Segment<'_> {
         Segment { number, text: self, parts: &self.parts[parts.start as usize..parts.end as usize] }
     }
@@ -116,6 +117,7 @@ impl<'a> Segment<'a> {
         self.parts
     }
 
+    #[inline]
     fn value(&self, part: &Part) -> &'a str {
         self.text.value(part)
     }
@@ -124,6 +126,14 @@ impl<'a> Segment<'a> {
     #[inline]
     pub fn tag(&self) -> &'a str {
         self.value(&self.parts()[0])
+    }
+
+    /// Whether the tag is `tag`: its bytes compared one by one, as tags
+    /// are two or three bytes (a `memcmp` call per segment cost more than
+    /// the comparison).
+    pub fn has_tag(&self, tag: &str) -> bool {
+        let (ours, theirs) = (self.tag().as_bytes(), tag.as_bytes());
+        ours.len() == theirs.len() && ours.iter().zip(theirs).all(|(a, b)| a == b)
     }
 
     /// The elements after the tag, each as its parts.

@@ -71,12 +71,17 @@ enum Role {
 }
 
 /// The value being read: where it starts in the text, and where the text
-/// not yet copied starts once a release character made it `escaped` (read
+/// not yet copied starts once a release character made it escaped (read
 /// into `Reader::unescaped`).
+///
+/// Passed by value, never borrowed, so that the tokenizer's loop keeps it
+/// in registers (borrowed, it lived in memory: a third of the loop's
+/// instructions were its loads and stores).
+#[derive(Clone, Copy)]
 struct Open {
     start: usize,
-    run: usize,
-    escaped: bool,
+    /// Set once the value had a release character.
+    run: Option<usize>,
     /// Its element (0: the tag) and repeat.
     element: u32,
     repeat: u32,
@@ -160,76 +165,87 @@ impl<'a> Reader<'a> {
     fn segment(&mut self, number: usize) -> Result<Range<u32>, Located> {
         let first = self.out.parts.len();
         let bytes = self.text.as_bytes();
-        let mut value = Open { start: self.at, run: self.at, escaped: false, element: 0, repeat: 0 };
+        // Where reading is, in a local rather than in `self.at`: as far as
+        // the compiler knows, every push of a part could change `self`, so
+        // it kept storing and reloading it.
+        let mut at = self.at;
+        let mut value = Open { start: at, run: None, element: 0, repeat: 0 };
         loop {
-            let next =
-                bytes[self.at..].iter().position(|&b| !matches!(self.stops[usize::from(b)], Stop::Nothing));
+            let next = bytes[at..].iter().position(|&b| !matches!(self.stops[usize::from(b)], Stop::Nothing));
             let Some(stop) = next else {
                 self.at = bytes.len();
-                self.close(&mut value);
+                self.close(value, bytes.len());
                 return Err(self.unterminated(number, first));
             };
-            self.at += stop;
-            let (role, width) = match self.stops[usize::from(bytes[self.at])] {
+            at += stop;
+            let (role, width) = match self.stops[usize::from(bytes[at])] {
                 Stop::Mark(role) => (role, 1),
                 Stop::Nothing | Stop::Lead => {
-                    let rest = &self.text[self.at..];
+                    let rest = &self.text[at..];
                     let width = rest.chars().next().map_or(1, char::len_utf8);
                     match self.mark(rest) {
                         Some(role) => (role, width),
                         // The first byte of a separator that is not ASCII, starting another character.
                         None => {
-                            self.at += width;
+                            at += width;
                             continue;
                         }
                     }
                 }
             };
             if matches!(role, Role::Release) {
-                self.release(&mut value, width)?;
+                at = self.release(value, at, width)?;
+                value.run = Some(at);
                 continue;
             }
-            self.close(&mut value);
-            self.at += width;
+            self.close(value, at);
+            at += width;
             match role {
                 Role::Segment => break,
                 Role::Element => (value.element, value.repeat) = (value.element + 1, 0),
                 Role::Repetition => value.repeat += 1,
                 Role::Component | Role::Release => {}
             }
-            (value.start, value.run) = (self.at, self.at);
+            (value.start, value.run) = (at, None);
         }
+        self.at = at;
         let tag = &self.out.parts[first];
         check_tag(self.syntax, self.out.value(tag), number).map_err(refusal::syntax)?;
         // Fewer parts than bytes in the text.
         Ok(first as u32..self.out.parts.len() as u32)
     }
 
-    /// A release character (of `width`) in `value`: the next character is
-    /// part of the value, so the value is no longer a slice of the text.
-    fn release(&mut self, value: &mut Open, width: usize) -> Result<(), Located> {
-        if !value.escaped {
-            self.unescaped.clear();
-            value.escaped = true;
-        }
-        self.unescaped.push_str(&self.text[value.run..self.at]);
-        self.at += width;
-        let Some(next) = self.text[self.at..].chars().next() else {
+    /// A release character (of `width`, at `at`) in `value`: the next
+    /// character is part of the value, so the value is no longer a slice of
+    /// the text. Where reading (and the value's next run) continues.
+    #[inline(never)]
+    fn release(&mut self, value: Open, at: usize, width: usize) -> Result<usize, Located> {
+        let run = match value.run {
+            Some(run) => run,
+            None => {
+                self.unescaped.clear();
+                value.start
+            }
+        };
+        self.unescaped.push_str(&self.text[run..at]);
+        let at = at + width;
+        let Some(next) = self.text[at..].chars().next() else {
             return Err(premature(malformed(self.syntax, "the body ends with a release character".into())));
         };
         self.unescaped.push(next);
-        self.at += next.len_utf8();
-        value.run = self.at;
-        Ok(())
+        Ok(at + next.len_utf8())
     }
 
-    /// Ends the value open since `value.start` at `at`.
+    /// Ends the value open since `value.start` at `end`.
     ///
     /// Inlined (once per value; the call was a fifth of the tokenizer), with
     /// the rare escaped value apart.
     #[inline(always)]
-    fn close(&mut self, value: &mut Open) {
-        let (start, end) = if value.escaped { self.close_escaped(value) } else { (value.start, self.at) };
+    fn close(&mut self, value: Open, end: usize) {
+        let (start, end) = match value.run {
+            None => (value.start, end),
+            Some(run) => self.close_escaped(run, end),
+        };
         // Within 32 bits: the text is at most MAX_TEXT bytes, the copy twice that.
         let (start, end) = (start as u32, end as u32);
         self.out.parts.push(Part { start, end, element: value.element, repeat: value.repeat });
@@ -238,9 +254,8 @@ impl<'a> Reader<'a> {
     /// Copies an escaped value, its escapes resolved, to the end of the text
     /// copy; where it lies there.
     #[inline(never)]
-    fn close_escaped(&mut self, value: &mut Open) -> (usize, usize) {
-        value.escaped = false;
-        self.unescaped.push_str(&self.text[value.run..self.at]);
+    fn close_escaped(&mut self, run: usize, end: usize) -> (usize, usize) {
+        self.unescaped.push_str(&self.text[run..end]);
         let start = self.out.values.len();
         self.out.values.push_str(&self.unescaped);
         (start, self.out.values.len())
@@ -325,7 +340,7 @@ fn index(step: &str) -> Option<usize> {
 
 /// Whether a segment has this tag and passes the step's filters.
 fn is_segment(seg: &Segment, tag: &str, step: &Step) -> bool {
-    if seg.tag() != tag {
+    if !seg.has_tag(tag) {
         return false;
     }
     step.filters.iter().all(|(field, want)| {
