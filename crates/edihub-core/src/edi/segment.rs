@@ -131,9 +131,13 @@ impl<'a> Segment<'a> {
     /// Whether the tag is `tag`: its bytes compared one by one, as tags
     /// are two or three bytes (a `memcmp` call per segment cost more than
     /// the comparison).
+    #[inline]
     pub fn has_tag(&self, tag: &str) -> bool {
-        let (ours, theirs) = (self.tag().as_bytes(), tag.as_bytes());
-        ours.len() == theirs.len() && ours.iter().zip(theirs).all(|(a, b)| a == b)
+        // The tag's bytes, without `str` slicing's character-boundary checks.
+        let part = &self.parts()[0];
+        let ours = self.text.values.as_bytes().get(part.start as usize..part.end as usize);
+        let theirs = tag.as_bytes();
+        ours.is_some_and(|ours| ours.len() == theirs.len() && ours.iter().zip(theirs).all(|(a, b)| a == b))
     }
 
     /// The elements after the tag, each as its parts.
@@ -141,13 +145,23 @@ impl<'a> Segment<'a> {
         self.parts().chunk_by(|a, b| a.element == b.element).skip(1)
     }
 
+    /// Where element `e` starts among the parts, or the next element after
+    /// it if there is one.
+    fn element_start(&self, e: u32) -> Option<usize> {
+        // Parts are in element order, and every element (the tag too) has
+        // a part, so part `i` is of element `i` at most: element `e` starts
+        // at part `e` or later, and the search starts there.
+        let from = usize::try_from(e).ok()?;
+        let found = self.parts().get(from..)?.iter().position(|p| p.element >= e)?;
+        Some(from + found)
+    }
+
     /// Element `e` (1-based) as its parts, if the segment has it.
     fn element(&self, e: usize) -> Option<&'a [Part]> {
-        // Parts are in element order; the elements asked for come early.
         // An element number beyond 32 bits is in no segment.
         let e = u32::try_from(e).ok()?;
         let parts = self.parts();
-        let start = parts.iter().position(|p| p.element >= e)?;
+        let start = self.element_start(e)?;
         let len = parts[start..].iter().take_while(|p| p.element == e).count();
         (e > 0 && len > 0).then(|| &parts[start..start + len])
     }
@@ -178,7 +192,7 @@ impl<'a> Segment<'a> {
         // fields this way per message.)
         let Some(e) = u32::try_from(e).ok().filter(|&e| e > 0) else { return "" };
         let parts = self.parts();
-        let Some(start) = parts.iter().position(|p| p.element >= e) else { return "" };
+        let Some(start) = self.element_start(e) else { return "" };
         match start.checked_add(c).and_then(|i| parts.get(i)) {
             Some(p) if p.element == e && p.repeat == 0 => self.value(p),
             _ => "",
