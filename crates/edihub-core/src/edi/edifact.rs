@@ -319,11 +319,8 @@ fn message(
         )));
     }
     refs.messages.push(MessageRef::of(&unh, &message_type, &reference));
-    // Built by hand: `format!` costs as much as reading the rest of the UNH.
-    let (release, agency) = (trim(unh.text(2, 1)), trim(unh.text(2, 2)));
-    let mut version = String::with_capacity(release.len() + agency.len());
-    version.push_str(release);
-    version.push_str(agency);
+    // Concatenated: `format!` cost as much as reading the rest of the UNH.
+    let version = [trim(unh.text(2, 1)), trim(unh.text(2, 2))].concat();
     let counted = body.len() + 2;
     let declared = count(SYNTAX, unt, 1, "UNT 0074 (number of segments)").map_err(syntax)?;
     if declared != counted {
