@@ -112,7 +112,8 @@ pub fn fingerprint(doc: &Document, spec: &FingerprintSpec) -> Fingerprint {
     let key_values: Vec<KeyValue> = spec
         .key_fields
         .iter()
-        .map(|path| KeyValue { path: path.to_string(), values: doc.values(path) })
+        // `as_str`, not `to_string`: that goes through a `Formatter`.
+        .map(|path| KeyValue { path: path.as_str().to_string(), values: doc.values(path) })
         .collect();
     if key_values.iter().any(|kv| !kv.values.is_empty()) {
         let mut hashed = head("fields");

@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use super::envelope::{Envelope, GroupRef, MessageRef, UNG};
 use super::refusal::{Failure, Fault, Located, Mismatch, refused, syntax, trailer};
+use super::segment::trim;
 use super::segments::{tokenize, tokenize_located};
 use super::{
     EdiHeader, EdiSyntax, Interchange, Party, RawMessage, Segment, Separators, Text, count, disagree,
@@ -109,30 +110,33 @@ fn decode(rest: &[u8], seps: Separators) -> Result<Cow<'_, str>, CoreError> {
     if !rest.starts_with(&head) {
         return Err(malformed(SYNTAX, "the interchange must start with UNB (after an optional UNA)".into()));
     }
-    let ident: String = rest[4..].iter().take(4).map(|&b| char::from(b)).collect();
-    match ident.as_str() {
+    let ident = &rest[4..rest.len().min(8)];
+    match ident {
         // ISO 8859-1 maps each byte to the character of that number; ASCII is read as it is.
-        "UNOA" | "UNOB" | "UNOC" => Ok(match std::str::from_utf8(rest) {
+        b"UNOA" | b"UNOB" | b"UNOC" => Ok(match std::str::from_utf8(rest) {
             Ok(ascii) if rest.is_ascii() => Cow::Borrowed(ascii),
             _ => Cow::Owned(rest.iter().map(|&b| char::from(b)).collect()),
         }),
-        "UNOW" | "UNOY" => match std::str::from_utf8(rest) {
+        b"UNOW" | b"UNOY" => match std::str::from_utf8(rest) {
             Ok(text) => Ok(Cow::Borrowed(text)),
             Err(e) => Err(CoreError::InvalidText { encoding: "UTF-8", offset: e.valid_up_to() }),
         },
-        other => Err(malformed(
-            SYNTAX,
-            format!(
-                "UNB 0001 syntax identifier `{}` is not supported (UNOA, UNOB, UNOC, UNOW, UNOY are)",
-                other.escape_default()
-            ),
-        )),
+        other => {
+            let other: String = other.iter().map(|&b| char::from(b)).collect();
+            Err(malformed(
+                SYNTAX,
+                format!(
+                    "UNB 0001 syntax identifier `{}` is not supported (UNOA, UNOB, UNOC, UNOW, UNOY are)",
+                    other.escape_default()
+                ),
+            ))
+        }
     }
 }
 
 /// A party from a composite: id in component 1, qualifier in component 2.
 fn party(seg: &Segment, e: usize) -> Party {
-    let qualifier = Some(seg.text(e, 1).trim().to_string()).filter(|q| !q.is_empty());
+    let qualifier = Some(trim(seg.text(e, 1)).to_string()).filter(|q| !q.is_empty());
     Party { id: seg.el(e).to_string(), qualifier }
 }
 
@@ -315,7 +319,8 @@ fn message(
         )));
     }
     refs.messages.push(MessageRef::of(&unh, &message_type, &reference));
-    let version = format!("{}{}", unh.text(2, 1).trim(), unh.text(2, 2).trim());
+    // Concatenated: `format!` cost as much as reading the rest of the UNH.
+    let version = [trim(unh.text(2, 1)), trim(unh.text(2, 2))].concat();
     let counted = body.len() + 2;
     let declared = count(SYNTAX, unt, 1, "UNT 0074 (number of segments)").map_err(syntax)?;
     if declared != counted {

@@ -8,6 +8,7 @@
 //! the numbers the sender gave them. The message bodies are not needed, so
 //! this is small: a few strings per message.
 
+use super::segment::trim;
 use super::{Interchange, Segment, Separators};
 
 /// The envelope of a parsed interchange, as an acknowledgement needs it.
@@ -63,9 +64,9 @@ impl Envelope {
             separators,
             una,
             syntax_id: unb.el(1).to_string(),
-            syntax_version: unb.text(1, 1).trim().to_string(),
+            syntax_version: trim(unb.text(1, 1)).to_string(),
             date: unb.el(4).to_string(),
-            time: unb.text(4, 1).trim().to_string(),
+            time: trim(unb.text(4, 1)).to_string(),
             test: unb.el(11) == "1",
             ta1_requested: false,
             groups: Vec::new(),
@@ -102,7 +103,7 @@ impl GroupRef {
     pub fn open(seg: Option<&Segment>, elements: GroupElements) -> GroupRef {
         let composite = |e: usize| -> Vec<String> {
             seg.and_then(|s| s.components(e))
-                .map(|cs| cs.map(|v| v.trim().to_string()).collect())
+                .map(|cs| cs.map(|v| trim(v).to_string()).collect())
                 .unwrap_or_default()
         };
         let text = |e: usize| seg.map_or(String::new(), |s| s.el(e).to_string());
@@ -149,7 +150,11 @@ impl MessageRef {
         let identifier = match header.tag() {
             "ST" => [header.el(3)].into_iter().filter(|s| !s.is_empty()).map(str::to_string).collect(),
             _ => {
-                let mut parts: Vec<String> = (0..5).map(|c| header.text(2, c).trim().to_string()).collect();
+                // The first five components of S009 (missing ones are blank
+                // and dropped below with the trailing blanks).
+                let mut parts: Vec<String> = Vec::with_capacity(5);
+                let components = header.components(2).into_iter().flatten();
+                parts.extend(components.take(5).map(|c| trim(c).to_string()));
                 while parts.last().is_some_and(String::is_empty) {
                     parts.pop();
                 }

@@ -32,6 +32,7 @@ pub(crate) struct Text {
 
 impl Text {
     /// The value a part names.
+    #[inline]
     pub fn value(&self, part: &Part) -> &str {
         &self.values[part.start as usize..part.end as usize]
     }
@@ -52,8 +53,23 @@ impl Text {
         self.segments[range].iter().zip(first..).map(|(parts, number)| self.view(number, parts))
     }
 
+    #[inline]
     fn view(&self, number: usize, parts: &Range<u32>) -> Segment<'_> {
         Segment { number, text: self, parts: &self.parts[parts.start as usize..parts.end as usize] }
+    }
+}
+
+/// `str::trim`, without its search when the value starts and ends with a
+/// character that is not white space (almost every EDI value): the
+/// envelope trims a dozen values per message.
+pub(crate) fn trim(value: &str) -> &str {
+    // The ASCII characters `char::is_whitespace` accepts; a byte below 0x80
+    // is a whole character, so the ends are characters, not parts of one.
+    let solid = |b: u8| b < 0x80 && !matches!(b, b' ' | b'\t'..=b'\r');
+    match value.as_bytes() {
+        [first, .., last] if solid(*first) && solid(*last) => value,
+        [only] if solid(*only) => value,
+        _ => value.trim(),
     }
 }
 
@@ -101,13 +117,27 @@ impl<'a> Segment<'a> {
         self.parts
     }
 
+    #[inline]
     fn value(&self, part: &Part) -> &'a str {
         self.text.value(part)
     }
 
     /// The tag: the first value (`BGM`, `ST`).
+    #[inline]
     pub fn tag(&self) -> &'a str {
         self.value(&self.parts()[0])
+    }
+
+    /// Whether the tag is `tag`: its bytes compared one by one, as tags
+    /// are two or three bytes (a `memcmp` call per segment cost more than
+    /// the comparison).
+    #[inline]
+    pub fn has_tag(&self, tag: &str) -> bool {
+        // The tag's bytes, without `str` slicing's character-boundary checks.
+        let part = &self.parts()[0];
+        let ours = self.text.values.as_bytes().get(part.start as usize..part.end as usize);
+        let theirs = tag.as_bytes();
+        ours.is_some_and(|ours| ours.len() == theirs.len() && ours.iter().zip(theirs).all(|(a, b)| a == b))
     }
 
     /// The elements after the tag, each as its parts.
@@ -115,13 +145,23 @@ impl<'a> Segment<'a> {
         self.parts().chunk_by(|a, b| a.element == b.element).skip(1)
     }
 
+    /// Where element `e` starts among the parts, or the next element after
+    /// it if there is one.
+    fn element_start(&self, e: u32) -> Option<usize> {
+        // Parts are in element order, and every element (the tag too) has
+        // a part, so part `i` is of element `i` at most: element `e` starts
+        // at part `e` or later, and the search starts there.
+        let from = usize::try_from(e).ok()?;
+        let found = self.parts().get(from..)?.iter().position(|p| p.element >= e)?;
+        Some(from + found)
+    }
+
     /// Element `e` (1-based) as its parts, if the segment has it.
     fn element(&self, e: usize) -> Option<&'a [Part]> {
-        // Parts are in element order; the elements asked for come early.
         // An element number beyond 32 bits is in no segment.
         let e = u32::try_from(e).ok()?;
         let parts = self.parts();
-        let start = parts.iter().position(|p| p.element >= e)?;
+        let start = self.element_start(e)?;
         let len = parts[start..].iter().take_while(|p| p.element == e).count();
         (e > 0 && len > 0).then(|| &parts[start..start + len])
     }
@@ -145,14 +185,23 @@ impl<'a> Segment<'a> {
 
     /// Component `c` (0-based) of the first repeat of element `e` (1-based), or "".
     pub fn text(&self, e: usize, c: usize) -> &'a str {
-        // The first repeat's components come first in the element's parts.
-        let part = self.element(e).and_then(|parts| parts.get(c)).filter(|p| p.repeat == 0);
-        part.map_or("", |p| self.value(p))
+        // The first repeat's components come first in the element's parts,
+        // and parts are in element order: component `c` is the part `c`
+        // after the element's first if that one is still of element `e`.
+        // (Not measuring the element first: the envelope reads a dozen
+        // fields this way per message.)
+        let Some(e) = u32::try_from(e).ok().filter(|&e| e > 0) else { return "" };
+        let parts = self.parts();
+        let Some(start) = self.element_start(e) else { return "" };
+        match start.checked_add(c).and_then(|i| parts.get(i)) {
+            Some(p) if p.element == e && p.repeat == 0 => self.value(p),
+            _ => "",
+        }
     }
 
     /// Element `e` (1-based), first component, trimmed.
     pub fn el(&self, e: usize) -> &'a str {
-        self.text(e, 0).trim()
+        trim(self.text(e, 0))
     }
 
     /// The segment as the rendering describes it (see the module docs of `edi`).

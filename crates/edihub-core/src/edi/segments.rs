@@ -7,12 +7,13 @@
 //! terminator are skipped (many senders put one segment per line) unless the
 //! line break *is* the terminator.
 
-use std::ops::Range;
-
 use serde_json::Value;
 
-use super::refusal::{self, Fault, Located};
-use super::segment::{Part, Segment, Text};
+mod reader;
+
+pub(crate) use reader::tokenize_located;
+
+use super::segment::{Segment, Text, trim};
 use super::{EdiSyntax, Separators, malformed, split_glued};
 use crate::CoreError;
 use crate::path::{IdocPath, Step};
@@ -31,245 +32,9 @@ pub(crate) fn tokenize(
 /// values are copied after the text, which at most doubles it.
 pub(crate) const MAX_TEXT: usize = (u32::MAX / 2) as usize;
 
-/// [`tokenize`], with the error's fault: a premature end (the text ends
-/// inside a segment) or another syntax error.
-pub(crate) fn tokenize_located(
-    syntax: EdiSyntax,
-    text: &str,
-    seps: Separators,
-    first_number: usize,
-) -> Result<Text, Located> {
-    if let Some(e) = too_large(syntax, text.len()) {
-        return Err(refusal::syntax(e));
-    }
-    let mut reader = Reader::new(syntax, text, seps, first_number);
-    while reader.at < text.len() {
-        if reader.line_break_between_segments() {
-            reader.at += 1;
-            continue;
-        }
-        let number = first_number + reader.out.segments.len();
-        let parts = reader.segment(number)?;
-        reader.out.segments.push(parts);
-    }
-    Ok(reader.out)
-}
-
 /// The error for a text of `len` bytes over [`MAX_TEXT`].
 pub(crate) fn too_large(syntax: EdiSyntax, len: usize) -> Option<CoreError> {
     (len > MAX_TEXT).then(|| malformed(syntax, format!("the interchange is larger than {MAX_TEXT} bytes")))
-}
-
-/// What a separator or the release character does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Role {
-    Release,
-    Segment,
-    Element,
-    Component,
-    Repetition,
-}
-
-/// The value being read: where it starts in the text, and where the text
-/// not yet copied starts once a release character made it `escaped` (read
-/// into `Reader::unescaped`).
-struct Open {
-    start: usize,
-    run: usize,
-    escaped: bool,
-    /// Its element (0: the tag) and repeat.
-    element: u32,
-    repeat: u32,
-}
-
-/// What a byte of the text can start.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stop {
-    Nothing,
-    /// An ASCII separator or release character.
-    Mark(Role),
-    /// Maybe a separator that is not ASCII (the first byte of its UTF-8 form).
-    Lead,
-}
-
-/// The tokenizer's state: where it is in the text and what it has read.
-struct Reader<'a> {
-    syntax: EdiSyntax,
-    text: &'a str,
-    /// The separators and the release character with their roles,
-    /// the release first (it makes the next character literal).
-    marks: Vec<(char, Role)>,
-    /// What each byte can start (the bytes to stop at).
-    stops: [Stop; 256],
-    /// Where reading continues.
-    at: usize,
-    out: Text,
-    /// The value being read, escapes resolved, once it had a release character.
-    unescaped: String,
-}
-
-impl<'a> Reader<'a> {
-    fn new(syntax: EdiSyntax, text: &'a str, seps: Separators, first_number: usize) -> Reader<'a> {
-        let marks: Vec<(char, Role)> = [
-            (seps.release, Role::Release),
-            (Some(seps.segment), Role::Segment),
-            (Some(seps.element), Role::Element),
-            (Some(seps.component), Role::Component),
-            (seps.repetition, Role::Repetition),
-        ]
-        .into_iter()
-        .filter_map(|(c, role)| Some((c?, role)))
-        .collect();
-        let mut stops = [Stop::Nothing; 256];
-        let mut is_stop = [0_u8; 256];
-        for &(c, role) in &marks {
-            let mut buf = [0; 4];
-            let lead = usize::from(c.encode_utf8(&mut buf).as_bytes()[0]);
-            stops[lead] = if c.is_ascii() { Stop::Mark(role) } else { Stop::Lead };
-            is_stop[lead] = 1;
-        }
-        // Every value but a segment's first follows a stop: sized by their
-        // count, the parts of a large interchange are not copied as they grow.
-        let stops_in_text: usize = text.bytes().map(|b| usize::from(is_stop[usize::from(b)])).sum();
-        let out = Text {
-            values: text.to_string(),
-            parts: Vec::with_capacity(stops_in_text + 1),
-            segments: Vec::new(),
-            first_number,
-        };
-        Reader { syntax, text, marks, stops, at: 0, out, unescaped: String::new() }
-    }
-
-    /// Line breaks after a terminator are skipped, unless they are the terminator.
-    fn line_break_between_segments(&self) -> bool {
-        // Both are ASCII: the byte is the whole character, and `stops` has
-        // its role (a `str::starts_with(char)` per segment, through
-        // `mark`, was a quarter of the EDIFACT parse time).
-        let b = self.text.as_bytes()[self.at];
-        (b == b'\r' || b == b'\n') && !matches!(self.stops[usize::from(b)], Stop::Mark(Role::Segment))
-    }
-
-    /// The role of the separator `rest` starts with, if any.
-    fn mark(&self, rest: &str) -> Option<Role> {
-        self.marks.iter().find(|(c, _)| rest.starts_with(*c)).map(|&(_, role)| role)
-    }
-
-    /// Reads one segment up to and including its terminator; its parts in `out`.
-    fn segment(&mut self, number: usize) -> Result<Range<u32>, Located> {
-        let first = self.out.parts.len();
-        let bytes = self.text.as_bytes();
-        let mut value = Open { start: self.at, run: self.at, escaped: false, element: 0, repeat: 0 };
-        loop {
-            let next =
-                bytes[self.at..].iter().position(|&b| !matches!(self.stops[usize::from(b)], Stop::Nothing));
-            let Some(stop) = next else {
-                self.at = bytes.len();
-                self.close(&mut value);
-                return Err(self.unterminated(number, first));
-            };
-            self.at += stop;
-            let (role, width) = match self.stops[usize::from(bytes[self.at])] {
-                Stop::Mark(role) => (role, 1),
-                Stop::Nothing | Stop::Lead => {
-                    let rest = &self.text[self.at..];
-                    let width = rest.chars().next().map_or(1, char::len_utf8);
-                    match self.mark(rest) {
-                        Some(role) => (role, width),
-                        // The first byte of a separator that is not ASCII, starting another character.
-                        None => {
-                            self.at += width;
-                            continue;
-                        }
-                    }
-                }
-            };
-            if matches!(role, Role::Release) {
-                self.release(&mut value, width)?;
-                continue;
-            }
-            self.close(&mut value);
-            self.at += width;
-            match role {
-                Role::Segment => break,
-                Role::Element => (value.element, value.repeat) = (value.element + 1, 0),
-                Role::Repetition => value.repeat += 1,
-                Role::Component | Role::Release => {}
-            }
-            (value.start, value.run) = (self.at, self.at);
-        }
-        let tag = &self.out.parts[first];
-        check_tag(self.syntax, self.out.value(tag), number).map_err(refusal::syntax)?;
-        // Fewer parts than bytes in the text.
-        Ok(first as u32..self.out.parts.len() as u32)
-    }
-
-    /// A release character (of `width`) in `value`: the next character is
-    /// part of the value, so the value is no longer a slice of the text.
-    fn release(&mut self, value: &mut Open, width: usize) -> Result<(), Located> {
-        if !value.escaped {
-            self.unescaped.clear();
-            value.escaped = true;
-        }
-        self.unescaped.push_str(&self.text[value.run..self.at]);
-        self.at += width;
-        let Some(next) = self.text[self.at..].chars().next() else {
-            return Err(premature(malformed(self.syntax, "the body ends with a release character".into())));
-        };
-        self.unescaped.push(next);
-        self.at += next.len_utf8();
-        value.run = self.at;
-        Ok(())
-    }
-
-    /// Ends the value open since `value.start` at `at`.
-    #[inline]
-    fn close(&mut self, value: &mut Open) {
-        let (start, end) = if value.escaped {
-            value.escaped = false;
-            self.unescaped.push_str(&self.text[value.run..self.at]);
-            let start = self.out.values.len();
-            self.out.values.push_str(&self.unescaped);
-            (start, self.out.values.len())
-        } else {
-            (value.start, self.at)
-        };
-        // Within 32 bits: the text is at most MAX_TEXT bytes, the copy twice that.
-        let (start, end) = (start as u32, end as u32);
-        self.out.parts.push(Part { start, end, element: value.element, repeat: value.repeat });
-    }
-
-    /// The error for a segment the text ends in, named by its first element.
-    fn unterminated(&self, number: usize, first: usize) -> Located {
-        let parts = self.out.parts[first..].iter().take_while(|p| p.element == 0);
-        let tag: String = parts.flat_map(|p| self.out.value(p).chars()).take(20).collect();
-        premature(malformed(
-            self.syntax,
-            format!("segment {number} ({tag}) is not terminated by `{}`", self.mark_char(Role::Segment)),
-        ))
-    }
-
-    fn mark_char(&self, role: Role) -> char {
-        self.marks.iter().find(|(_, r)| *r == role).map_or(' ', |&(c, _)| c)
-    }
-}
-
-/// A syntax error at the end of the text.
-fn premature(e: CoreError) -> Located {
-    (e, Fault::Syntax { premature_end: true })
-}
-
-/// A tag is 2–3 letters or digits (the first component of the first element).
-fn check_tag(syntax: EdiSyntax, tag: &str, number: usize) -> Result<(), CoreError> {
-    let valid =
-        (2..=3).contains(&tag.len()) && tag.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
-    if valid {
-        return Ok(());
-    }
-    let shown: String = tag.chars().take(20).collect();
-    Err(malformed(
-        syntax,
-        format!("segment {number} has no valid tag (2–3 letters or digits), found `{shown}`"),
-    ))
 }
 
 /// Values at an IDoc-notation path on a message's segments, as on its
@@ -278,17 +43,20 @@ fn check_tag(syntax: EdiSyntax, tag: &str, number: usize) -> Result<(), CoreErro
 pub(crate) fn values<'a>(segments: impl Iterator<Item = Segment<'a>>, path: &IdocPath) -> Vec<Value> {
     let Some((first, rest)) = path.steps.split_first() else { return Vec::new() };
     let (tag, glued) = split_glued(first);
-    let mut positions: Vec<&str> = glued.into_iter().collect();
-    positions.extend(rest.iter().map(|s| s.name.as_str()));
-    if rest.iter().any(|s| !s.filters.is_empty()) || positions.len() > 2 {
+    let names = glued.into_iter().chain(rest.iter().map(|s| s.name.as_str()));
+    if rest.iter().any(|s| !s.filters.is_empty()) || names.clone().count() > 2 {
         return Vec::new();
     }
-    let Some(positions) = positions.iter().map(|p| index(p)).collect::<Option<Vec<_>>>() else {
-        return Vec::new();
-    };
+    // At most two positions, in an array: this runs per key field and message.
+    let mut positions = [0; 2];
+    for (i, name) in names.enumerate() {
+        let Some(p) = index(name) else { return Vec::new() };
+        positions[i] = p;
+    }
+    let positions = &positions[..usize::from(glued.is_some()) + rest.len()];
     let mut out = Vec::new();
     for seg in segments.filter(|s| is_segment(s, tag, first)) {
-        match positions.as_slice() {
+        match positions {
             [] => crate::eval::push_value(&seg.render(), true, &mut out),
             [e] => seg.repeats(*e).flatten().for_each(|v| push_text(v, &mut out)),
             [e, c] => at(seg, *e, *c).for_each(|v| push_text(v, &mut out)),
@@ -300,7 +68,7 @@ pub(crate) fn values<'a>(segments: impl Iterator<Item = Segment<'a>>, path: &Ido
 
 /// A value trimmed, unless it is blank.
 fn push_text(value: &str, out: &mut Vec<Value>) {
-    let t = value.trim();
+    let t = trim(value);
     if !t.is_empty() {
         out.push(Value::String(t.to_string()));
     }
@@ -314,7 +82,7 @@ fn index(step: &str) -> Option<usize> {
 
 /// Whether a segment has this tag and passes the step's filters.
 fn is_segment(seg: &Segment, tag: &str, step: &Step) -> bool {
-    if seg.tag() != tag {
+    if !seg.has_tag(tag) {
         return false;
     }
     step.filters.iter().all(|(field, want)| {
@@ -324,10 +92,10 @@ fn is_segment(seg: &Segment, tag: &str, step: &Step) -> bool {
         let (Some(e), None) = (element, parts.next()) else { return false };
         match component {
             // An element compares only where it is simple (one component).
-            None => seg
-                .repeats(e)
-                .any(|mut r| matches!((r.next(), r.next()), (Some(v), None) if v.trim() == want)),
-            Some(Some(c)) => at(*seg, e, c).any(|v| v.trim() == want),
+            None => {
+                seg.repeats(e).any(|mut r| matches!((r.next(), r.next()), (Some(v), None) if trim(v) == want))
+            }
+            Some(Some(c)) => at(*seg, e, c).any(|v| trim(v) == want),
             Some(None) => false,
         }
     })

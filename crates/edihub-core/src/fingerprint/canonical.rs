@@ -28,7 +28,7 @@ impl Hashed {
             if i > 0 {
                 hashed.bytes.push(b',');
             }
-            hashed.write(|out| serde_json::to_writer(out, part));
+            hashed.write(|out| write_str(part, out));
         }
         hashed
     }
@@ -40,7 +40,7 @@ impl Hashed {
     /// Adds a string.
     pub fn str(&mut self, part: &str) {
         self.bytes.push(b',');
-        self.write(|out| serde_json::to_writer(out, part));
+        self.write(|out| write_str(part, out));
     }
 
     /// Adds a value.
@@ -79,12 +79,28 @@ fn lower_hex(bytes: &[u8]) -> String {
     out
 }
 
+/// Writes a JSON string as serde_json does: quoted as it is when nothing in
+/// it needs an escape (serde_json escapes only control characters, `"` and
+/// `\\`), else through serde_json. The fast path skips serde_json's
+/// serializer setup, a fifth of a small message's fingerprint.
+fn write_str(s: &str, out: &mut Vec<u8>) -> serde_json::Result<()> {
+    if !s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        return serde_json::to_writer(out, s);
+    }
+    out.reserve(s.len() + 2);
+    out.push(b'"');
+    out.extend_from_slice(s.as_bytes());
+    out.push(b'"');
+    Ok(())
+}
+
 /// Writes the canonical JSON of `v`, its integers beyond 2^53 as text (see
 /// [`exact_integers`]).
 pub(super) fn write_canonical(v: &Value, out: &mut Vec<u8>) -> serde_json::Result<()> {
     match v {
         Value::Array(items) => write_array(items, out),
-        Value::String(_) | Value::Null | Value::Bool(_) => serde_json::to_writer(out, v),
+        Value::String(s) => write_str(s, out),
+        Value::Null | Value::Bool(_) => serde_json::to_writer(out, v),
         Value::Number(_) | Value::Object(_) => serde_json_canonicalizer::to_writer(&exact_integers(v), out),
     }
 }
