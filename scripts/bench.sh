@@ -18,7 +18,9 @@
 # R is R1, one replica through PgBouncer, and R2, two), BENCH_S6_ROWS (5000000),
 # BENCH_T_ROWS (5000000) and BENCH_T_DAYS_AGO (100) for T, BENCH_PARTITION_DAYS (81),
 # BENCH_DB_CONNECTIONS (edihub's pool, 32), BENCH_PG_PORT (55433),
-# BENCH_PG_SETTINGS (extra `-c name=value …` for the cluster), BENCH_PROFILE=1
+# BENCH_PG_SETTINGS (extra `-c name=value …` for the cluster), BENCH_PG_EXTRA_SQL
+# (SQL run on the benchmark database once the hub has migrated it, before any
+# scenario: e.g. an index whose ingest cost is measured), BENCH_PROFILE=1
 # (perf profile of edihub under S1 load), BENCH_S6_CEILING=1 (pgbench again
 # after the 5 M rows), BENCH_WRITE=0 (print only),
 # BENCH_CRITERION=0 (skip the criterion benches), BENCH_EDIHUB=/path/to/edihub

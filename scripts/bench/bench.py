@@ -841,6 +841,11 @@ def main():
             # (BENCH_PARTITION_DAYS=0 keeps a new database's layout).
             if PARTITION_DAYS > 0:
                 psql(partitions.relayout_sql(PARTITION_DAYS))
+            # An experiment's schema change (an index whose ingest cost is in
+            # question, say), once the hub has migrated, before any scenario.
+            if E.get("BENCH_PG_EXTRA_SQL"):
+                log(f"applying BENCH_PG_EXTRA_SQL: {E['BENCH_PG_EXTRA_SQL']}")
+                psql(E["BENCH_PG_EXTRA_SQL"])
         if "S1" in SCENARIOS:
             S["S1"] = scenario("S1", pg, recv, "unique", orders, 1 * 10**14, body_bytes=orders_bytes)
             S["S1_ceiling"] = ceiling("S1_ceiling")
