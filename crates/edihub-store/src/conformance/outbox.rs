@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use chrono::Duration;
+use chrono::{DateTime, Duration, Utc};
 
 use super::*;
 use crate::ingest::packet::TX_CHUNK;
@@ -221,83 +221,74 @@ pub async fn purged_messages_drop_their_deliveries(store: StoreRef) {
     assert!(report.iter().any(|r| r.attempt_log.len() == 1));
 }
 
-/// A worker that stalled past its lease finds the delivery claimed again by
-/// another: its attempt is logged, its verdict is not recorded, and the
-/// newer attempt's verdict decides.
-pub async fn a_stale_verdict_does_not_overwrite_a_newer_lease(store: StoreRef) {
+/// One delivery claimed twice: by a worker that then stalls past its lease
+/// (5 s), and again once that lease has expired. Returns a maker of
+/// finished attempts of that delivery, the stalled lease and the current one.
+async fn claimed_twice(
+    store: &StoreRef,
+    fp: &str,
+) -> (impl Fn(Verdict, i32, DateTime<Utc>) -> FinishedAttempt, DateTime<Utc>, DateTime<Utc>) {
     let scope = fresh_scope();
-    let dest = seed_mixed(&store, &scope, &scope.tenant_id).await;
-    let out = processed(ingest_at(&store, &scope, None, vec![message(Some("stale-1"))], now()).await);
+    let dest = seed_mixed(store, &scope, &scope.tenant_id).await;
+    let out = processed(ingest_at(store, &scope, None, vec![message(Some(fp))], now()).await);
     let id = outcome_id(&out[0]);
     let t0 = now();
     let stalled = store.claim_deliveries(&dest, t0, t0 + Duration::seconds(5), 10).await.unwrap();
     let t1 = t0 + Duration::seconds(6);
     let current = store.claim_deliveries(&dest, t1, t1 + Duration::seconds(5), 10).await.unwrap();
-    assert_eq!(current.len(), 1, "the expired lease is claimed again");
-    let done = |verdict, code, lease| FinishedAttempt {
+    assert_eq!((stalled.len(), current.len()), (1, 1), "the expired lease is claimed again");
+    let done = move |verdict, code, lease| FinishedAttempt {
         message_id: id,
         destination_id: dest.clone(),
         attempt: attempt(Some(code), None),
         verdict,
         lease_until: lease,
     };
-    store.finish_delivery(&done(Verdict::Delivered, 200, current[0].lease_until)).await.unwrap();
-    // The stalled worker's late verdict: a failure that must not win.
-    store.finish_delivery(&done(Verdict::Failed, 410, stalled[0].lease_until)).await.unwrap();
-    let report =
-        store.deliveries_of(id).await.unwrap().into_iter().find(|r| r.delivery.destination_id == dest);
-    let report = report.expect("delivery");
-    assert_eq!((report.delivery.status.as_str(), report.delivery.attempts), ("delivered", 1));
-    assert_eq!(report.delivery.last_status_code, Some(200));
-    assert_eq!(report.attempt_log.len(), 2, "both attempts are logged");
+    (done, stalled[0].lease_until, current[0].lease_until)
+}
+
+/// The delivery's report and its `delivery.failed` events.
+async fn report_and_failures(store: &StoreRef, d: &FinishedAttempt) -> (crate::DeliveryReport, usize) {
+    let reports = store.deliveries_of(d.message_id).await.unwrap();
+    let report = reports.into_iter().find(|r| r.delivery.destination_id == d.destination_id);
     let failed = AuditFilter {
         action: Some(DELIVERY_FAILED.into()),
-        message_id: Some(id),
+        message_id: Some(d.message_id),
         limit: 10,
         ..Default::default()
     };
-    assert!(store.list_audit(&failed).await.unwrap().is_empty(), "a stale failure is not audited");
+    (report.expect("delivery"), store.list_audit(&failed).await.unwrap().len())
+}
+
+/// A worker that stalled past its lease finds the delivery claimed again by
+/// another: its attempt is logged, its verdict is not recorded, and the
+/// newer attempt's verdict decides.
+pub async fn a_stale_verdict_does_not_overwrite_a_newer_lease(store: StoreRef) {
+    let (done, stalled, current) = claimed_twice(&store, "stale-1").await;
+    store.finish_delivery(&done(Verdict::Delivered, 200, current)).await.unwrap();
+    // The stalled worker's late verdict: a failure that must not win.
+    store.finish_delivery(&done(Verdict::Failed, 410, stalled)).await.unwrap();
+    let (report, failures) = report_and_failures(&store, &done(Verdict::Delivered, 200, current)).await;
+    assert_eq!((report.delivery.status.as_str(), report.delivery.attempts), ("delivered", 1));
+    assert_eq!(report.delivery.last_status_code, Some(200));
+    assert_eq!(report.attempt_log.len(), 2, "both attempts are logged");
+    assert_eq!(failures, 0, "a stale failure is not audited");
 }
 
 /// The stalled attempt's verdict and the newer one's in the same batch:
 /// the newer lease's verdict is recorded, the stale one only logged.
 pub async fn a_stale_verdict_in_the_same_batch_changes_nothing(store: StoreRef) {
-    let scope = fresh_scope();
-    let dest = seed_mixed(&store, &scope, &scope.tenant_id).await;
-    let out = processed(ingest_at(&store, &scope, None, vec![message(Some("stale-2"))], now()).await);
-    let id = outcome_id(&out[0]);
-    let t0 = now();
-    let stalled = store.claim_deliveries(&dest, t0, t0 + Duration::seconds(5), 10).await.unwrap();
-    let t1 = t0 + Duration::seconds(6);
-    let current = store.claim_deliveries(&dest, t1, t1 + Duration::seconds(5), 10).await.unwrap();
-    let retry_at = t1 + Duration::seconds(90);
-    let done = |verdict, code, lease| FinishedAttempt {
-        message_id: id,
-        destination_id: dest.clone(),
-        attempt: attempt(Some(code), None),
-        verdict,
-        lease_until: lease,
-    };
-    let batch = [
-        done(Verdict::Failed, 410, stalled[0].lease_until),
-        done(Verdict::RetryAt(retry_at), 503, current[0].lease_until),
-    ];
+    let (done, stalled, current) = claimed_twice(&store, "stale-2").await;
+    let retry_at = current + Duration::seconds(90);
+    let batch = [done(Verdict::Failed, 410, stalled), done(Verdict::RetryAt(retry_at), 503, current)];
     store.finish_deliveries(&batch).await.unwrap();
-    let report =
-        store.deliveries_of(id).await.unwrap().into_iter().find(|r| r.delivery.destination_id == dest);
-    let report = report.expect("delivery");
+    let (report, failures) = report_and_failures(&store, &batch[1]).await;
     assert_eq!((report.delivery.status.as_str(), report.delivery.attempts), ("pending", 1));
     assert_eq!(report.delivery.last_status_code, Some(503));
     assert_eq!(report.delivery.next_attempt_at, retry_at, "the retry is due when its verdict says");
     assert_eq!(report.delivery.lease_until, None);
     assert_eq!(report.attempt_log.len(), 2, "both attempts are logged");
-    let failed = AuditFilter {
-        action: Some(DELIVERY_FAILED.into()),
-        message_id: Some(id),
-        limit: 10,
-        ..Default::default()
-    };
-    assert!(store.list_audit(&failed).await.unwrap().is_empty(), "a stale failure is not audited");
+    assert_eq!(failures, 0, "a stale failure is not audited");
 }
 
 /// Attempts recorded together (the worker's batch): each delivery gets its
