@@ -161,14 +161,10 @@ where
         }
         let mut q = QueryBuilder::<DB>::new(STORED_MESSAGE);
         q.push(DB::FINGERPRINT_ACTIVE).push(STORED_MESSAGE_TAIL);
-        let mut list = q.separated(", ");
-        for id in ids {
-            list.push_bind(*id);
-        }
-        q.push(")");
-        // Planned with the ids known, so PostgreSQL reads only their
-        // partitions; a prepared plan would cover every partition (and a
-        // statement per message was planned afresh each time anyway).
+        // Unnamed, so planned with the ids known: a prepared plan would
+        // cover every partition (and a statement per message was planned
+        // afresh each time anyway).
+        crate::queries::push_ids(&mut q, ids.iter().copied());
         let rows: Vec<StoredRow> = q.build_query_as().persistent(false).fetch_all(&mut *conn).await?;
         Ok(rows
             .into_iter()

@@ -36,6 +36,22 @@ const AUDIT_COLUMNS: &str = "SELECT id, occurred_at, action, tenant_id, \
     environment_id, message_type, fingerprint, idempotency_key, detected_by, message_id, \
     details FROM audit_events WHERE 1 = 1";
 
+/// Binds `ids` as the comma-separated items of an `IN (…)` list whose
+/// opening the statement already has, and closes it. In an unnamed
+/// statement PostgreSQL plans such a list with the ids known, so a lookup
+/// by message id reads only the partitions they fall in.
+pub(crate) fn push_ids<DB>(q: &mut QueryBuilder<DB>, ids: impl IntoIterator<Item = Uuid>)
+where
+    DB: sqlx::Database,
+    for<'e> Uuid: Encode<'e, DB> + Type<DB>,
+{
+    let mut list = q.separated(", ");
+    for id in ids {
+        list.push_bind(id);
+    }
+    q.push(")");
+}
+
 /// How a backend matches a key value, the one lookup whose SQL differs.
 pub(crate) trait KeyValueMatch {
     /// The filter's text before its bound value, the value, and the text

@@ -463,11 +463,7 @@ where
         return Ok(());
     }
     let mut q = QueryBuilder::<DB>::new(KEY_MESSAGES);
-    let mut list = q.separated(", ");
-    for id in &ids {
-        list.push_bind(*id);
-    }
-    q.push(")");
+    crate::queries::push_ids(&mut q, ids);
     let found: Vec<KeyMessage> = q.build_query_as().persistent(false).fetch_all(&mut *conn).await?;
     for s in states.iter_mut().filter(|s| rendered(s)) {
         if let Some(m) = found.iter().find(|m| Some(m.id) == s.message_id) {

@@ -39,7 +39,7 @@ const FINISH_WHERE: &str = " FROM v WHERE deliveries.message_id = v.message_id \
     AND deliveries.destination_id = v.destination_id AND deliveries.lease_until = v.lease_until \
     AND deliveries.message_id IN (";
 const FINISH_RETURNING: &str =
-    ") RETURNING deliveries.message_id, deliveries.destination_id, deliveries.attempts";
+    " RETURNING deliveries.message_id, deliveries.destination_id, deliveries.attempts";
 
 /// The status a verdict leaves and, for a retry, when it is due.
 fn status_of(verdict: Verdict) -> (&'static str, Option<DateTime<Utc>>) {
@@ -160,10 +160,7 @@ where
             .push_bind(d.lease_until);
     });
     q.push(FINISH_TAIL).push_bind(now).push(FINISH_WHERE);
-    let mut ids = q.separated(", ");
-    for d in done {
-        ids.push_bind(d.message_id);
-    }
+    crate::queries::push_ids(&mut q, done.iter().map(|d| d.message_id));
     q.push(FINISH_RETURNING);
     Ok(q.build_query_as().persistent(false).fetch_all(&mut *conn).await?)
 }
