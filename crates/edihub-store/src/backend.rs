@@ -105,6 +105,21 @@ pub(crate) trait Backend:
         fingerprints: &[&str],
     ) -> impl Future<Output = Result<Vec<ScopedHolder>>> + Send;
 
+    /// Takes, in one global order, a transaction-scoped lock on each of
+    /// `fingerprints` in `scope` before the ingest transaction inserts them
+    /// one by one in packet order. Two packets that carry the same
+    /// fingerprints in opposite order would otherwise each hold one claim
+    /// and wait for the other's (a deadlock PostgreSQL breaks only after
+    /// `deadlock_timeout`, failing one of them); now the second waits
+    /// before it claims anything. The claims themselves keep packet order,
+    /// which is the feed's and delivery's order. SQLite's one writer runs
+    /// the transactions one at a time: nothing to do.
+    fn lock_fingerprints(
+        conn: &mut Self::Connection,
+        scope: &Scope,
+        fingerprints: &[&str],
+    ) -> impl Future<Output = Result<()>> + Send;
+
     /// Creates the partition a unit of work that failed with `e` lacked
     /// (PostgreSQL: a row that found no partition, see
     /// [`crate::partitions`]); true when it did, so the work may run

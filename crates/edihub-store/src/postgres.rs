@@ -92,6 +92,17 @@ const PACKET_HOLDERS: &str = "SELECT c.tenant_id, c.environment_id, m.id, m.mess
     FROM message_claims c JOIN messages m ON m.id = c.message_id \
     WHERE c.tenant_id = $1 AND c.environment_id = $2 AND c.fingerprint = ANY($3)";
 
+/// The class of the fingerprint locks (the two-key advisory lock space,
+/// apart from the partition and migration locks' one-key space): "ed".
+const FINGERPRINT_LOCK_CLASS: i32 = 0x6564;
+
+/// [`Backend::lock_fingerprints`]: one lock per distinct hash of scope and
+/// fingerprint, taken in hash order (the sorted, distinct subquery is not
+/// flattened, so the outer select calls the lock function in its order). Two
+/// fingerprints that share a hash only wait for each other.
+const LOCK_FINGERPRINTS: &str = "SELECT pg_advisory_xact_lock($1, k) FROM \
+    (SELECT DISTINCT hashtext($2 || '/' || $3 || '/' || f) AS k FROM unnest($4::text[]) AS f ORDER BY k) AS s";
+
 /// The feed's page: rows whose transaction is older than the snapshot's
 /// `xmin` (all such transactions have ended), in (transaction, id) order,
 /// along the `messages_feed` index. `$3` travels as a bigint (sqlx has no
@@ -166,6 +177,21 @@ impl Backend for Postgres {
             .persistent(false)
             .fetch_all(&mut *conn)
             .await?)
+    }
+
+    async fn lock_fingerprints(
+        conn: &mut Self::Connection,
+        scope: &Scope,
+        fingerprints: &[&str],
+    ) -> Result<()> {
+        sqlx::query(LOCK_FINGERPRINTS)
+            .bind(FINGERPRINT_LOCK_CLASS)
+            .bind(&scope.tenant_id)
+            .bind(&scope.environment_id)
+            .bind(fingerprints)
+            .execute(&mut *conn)
+            .await?;
+        Ok(())
     }
 
     async fn create_missing_partition(

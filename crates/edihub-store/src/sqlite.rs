@@ -122,6 +122,10 @@ impl Backend for Sqlite {
             .await?)
     }
 
+    async fn lock_fingerprints(_: &mut Self::Connection, _: &Scope, _: &[&str]) -> Result<()> {
+        Ok(())
+    }
+
     async fn create_missing_partition(
         _: &Sessions<Self>,
         _: &StoreError,

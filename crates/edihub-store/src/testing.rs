@@ -30,7 +30,8 @@ pub struct TestDb {
     pub url: String,
     /// Which backend it is.
     pub backend: Backend,
-    name: String,
+    /// The database's name (PostgreSQL) or file stem (SQLite).
+    pub(crate) name: String,
 }
 
 /// The PostgreSQL server tests create their databases on.

@@ -120,7 +120,8 @@ async fn postgres_feed_waits_for_an_older_open_transaction() {
     conformance::feed_waits_for_an_older_open_transaction(&TestDb::new(Backend::Postgres).await).await;
 }
 
-/// PostgreSQL's partitions and claims table (SQLite has neither).
+/// PostgreSQL's partitions and claims table (SQLite has neither), and its
+/// interleaved transactions.
 macro_rules! postgres_only {
     ($($name:ident),* $(,)?) => {
         mod postgres_partitions {
@@ -136,6 +137,7 @@ postgres_only!(
     insert_into_an_uncreated_range_lands,
     retention_drops_whole_expired_partitions,
     retention_keeps_partitions_with_claims_or_shared_bodies,
+    crossed_packets_wait_instead_of_deadlocking,
 );
 
 /// A store set up for a transaction pooler, connected directly here: its

@@ -149,9 +149,11 @@ impl<DB: Backend> SqlStore<DB> {
     }
 }
 
-/// Whether a failed write transaction should run again: deadlocks (two
-/// packets claiming the same fingerprints in opposite order) and busy
-/// errors are cured by running again, up to eight attempts. Transactions
+/// Whether a failed write transaction should run again: deadlocks and busy
+/// errors are cured by running again, up to eight attempts. (Packets that
+/// carry the same fingerprints in opposite order lock them first and so do
+/// not deadlock each other; a packet can still meet a group insert that
+/// claims two of its fingerprints in the other order.) Transactions
 /// that deadlocked together would collide again if all retried at once, so
 /// this first waits a random few milliseconds, longer each time.
 async fn pause_before_retry(e: &StoreError, attempt: u64) -> bool {

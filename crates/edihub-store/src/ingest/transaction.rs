@@ -106,8 +106,9 @@ async fn repeat_of_key<DB: Backend>(
 
 /// Stores `messages` (all of a request, or a chunk of a packet):
 /// duplicates of committed messages are settled set-wise first, the rest
-/// one insert each. Returns the outcomes in order and the packet's progress
-/// after them (see [`Progress`]).
+/// one insert each, in packet order, after their fingerprints are locked in
+/// one global order (see `Backend::lock_fingerprints`). Returns the outcomes
+/// in order and the packet's progress after them (see [`Progress`]).
 async fn store_messages<DB: Backend>(
     conn: &mut DB::Connection,
     req: &IngestRequest<'_>,
@@ -115,6 +116,15 @@ async fn store_messages<DB: Backend>(
     mut progress: Progress,
 ) -> Result<(Vec<MessageOutcome>, Progress)> {
     let known = known_duplicates::<DB>(conn, req, messages, &mut progress.look_up).await?;
+    let to_insert: Vec<&str> = messages
+        .iter()
+        .zip(&known)
+        .filter(|(_, known)| known.is_none())
+        .filter_map(|(m, _)| m.fingerprint.as_deref())
+        .collect();
+    if to_insert.len() > 1 {
+        DB::lock_fingerprints(conn, req.scope, &to_insert).await?;
+    }
     let mut outcomes = Vec::with_capacity(messages.len());
     for (m, known) in messages.iter().zip(known) {
         let outcome = match known {
