@@ -106,7 +106,8 @@ const CLAIM_AND_INSERT_KEYS: &str = "WITH k AS (INSERT INTO idempotency_keys \
      answer, message_id) SELECT c.tenant_id, c.environment_id, c.kind, c.key, c.request_sha256, \
      c.status_code, c.response_body, c.created_at, c.answer, c.message_id FROM (";
 /// Ends the key claim: only where no claim is visible, returning the
-/// message each claimed key expects; then opens the rows' `VALUES`.
+/// message each claimed key expects; then opens the rows' `VALUES`, read
+/// twice and so inlined (see `ClaimSql::INSERT_HEAD` for PostgreSQL).
 const CLAIM_AND_INSERT_KEYS_TAIL: &str = ") AS c (tenant_id, environment_id, kind, key, request_sha256, \
     status_code, response_body, created_at, answer, message_id, fingerprint) \
     WHERE c.fingerprint IS NULL OR NOT EXISTS (SELECT 1 FROM message_claims m \
@@ -115,7 +116,8 @@ const CLAIM_AND_INSERT_KEYS_TAIL: &str = ") AS c (tenant_id, environment_id, kin
     ON CONFLICT (tenant_id, environment_id, kind, key) DO NOTHING RETURNING message_id), \
     v (id, tenant_id, environment_id, message_type, mestyp, docnum, sender, fingerprint, \
     key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, idempotency_key, \
-    provider_event_id, packet_index, content_type, payload, received_at, payload_message_id) AS (";
+    provider_event_id, packet_index, content_type, payload, received_at, payload_message_id) \
+    AS NOT MATERIALIZED (";
 /// Ends [`IngestSql::claim_and_insert`]: the claimed rows' fingerprint
 /// claims, inserted without `ON CONFLICT` (a claim committed meanwhile, or
 /// a second row of one fingerprint, fails the statement), and their
