@@ -95,6 +95,11 @@ SELECT (lpad(to_hex((extract(epoch FROM t) * 1000)::bigint), 12, '0') || '7' || 
     t
 FROM generate_series(1, {rows}) AS i,
      LATERAL (SELECT md5('m' || i) AS r, now() - interval '30 days' * (1 - i::float8 / {rows}) AS t) AS x;
+-- The outbox rows edihub's insert statement writes with each message
+-- (migration 0013): one to `erp` per message of acme/prod.
+INSERT INTO deliveries (message_id, destination_id, status, attempts, next_attempt_at, created_at, updated_at)
+SELECT id, 'erp', 'pending', 0, received_at, received_at, received_at FROM messages
+WHERE tenant_id = 'acme' AND environment_id = 'prod';
 INSERT INTO audit_events (occurred_at, action, tenant_id, environment_id, message_type, fingerprint,
     detected_by, message_id, details)
 SELECT m.received_at + interval '1 minute', 'message.duplicate_blocked', m.tenant_id, m.environment_id,

@@ -20,9 +20,17 @@ pub(crate) trait ClaimSql {
     const INSERT_HEAD: &'static str;
     /// After the `VALUES`: inserts each row whose fingerprint it claimed
     /// (or that has none), `ON CONFLICT DO NOTHING` on the claim, and
-    /// returns the inserted ids. A second row of one fingerprint in the same
-    /// list meets the first one's claim.
+    /// returns the inserted ids (followed by [`ClaimSql::OUTBOX_TAIL`]). A
+    /// second row of one fingerprint in the same list meets the first one's
+    /// claim.
     const INSERT_TAIL: &'static str;
+    /// Ends every message insert: writes the outbox rows of the inserted
+    /// messages (one per enabled destination of the environment whose
+    /// `message_types` admit the message) in the same statement, and
+    /// returns the inserted ids. PostgreSQL: a CTE over the insert's
+    /// `RETURNING` (see migration 0013 for why not a trigger); SQLite: empty,
+    /// its row trigger writes them.
+    const OUTBOX_TAIL: &'static str;
     /// One holder probe (a [`crate::ingest::statements::ScopedHolder`] row)
     /// up to the tenant's bound value.
     const HOLDER_ARM: &'static str;
@@ -59,13 +67,22 @@ impl ClaimSql for sqlx::Postgres {
         (tenant_id, environment_id, fingerprint, message_id, expires_at, message_type, mestyp, docnum, \
         received_at) SELECT tenant_id, environment_id, fingerprint, id, fingerprint_expires_at, \
         message_type, mestyp, docnum, received_at FROM v \
-        WHERE fingerprint IS NOT NULL ON CONFLICT DO NOTHING RETURNING message_id) \
-        INSERT INTO messages (id, tenant_id, environment_id, message_type, mestyp, docnum, sender, \
+        WHERE fingerprint IS NOT NULL ON CONFLICT DO NOTHING RETURNING message_id), \
+        m AS (INSERT INTO messages (id, tenant_id, environment_id, message_type, mestyp, docnum, sender, \
         key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, idempotency_key, \
         provider_event_id, packet_index, content_type, payload, received_at, payload_message_id) SELECT id, tenant_id, environment_id, message_type, mestyp, docnum, sender, \
         key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, idempotency_key, \
         provider_event_id, packet_index, content_type, payload, received_at, payload_message_id \
-        FROM v WHERE v.fingerprint IS NULL OR v.id IN (SELECT message_id FROM c) RETURNING id";
+        FROM v WHERE v.fingerprint IS NULL OR v.id IN (SELECT message_id FROM c) \
+        RETURNING id, tenant_id, environment_id, message_type, received_at)";
+    /// Follows an insert CTE `m` that returns the inserted messages' id,
+    /// scope, type and receive time.
+    const OUTBOX_TAIL: &'static str = ", o AS (INSERT INTO deliveries \
+        (message_id, destination_id, status, attempts, next_attempt_at, created_at, updated_at) \
+        SELECT m.id, d.id, 'pending', 0, m.received_at, m.received_at, m.received_at FROM m \
+        JOIN destinations d ON d.tenant_id = m.tenant_id AND d.environment_id = m.environment_id \
+        WHERE d.enabled AND (d.message_types IS NULL OR d.message_types ? m.message_type)) \
+        SELECT id FROM m";
     /// The claim alone: it carries what the answer names of its holder.
     /// A join to `messages` by id would lock and open every partition per
     /// probe (it cannot be pruned at planning; make bench's S2 ran at a
@@ -96,6 +113,7 @@ impl ClaimSql for sqlx::Sqlite {
         provider_event_id, packet_index, content_type, payload, received_at, payload_message_id) ";
     const INSERT_TAIL: &'static str = " ON CONFLICT (tenant_id, environment_id, fingerprint) \
         WHERE fingerprint IS NOT NULL DO NOTHING RETURNING id";
+    const OUTBOX_TAIL: &'static str = "";
     const HOLDER_ARM: &'static str = "SELECT tenant_id, environment_id, id, message_type, mestyp, \
         docnum, key_fingerprint AS fingerprint, received_at, fingerprint_expires_at FROM messages \
         WHERE tenant_id = ";

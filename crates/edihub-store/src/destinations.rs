@@ -1,5 +1,6 @@
 //! Push destinations: where new messages are delivered, kept in the
-//! database so the outbox trigger can join on them.
+//! database so the message insert (PostgreSQL, `ClaimSql::OUTBOX_TAIL`) and
+//! the outbox trigger (SQLite) can join on them.
 //!
 //! Like integrations, rows seeded from the configuration carry `source =
 //! "config"` and follow the file on every start; once an admin changes one

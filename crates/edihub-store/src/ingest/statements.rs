@@ -121,19 +121,20 @@ const CLAIM_AND_INSERT_KEYS_TAIL: &str = ") AS c (tenant_id, environment_id, kin
 /// Ends [`IngestSql::claim_and_insert`]: the claimed rows' fingerprint
 /// claims, inserted without `ON CONFLICT` (a claim committed meanwhile, or
 /// a second row of one fingerprint, fails the statement), and their
-/// messages.
+/// messages as the CTE `m` that `ClaimSql::OUTBOX_TAIL` follows.
 const CLAIM_AND_INSERT_TAIL: &str = "), f AS (INSERT INTO message_claims \
     (tenant_id, environment_id, fingerprint, message_id, expires_at, message_type, mestyp, docnum, \
     received_at) SELECT tenant_id, environment_id, fingerprint, id, fingerprint_expires_at, \
     message_type, mestyp, docnum, received_at FROM v \
-    WHERE fingerprint IS NOT NULL AND id IN (SELECT message_id FROM k)) \
-    INSERT INTO messages (id, tenant_id, environment_id, message_type, mestyp, docnum, sender, \
+    WHERE fingerprint IS NOT NULL AND id IN (SELECT message_id FROM k)), \
+    m AS (INSERT INTO messages (id, tenant_id, environment_id, message_type, mestyp, docnum, sender, \
     key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, idempotency_key, \
     provider_event_id, packet_index, content_type, payload, received_at, payload_message_id) \
     SELECT id, tenant_id, environment_id, message_type, mestyp, docnum, sender, \
     key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, idempotency_key, \
     provider_event_id, packet_index, content_type, payload, received_at, payload_message_id \
-    FROM v WHERE id IN (SELECT message_id FROM k) RETURNING id";
+    FROM v WHERE id IN (SELECT message_id FROM k) \
+    RETURNING id, tenant_id, environment_id, message_type, received_at)";
 const FINISH_KEYS: &str = "WITH v (tenant_id, environment_id, kind, key, answer, message_id) AS (";
 const FINISH_KEYS_TAIL: &str = ") UPDATE idempotency_keys SET answer = v.answer, message_id = v.message_id \
     FROM v WHERE idempotency_keys.tenant_id = v.tenant_id \
@@ -250,6 +251,7 @@ where
         let mut q = QueryBuilder::<DB>::new(DB::INSERT_HEAD);
         q.push_values(rows, |mut b, r| DB::push_row(&mut b, r));
         q.push(DB::INSERT_TAIL);
+        q.push(DB::OUTBOX_TAIL);
         let ids: Vec<(Uuid,)> = q.build_query_as().fetch_all(&mut *conn).await?;
         Ok(ids.into_iter().map(|(id,)| id).collect())
     }
@@ -267,6 +269,7 @@ where
         q.push(CLAIM_AND_INSERT_KEYS_TAIL);
         q.push_values(rows, |mut b, r| DB::push_row(&mut b, r));
         q.push(CLAIM_AND_INSERT_TAIL);
+        q.push(DB::OUTBOX_TAIL);
         let ids: Vec<(Uuid,)> = q.build_query_as().fetch_all(&mut *conn).await?;
         Ok(ids.into_iter().map(|(id,)| id).collect())
     }
