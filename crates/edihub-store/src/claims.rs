@@ -12,6 +12,11 @@
 //! one statement needs for that difference; the statements themselves stay
 //! written once, in [`crate::ingest::statements`], [`crate::retention`],
 //! [`crate::queries`] and [`crate::feed`].
+//!
+//! One more difference follows from PostgreSQL's insert being a chain of
+//! CTEs: its end, `OUTBOX_TAIL`, writes the inserted messages' outbox rows
+//! in the same statement (SQLite's row trigger does that; migration 0013
+//! says why PostgreSQL has no trigger for it).
 
 /// The SQL text that depends on where claims live.
 pub(crate) trait ClaimSql {
