@@ -4,6 +4,7 @@
 -- table with each inserted row as it was before TOAST compression, so a
 -- 10 MB body was copied into a temporary file and read back for the five
 -- small columns the trigger joins on (BENCHMARKS.md, "Large bodies").
--- SQLite keeps its row trigger (it copies nothing). The function stays for
--- inserts outside edihub that want to call it; nothing calls it here.
+-- SQLite keeps its row trigger (it copies nothing). The trigger's function
+-- goes with it: a trigger function cannot be called on its own.
 DROP TRIGGER messages_enqueue_deliveries ON messages;
+DROP FUNCTION messages_enqueue_deliveries();

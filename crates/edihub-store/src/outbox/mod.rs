@@ -1,12 +1,15 @@
 //! The transactional outbox: one `deliveries` row per (message,
 //! destination), and the attempts made to deliver it.
 //!
-//! The rows are not written by Rust code at all: a trigger on `messages`
-//! (migration 0008) inserts them in the statement that inserts the message,
-//! for every enabled destination of the message's environment whose filter
-//! admits its type. So every insert path (group insert, one transaction,
-//! packet chunks) writes them, no committed message ever lacks its pending
-//! deliveries, and a duplicate, which inserts no message row, gets none.
+//! The rows are written by the statement that inserts the message, for
+//! every enabled destination of the message's environment whose filter
+//! admits its type: on SQLite by a row trigger on `messages` (migration
+//! 0008), on PostgreSQL by the insert statement itself, a CTE over its
+//! `RETURNING` (`ClaimSql::OUTBOX_TAIL`; migration 0013 says why not a
+//! trigger). Every insert path (group insert, one transaction, packet
+//! chunks) goes through that statement, so no committed message ever lacks
+//! its pending deliveries, and a duplicate, which inserts no message row,
+//! gets none.
 //! Another trigger deletes a message's deliveries and attempts when
 //! retention purges the message.
 //!
