@@ -18,13 +18,16 @@ into BENCHMARKS.md ("Console pages with 1 million messages").
    as a browser would (Accept: text/html, Basic credentials), after one
    warm-up request; prints the warm-up request's time ("first": for the
    overview, the roll-up of the hours not yet in its hourly rollup) and
-   p50/p95/max per page as a Markdown table;
+   p50/p95/max per page as a Markdown table; then walks two searches that
+   no index answers (a sender with no messages, a key value 15 days back)
+   page by page through their JSON `next_cursor` to the end;
 4. stops edihub (by its PID) and drops the database (MEASURE_KEEP=1 keeps
    it; MEASURE_REUSE=1 then measures again on it without filling).
 """
 
 import base64
 import hashlib
+import json
 import os
 import statistics
 import subprocess
@@ -142,7 +145,8 @@ def pages():
         ("overview", "/admin"),
         ("message list (newest 100)", "/admin/messages"),
         ("search by docnum", f"/admin/messages?docnum={mid_rows}"),
-        ("search by key value", f"/admin/messages?key_value=PO-{mid_rows}"),
+        ("search by a recent key value", f"/admin/messages?key_value=PO-{ROWS - 50}"),
+        ("search by a key value 15 days back (first page)", f"/admin/messages?key_value=PO-{mid_rows}"),
         ("search by fingerprint", f"/admin/messages?fingerprint={hashlib.md5(f'f{mid_rows}'.encode()).hexdigest()}"),
         ("search by sender", "/admin/messages?sender=PARTNER7"),
         ("search by a sender with no messages", "/admin/messages?sender=NOBODY"),
@@ -154,6 +158,24 @@ def pages():
         ("integrations", "/admin/integrations"),
         ("destinations", "/admin/destinations"),
     ]
+
+
+def walk(query, auth):
+    """Follows a JSON search's next_cursor until it is null: (pages, found,
+    total ms, slowest page ms)."""
+    cursor, pages, found, times = None, 0, 0, []
+    while True:
+        path = f"/admin/messages?{query}" + (f"&cursor={cursor}" if cursor else "")
+        req = urllib.request.Request(f"http://127.0.0.1:{PORT}{path}", headers={"Authorization": auth})
+        t0 = time.perf_counter()
+        with urllib.request.urlopen(req) as res:
+            body = json.loads(res.read())
+        times.append((time.perf_counter() - t0) * 1000)
+        pages += 1
+        found += len(body["messages"])
+        cursor = body["next_cursor"]
+        if cursor is None:
+            return pages, found, sum(times), max(times)
 
 
 def percentile(values, p):
@@ -197,6 +219,11 @@ def main():
             times = [get(path, auth)[1] for _ in range(REPEAT)]
             print(f"| {name} | `{path}` | {first:.1f} | {percentile(times, 50):.1f} | {percentile(times, 95):.1f} "
                   f"| {max(times):.1f} |")
+        print("\n| Whole search, following next_cursor (JSON) | pages | found | total ms | slowest page ms |")
+        print("|---|---:|---:|---:|---:|")
+        for query in ["sender=NOBODY", f"key_value=PO-{ROWS // 2}"]:
+            pages_, found, total, slowest = walk(query, auth)
+            print(f"| `{query}` | {pages_} | {found} | {total:.0f} | {slowest:.1f} |")
     finally:
         if server is not None:
             server.terminate()

@@ -4,7 +4,7 @@
 //! Almost nothing differs: the statements are portable SQL and sqlx maps the
 //! same Rust types onto both backends' columns, so the statements are
 //! written once, per concept, as traits with a single generic
-//! implementation ([`IngestSql`], [`CatalogSql`], [`QuerySql`],
+//! implementation ([`IngestSql`], [`CatalogSql`], [`QuerySql`], [`SearchSql`],
 //! [`RetentionSql`], [`ConsoleSql`], [`RollupSql`], [`BacklogSql`], [`AckSql`], [`DestinationSql`], [`OutboxSql`], [`FeedSql`]; each states once which column types it
 //! binds and which rows it reads). What is left is [`Backend`]: how a write
 //! transaction starts, the migrations, and the one lookup that needs a
@@ -27,6 +27,7 @@ use crate::destinations::DestinationSql;
 use crate::feed::FeedSql;
 use crate::ingest::group::Batchers;
 use crate::ingest::statements::{IngestSql, ScopedHolder};
+use crate::message_search::SearchSql;
 use crate::outbox::{OutboxSql, QueueSql};
 use crate::queries::QuerySql;
 use crate::retention::RetentionSql;
@@ -39,6 +40,7 @@ pub(crate) trait Backend:
     + ClaimSql
     + CatalogSql
     + QuerySql
+    + SearchSql
     + RetentionSql
     + ConsoleSql
     + RollupSql

@@ -55,6 +55,10 @@ pub(crate) trait ClaimSql {
     /// Whether the message aliased `m` holds its claim (a boolean
     /// expression).
     const FINGERPRINT_ACTIVE: &'static str;
+    /// The columns of `messages` that [`ClaimSql::FINGERPRINT_ACTIVE`]
+    /// reads besides `id`, each after a comma: a subquery over `messages`
+    /// selects them for it.
+    const CLAIM_COLUMNS: &'static str;
 }
 
 impl ClaimSql for sqlx::Postgres {
@@ -110,6 +114,7 @@ impl ClaimSql for sqlx::Postgres {
          AND NOT EXISTS (SELECT 1 FROM messages r WHERE r.payload_message_id = m.id) LIMIT $3)";
     const FINGERPRINT_ACTIVE: &'static str =
         "EXISTS (SELECT 1 FROM message_claims c WHERE c.message_id = m.id)";
+    const CLAIM_COLUMNS: &'static str = "";
 }
 
 impl ClaimSql for sqlx::Sqlite {
@@ -134,4 +139,5 @@ impl ClaimSql for sqlx::Sqlite {
          AND (m.fingerprint IS NULL OR m.fingerprint_expires_at <= $2) \
          AND NOT EXISTS (SELECT 1 FROM messages r WHERE r.payload_message_id = m.id) LIMIT $3)";
     const FINGERPRINT_ACTIVE: &'static str = "(m.fingerprint IS NOT NULL)";
+    const CLAIM_COLUMNS: &'static str = ", fingerprint";
 }

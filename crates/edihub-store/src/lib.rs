@@ -41,11 +41,13 @@
 //! - `catalog.rs`: message types and integrations, seeded from the
 //!   configuration, changed by admins (audited).
 //! - `destinations.rs`: push destinations, seeded and changed like
-//!   integrations; `outbox/`: the deliveries the `messages` trigger
-//!   writes with each message, their leases and attempts (`model.rs`: the rows).
+//!   integrations; `outbox/`: the deliveries written with each message
+//!   (by PostgreSQL's insert statement, by SQLite's trigger), their leases
+//!   and attempts (`model.rs`: the rows).
 //! - `feed.rs`: the pull feed, pages of an environment's messages in an
 //!   order no late commit can break.
-//! - `audit.rs`: audit events; `queries.rs`: message and audit lookups;
+//! - `audit.rs`: audit events; `queries.rs`: a message by id and audit
+//!   lookups; `message_search.rs`: message search, in bounded pages;
 //!   `console.rs`: the overview's aggregates, `activity_rollup.rs` their
 //!   hourly rollup, `delivery_backlog.rs` its delivery backlog per
 //!   destination; `retention.rs`: batched purges.
@@ -68,6 +70,7 @@ mod destinations;
 mod error;
 mod feed;
 mod ingest;
+mod message_search;
 mod model;
 mod outbox;
 mod outcome;
@@ -96,6 +99,7 @@ pub use delivery_backlog::DeliveryBacklog;
 pub use destinations::DestinationRow;
 pub use error::{Result, StoreError};
 pub use feed::{FeedMessage, FeedPage, FeedPosition, FeedQuery, StoredMessage};
+pub use message_search::SEARCH_SCAN;
 pub use model::*;
 pub use outbox::{
     AttemptRow, ClaimedDelivery, DELIVERED, DeliveryQueue, DeliveryReport, DeliveryRow, FAILED,
@@ -218,8 +222,9 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     async fn put_message_type(&self, row: &MessageTypeRow) -> Result<Option<MessageTypeRow>>;
     /// An admin's change of an integration, audited as `integration.updated`.
     async fn put_integration(&self, row: &IntegrationRow) -> Result<Option<IntegrationRow>>;
-    /// Message metadata matching `query`, newest first.
-    async fn find_messages(&self, query: &MessageQuery) -> Result<Vec<MessageMeta>>;
+    /// One page of messages matching `query`, newest first, and where the
+    /// next page starts (see [`MessagePage::next`]).
+    async fn find_messages(&self, query: &MessageQuery) -> Result<MessagePage>;
     /// Adds to the overview's hourly rollup every hour that ended before
     /// `settled` (a time before which every request has committed or rolled
     /// back) and is not in it yet; returns how many hours it added (see the

@@ -146,6 +146,25 @@ pub struct MessageQuery {
     pub before: Option<(DateTime<Utc>, Uuid)>,
     /// Most rows returned.
     pub limit: i64,
+    /// Most messages one page examines when it checks a filter row by row
+    /// (tenant, environment, message type, sender, key value or
+    /// Idempotency-Key, without a docnum or fingerprint); `None`:
+    /// [`crate::SEARCH_SCAN`]. See [`MessagePage::next`].
+    #[serde(skip)]
+    pub scan: Option<i64>,
+}
+
+/// One page of [`crate::Store::find_messages`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct MessagePage {
+    /// The matching messages, newest first, at most the query's `limit`.
+    pub messages: Vec<MessageMeta>,
+    /// Where the next page starts (as [`MessageQuery::before`]), `None`
+    /// when no older message is left to look at: the last message of a
+    /// full page, or the oldest message a page examined when its scan
+    /// ended before the page filled ([`MessageQuery::scan`]). A page can
+    /// thus be short, even empty, and still have a next one.
+    pub next: Option<(DateTime<Utc>, Uuid)>,
 }
 
 /// The `LIKE` pattern that finds `value` as a string inside the JSON text of

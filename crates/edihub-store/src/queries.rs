@@ -1,20 +1,18 @@
-//! Reading what was stored: a message by id, message lookups and the audit
-//! log, for the admin API and the console.
+//! Reading what was stored: a message by id and the audit log, for the
+//! admin API and the console (message search is in
+//! [`crate::message_search`]).
 //!
-//! Lookups are keyset-paginated (newest first, the last row of a page is
-//! the next page's bound), so a page never repeats or skips a row when new
-//! ones arrive in between, and each filter is an equality or a range the
-//! indexes of `messages` and `audit_events` serve. A key value is matched
-//! by containment on PostgreSQL (its GIN index on `key_values`) and as text
-//! on SQLite ([`KeyValueMatch`]).
+//! The audit log is keyset-paginated (newest first, the last row of a page
+//! is the next page's bound), so a page never repeats or skips a row when
+//! new ones arrive in between, and each filter is an equality or a range
+//! the indexes of `audit_events` serve.
 
 use chrono::{DateTime, Utc};
 use sqlx::{Encode, Executor, FromRow, IntoArguments, QueryBuilder, Type};
 use uuid::Uuid;
 
 use crate::claims::ClaimSql;
-use crate::model::{docnum_forms, key_value_pattern};
-use crate::{AuditEvent, AuditFilter, MessageMeta, MessageQuery, MessageRow, Result, Scope};
+use crate::{AuditEvent, AuditFilter, MessageRow, Result, Scope};
 
 /// A full message; a packet's messages share the body stored with the first.
 /// `ClaimSql::FINGERPRINT_ACTIVE` follows, then [`MESSAGE_BY_ID_TAIL`].
@@ -26,12 +24,6 @@ const MESSAGE_BY_ID_TAIL: &str = " AS fingerprint_active, \
     COALESCE(h.payload, m.payload) AS payload, m.received_at \
     FROM messages m LEFT JOIN messages h ON h.id = m.payload_message_id WHERE m.id = ";
 const COUNT_MESSAGES: &str = "SELECT COUNT(*) FROM messages WHERE tenant_id = $1 AND environment_id = $2";
-/// `ClaimSql::FINGERPRINT_ACTIVE` follows, then [`MESSAGE_META_TAIL`].
-const MESSAGE_META_COLUMNS: &str = "SELECT id, tenant_id, environment_id, message_type, \
-    mestyp, docnum, sender, key_fingerprint AS fingerprint, fingerprint_basis, \
-    fingerprint_expires_at, ";
-const MESSAGE_META_TAIL: &str = " AS fingerprint_active, idempotency_key, \
-    provider_event_id, packet_index, content_type, received_at FROM messages m WHERE 1 = 1";
 const AUDIT_COLUMNS: &str = "SELECT id, occurred_at, action, tenant_id, \
     environment_id, message_type, fingerprint, idempotency_key, detected_by, message_id, \
     details FROM audit_events WHERE 1 = 1";
@@ -52,30 +44,6 @@ where
     q.push(")");
 }
 
-/// How a backend matches a key value, the one lookup whose SQL differs.
-pub(crate) trait KeyValueMatch {
-    /// The filter's text before its bound value, the value, and the text
-    /// after it.
-    fn key_value_clause(value: &str) -> (&'static str, String, &'static str);
-}
-
-impl KeyValueMatch for sqlx::Postgres {
-    /// Containment, which a GIN index on `key_values` would answer (not
-    /// created: it costs every insert; see migration 0011).
-    fn key_value_clause(value: &str) -> (&'static str, String, &'static str) {
-        let doc = serde_json::json!([{ "values": [value] }]).to_string();
-        (" AND key_values @> CAST(", doc, " AS JSONB)")
-    }
-}
-
-impl KeyValueMatch for sqlx::Sqlite {
-    /// The value JSON-quoted inside the key values' text: no index, so it
-    /// is matched within the rows the other filters leave.
-    fn key_value_clause(value: &str) -> (&'static str, String, &'static str) {
-        (" AND CAST(key_values AS TEXT) LIKE ", key_value_pattern(value), " ESCAPE '\\'")
-    }
-}
-
 /// The lookups' statements.
 pub(crate) trait QuerySql: sqlx::Database {
     /// A message by id, payload included.
@@ -86,11 +54,6 @@ pub(crate) trait QuerySql: sqlx::Database {
     /// How many messages an environment holds.
     fn count_messages(conn: &mut Self::Connection, scope: &Scope)
     -> impl Future<Output = Result<i64>> + Send;
-    /// Message metadata matching `f`, newest first.
-    fn find_messages(
-        conn: &mut Self::Connection,
-        f: &MessageQuery,
-    ) -> impl Future<Output = Result<Vec<MessageMeta>>> + Send;
     /// Audit events matching `f`, newest first.
     fn list_audit(
         conn: &mut Self::Connection,
@@ -100,7 +63,7 @@ pub(crate) trait QuerySql: sqlx::Database {
 
 impl<DB> QuerySql for DB
 where
-    DB: sqlx::Database + KeyValueMatch + ClaimSql,
+    DB: sqlx::Database + ClaimSql,
     DB::Arguments: IntoArguments<DB>,
     for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
     for<'e> String: Encode<'e, DB> + Type<DB>,
@@ -109,7 +72,6 @@ where
     for<'e> DateTime<Utc>: Encode<'e, DB> + Type<DB>,
     for<'r> (i64,): FromRow<'r, DB::Row>,
     for<'r> MessageRow: FromRow<'r, DB::Row>,
-    for<'r> MessageMeta: FromRow<'r, DB::Row>,
     for<'r> AuditEvent: FromRow<'r, DB::Row>,
 {
     async fn get_message(conn: &mut DB::Connection, id: Uuid) -> Result<Option<MessageRow>> {
@@ -125,59 +87,6 @@ where
             .fetch_one(&mut *conn)
             .await?;
         Ok(n)
-    }
-
-    async fn find_messages(conn: &mut DB::Connection, f: &MessageQuery) -> Result<Vec<MessageMeta>> {
-        let mut q = QueryBuilder::<DB>::new(MESSAGE_META_COLUMNS);
-        q.push(DB::FINGERPRINT_ACTIVE).push(MESSAGE_META_TAIL);
-        let filters = [
-            (" AND tenant_id = ", &f.tenant),
-            (" AND environment_id = ", &f.environment),
-            (" AND key_fingerprint = ", &f.fingerprint),
-            (" AND idempotency_key = ", &f.idempotency_key),
-            (" AND message_type = ", &f.message_type),
-            (" AND sender = ", &f.sender),
-        ];
-        for (clause, value) in filters {
-            if let Some(v) = value {
-                q.push(clause).push_bind(v);
-            }
-        }
-        for (column, listed) in
-            [(" AND tenant_id IN (", &f.tenants), (" AND environment_id IN (", &f.environments)]
-        {
-            if listed.is_empty() {
-                continue;
-            }
-            let mut values = q.push(column).separated(", ");
-            for value in listed {
-                values.push_bind(value.clone());
-            }
-            q.push(")");
-        }
-        if let Some(docnum) = &f.docnum {
-            let mut forms = q.push(" AND docnum IN (").separated(", ");
-            for form in docnum_forms(docnum) {
-                forms.push_bind(form);
-            }
-            q.push(")");
-        }
-        if let Some(value) = &f.key_value {
-            let (before, bound, after) = DB::key_value_clause(value);
-            q.push(before).push_bind(bound).push(after);
-        }
-        if let Some(since) = f.since {
-            q.push(" AND received_at >= ").push_bind(since);
-        }
-        if let Some(until) = f.until {
-            q.push(" AND received_at < ").push_bind(until);
-        }
-        if let Some((at, id)) = f.before {
-            q.push(" AND (received_at < ").push_bind(at);
-            q.push(" OR (received_at = ").push_bind(at).push(" AND id < ").push_bind(id).push("))");
-        }
-        q.push(" ORDER BY received_at DESC, id DESC LIMIT ").push_bind(f.limit);
-        Ok(q.build_query_as().fetch_all(&mut *conn).await?)
     }
 
     async fn list_audit(conn: &mut DB::Connection, f: &AuditFilter) -> Result<Vec<AuditEvent>> {

@@ -11,7 +11,7 @@ use crate::backend::{Backend, SqlStore};
 use crate::feed::{FeedPage, FeedQuery, StoredMessage};
 use crate::{
     ActivityCount, ActivityPoint, AuditEvent, AuditFilter, ClaimedDelivery, DeliveryQueue, DeliveryReport,
-    DestinationRow, FinishedAttempt, IngestOutcome, IngestRequest, IntegrationRow, KeyPurge, MessageMeta,
+    DestinationRow, FinishedAttempt, IngestOutcome, IngestRequest, IntegrationRow, KeyPurge, MessagePage,
     MessageQuery, MessageRow, MessageTypeRow, NewAuditEvent, ReplayFilter, Result, RetentionStep, Scope,
     Store,
 };
@@ -236,7 +236,7 @@ impl<DB: Backend> Store for SqlStore<DB> {
         Ok(old)
     }
 
-    async fn find_messages(&self, query: &MessageQuery) -> Result<Vec<MessageMeta>> {
+    async fn find_messages(&self, query: &MessageQuery) -> Result<MessagePage> {
         let mut session = self.db.session().await?;
         let value = DB::find_messages(&mut session, query).await?;
         session.done(value).await

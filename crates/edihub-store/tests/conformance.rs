@@ -60,6 +60,7 @@ suite!(
     retention_releases_and_purges,
     key_purge_keeps_an_integrations_event_ids,
     message_search_filters_and_pages,
+    bounded_search_pages_see_every_match_once,
     lookups_keep_to_their_tenants_and_environments,
     audit_events_of_one_message,
     outbox_rows_written_with_messages,

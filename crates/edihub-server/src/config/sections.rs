@@ -29,12 +29,29 @@ impl Default for RetentionConfig {
     }
 }
 
-/// The admin credential, stored only as a hash.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+/// The admin credential, stored only as a hash, and the admin search.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AdminConfig {
     /// SHA-256 hex of the admin token (Bearer token or Basic password).
     pub token_sha256: String,
+    /// Most messages one page of `GET /admin/messages` examines when it
+    /// checks a filter row by row (sender, key value, message type,
+    /// tenant, environment or Idempotency-Key, without a docnum or
+    /// fingerprint): a short page then continues on the next. Bounds every
+    /// page's work without an index per filter on every insert.
+    #[serde(default = "default_search_scan")]
+    pub search_scan_messages: i64,
+}
+
+fn default_search_scan() -> i64 {
+    edihub_store::SEARCH_SCAN
+}
+
+impl Default for AdminConfig {
+    fn default() -> Self {
+        Self { token_sha256: String::new(), search_scan_messages: default_search_scan() }
+    }
 }
 
 /// A tenant: one customer or business unit.

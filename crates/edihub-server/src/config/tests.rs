@@ -53,6 +53,7 @@ fn defaults_apply() {
     assert_eq!(c.max_connections_per_address, 256);
     assert_eq!(c.max_inflight_webhook_body_bytes, 4 * 1024 * 1024);
     assert_eq!(c.signature_rejection_audit_secs, 60);
+    assert_eq!(c.admin.search_scan_messages, 10_000);
 }
 
 #[test]
@@ -77,6 +78,7 @@ fn refusals_name_the_key() {
         (format!("max_connections_per_address = 0\n{b}"), "max_connections_per_address"),
         (format!("signature_rejection_audit_secs = 0\n{b}"), "signature_rejection_audit_secs"),
         (b.replace(SHA, "abc"), "admin.token_sha256"),
+        (b.replace("[admin]\n", "[admin]\nsearch_scan_messages = 0\n"), "admin.search_scan_messages"),
         (b.replace(&"1".repeat(64), "zz"), "tenants[0].environments[0].api_keys_sha256[0]"),
         (format!("{b}[[tenants]]\nid = \"acme\"\nenvironments = []\n"), "tenants[1].id"),
         (

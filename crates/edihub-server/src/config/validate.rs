@@ -146,6 +146,9 @@ impl Config {
             ));
         }
         check_sha256("admin.token_sha256", &self.admin.token_sha256)?;
+        if !(1..=10_000_000).contains(&self.admin.search_scan_messages) {
+            return Err(ConfigError::new("admin.search_scan_messages", "must be from 1 to 10000000"));
+        }
         self.validate_tenants()?;
         self.validate_types()?;
         self.validate_integrations()?;

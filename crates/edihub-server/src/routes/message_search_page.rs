@@ -1,12 +1,14 @@
 //! The HTML face of `GET /admin/messages`: a search form (a plain GET, so a
 //! search is a bookmarkable URL) by docnum, key value, fingerprint, message
 //! type, sender, scope and time, and the matching messages newest first,
-//! each linking to its page. Keyset pagination as in the JSON answer.
+//! each linking to its page. Keyset pagination as in the JSON answer; a
+//! search checked row by row looks at a bounded number of messages a page,
+//! and a short page then says how far back it looked.
 
 use std::fmt::Write;
 
 use axum::response::Html;
-use edihub_store::{MessageMeta, MessageQuery};
+use edihub_store::{MessageMeta, MessagePage, MessageQuery};
 
 use super::page::{esc, input, layout, query_string};
 
@@ -52,16 +54,31 @@ fn table(out: &mut String, found: &[MessageMeta]) {
     out.push_str("</tbody></table></div>");
 }
 
-/// Renders the page for query `q` with the messages `found`.
-pub fn render(q: &MessageQuery, found: &[MessageMeta], next_cursor: Option<&str>) -> Html<String> {
-    let mut out = String::with_capacity(4096 + found.len() * 512);
+/// Renders the page for query `q` with `found`, whose next page starts at
+/// `next_cursor`.
+pub fn render(q: &MessageQuery, found: &MessagePage, next_cursor: Option<&str>) -> Html<String> {
+    let mut out = String::with_capacity(4096 + found.messages.len() * 512);
     let since = q.since.map(|t| t.to_rfc3339());
     let until = q.until.map(|t| t.to_rfc3339());
     form(&mut out, q, since.as_deref(), until.as_deref());
-    if found.is_empty() {
+    // A short page with a next one: its scan ended first (see
+    // `MessageQuery::scan`); say how far it looked.
+    let scanned_to = found.next.filter(|_| (found.messages.len() as i64) < q.limit);
+    if found.messages.is_empty() && scanned_to.is_none() {
         out.push_str("<p id=\"empty\" class=\"muted\">No messages match this search.</p>");
-    } else {
-        table(&mut out, found);
+    } else if !found.messages.is_empty() {
+        table(&mut out, &found.messages);
+    }
+    if let Some((at, _)) = scanned_to {
+        let _ = write!(
+            out,
+            "<p id=\"scanned\" class=\"muted\">{} found among the messages received since {} UTC \
+             (a search by sender, key value, type or scope looks at {} messages a page). \
+             Older messages are on the next page.</p>",
+            found.messages.len(),
+            at.format("%Y-%m-%d %H:%M:%S%.3f"),
+            q.scan.unwrap_or(edihub_store::SEARCH_SCAN),
+        );
     }
     if let Some(cursor) = next_cursor {
         let limit = q.limit.to_string();

@@ -174,10 +174,10 @@ struct FindQuery {
     limit: Option<i64>,
 }
 
-/// The keyset cursor of a message list: the last row's `received_at` (in
-/// microseconds) and id.
-pub(crate) fn cursor_of(m: &edihub_store::MessageMeta) -> String {
-    format!("{}.{}", m.received_at.timestamp_micros(), m.id)
+/// The keyset cursor of a message list: where the next page starts
+/// (`MessagePage::next`: a `received_at`, in microseconds, and an id).
+fn cursor_of((at, id): (DateTime<Utc>, Uuid)) -> String {
+    format!("{}.{id}", at.timestamp_micros())
 }
 
 fn parse_cursor(c: &str) -> Result<(DateTime<Utc>, Uuid), ApiError> {
@@ -209,6 +209,7 @@ impl FindQuery {
                 Some(n) if (1..=500).contains(&n) => n,
                 Some(_) => return Err(ApiError::BadRequest("`limit` must be a number from 1 to 500".into())),
             },
+            scan: None,
         })
     }
 }
@@ -246,7 +247,7 @@ fn lookup_limits(config: &crate::config::Config, q: &MessageQuery) -> (Vec<Strin
         ("key_value" = Option<String>, Query, description = "a value found at a key field, exactly"),
         ("since" = Option<String>, Query, description = "RFC 3339, inclusive"),
         ("until" = Option<String>, Query, description = "RFC 3339, exclusive"),
-        ("cursor" = Option<String>, Query, description = "next_cursor of the previous page"),
+        ("cursor" = Option<String>, Query, description = "next_cursor of the previous page; a page may hold fewer than `limit` messages, even none, and still have one (a search checked row by row examines at most `admin.search_scan_messages`, by default 10,000, a page): follow it until it is null"),
         ("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "default 100")),
     responses((status = 200, description = "Matching messages, newest first (HTML for browsers)", body = Object),
         BadInput, Unauthenticated, Unavailable),
@@ -258,6 +259,7 @@ async fn find(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let mut query = q.into_query()?;
+    query.scan = Some(state.config.admin.search_scan_messages);
     (query.tenants, query.environments) = lookup_limits(&state.config, &query);
     let html = super::page::wants_html(&headers);
     let lookups =
@@ -267,10 +269,10 @@ async fn find(
             "give at least one of fingerprint, idempotency_key, docnum, key_value or sender".into(),
         ));
     }
-    let found = state.store.find_messages(&query).await?;
-    let next_cursor = (found.len() as i64 == query.limit).then(|| found.last().map(cursor_of)).flatten();
+    let page = state.store.find_messages(&query).await?;
+    let next_cursor = page.next.map(cursor_of);
     if html {
-        return Ok(super::message_search_page::render(&query, &found, next_cursor.as_deref()).into_response());
+        return Ok(super::message_search_page::render(&query, &page, next_cursor.as_deref()).into_response());
     }
-    Ok(Json(json!({ "messages": found, "next_cursor": next_cursor })).into_response())
+    Ok(Json(json!({ "messages": page.messages, "next_cursor": next_cursor })).into_response())
 }

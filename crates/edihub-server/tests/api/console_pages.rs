@@ -14,6 +14,7 @@ backend_tests!(
     message_page_explains_the_docnum_fallback,
     message_pages_escape_hostile_values,
     message_search_filters_and_pages,
+    bounded_search_links_the_next_page,
     overview_counts_and_charts,
     catalog_lists_show_the_rules,
 );
@@ -161,9 +162,7 @@ async fn message_search_filters_and_pages(backend: Backend) {
     let first = page(&app, "/admin/messages?limit=2").await.text();
     assert_eq!(first.matches("<tr class=\"message\">").count(), 2);
     assert!(first.contains("<td class=\"docnum\">D3</td>") && first.contains("<td class=\"docnum\">D2</td>"));
-    let start = first.find("id=\"next\" href=\"").expect("a next link") + "id=\"next\" href=\"".len();
-    let next = first[start..first[start..].find('"').unwrap() + start].replace("&amp;", "&");
-    let second = page(&app, &next).await.text();
+    let second = page(&app, &next_link(&first)).await.text();
     assert!(second.contains("<td class=\"docnum\">D1</td>") && second.contains("0000000000004711"));
     assert!(!second.contains("<td class=\"docnum\">D2</td>"), "no repeats across pages");
 
@@ -189,6 +188,58 @@ async fn message_search_filters_and_pages(backend: Backend) {
         .await
         .expect_problem(400, "cursor");
     assert_eq!(snapshot(&app).await, before, "looking changes nothing");
+}
+
+/// With `admin.search_scan_messages = 2`, a sender search over five
+/// messages whose match is the oldest: the JSON pages are short (empty) with
+/// a `next_cursor` until the match, and following it finds it once; the
+/// HTML page says how far back it looked and links to the next.
+async fn bounded_search_links_the_next_page(backend: Backend) {
+    let app = TestApp::start(backend, TestConfig::new().with(|c| c.admin.search_scan_messages = 2)).await;
+    accepted(&app.post_xml(ACME_PROD, fixture("orders05.xml")).await);
+    for n in 1..=4 {
+        let body = serde_json::json!({ "docnum": format!("D{n}"), "order": { "id": format!("O{n}") } });
+        accepted(&app.post_json(ACME_PROD, body.to_string(), &[("x-message-type", "shop.order")]).await);
+    }
+    let admin = bearer(ADMIN_TOKEN);
+    let (mut path, mut pages, mut found) =
+        ("/admin/messages?sender=Q01CLNT100".to_string(), Vec::new(), Vec::new());
+    loop {
+        let res = app.get(&path, Some(&admin)).await;
+        res.expect(200);
+        let body = res.json();
+        let docnums: Vec<String> = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["docnum"].as_str().unwrap().to_string())
+            .collect();
+        pages.push(docnums.len());
+        found.extend(docnums);
+        match body["next_cursor"].as_str() {
+            Some(cursor) => path = format!("/admin/messages?sender=Q01CLNT100&cursor={cursor}"),
+            None => break,
+        }
+    }
+    assert_eq!(found, ["0000000000004711"], "the one match, once");
+    assert_eq!(pages, [0, 0, 1], "two messages examined a page");
+
+    let html = page(&app, "/admin/messages?sender=Q01CLNT100").await.text();
+    assert!(!html.contains("id=\"empty\""), "not \"no messages\" while older ones are left");
+    assert!(html.contains("id=\"scanned\"") && html.contains("0 found among the messages received since"));
+    assert!(html.contains("looks at 2 messages a page"));
+    let next = next_link(&html);
+    assert!(next.contains("sender=Q01CLNT100") && next.contains("cursor="), "{next}");
+    let second = page(&app, &next).await.text();
+    assert!(second.contains("0 found among"), "the second pair holds no match either");
+    let last = page(&app, &next_link(&second)).await.text();
+    assert!(last.contains("<td class=\"docnum\">0000000000004711</td>") && !last.contains("id=\"next\""));
+}
+
+/// The target of a search page's "Older messages" link.
+fn next_link(html: &str) -> String {
+    let start = html.find("id=\"next\" href=\"").expect("a next link") + "id=\"next\" href=\"".len();
+    html[start..html[start..].find('"').unwrap() + start].replace("&amp;", "&")
 }
 
 async fn overview_counts_and_charts(backend: Backend) {

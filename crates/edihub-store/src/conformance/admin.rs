@@ -68,16 +68,19 @@ pub async fn lookups_find_messages(store: StoreRef) {
     processed(ingest_at(&store, &scope, None, vec![a.clone(), b.clone()], now()).await);
     let base = MessageQuery { tenant: Some(scope.tenant_id.clone()), limit: 10, ..Default::default() };
     let by_fp = MessageQuery { fingerprint: Some("look-a".into()), ..base.clone() };
-    assert_eq!(store.find_messages(&by_fp).await.unwrap().iter().map(|m| m.id).collect::<Vec<_>>(), [a.id]);
+    assert_eq!(
+        store.find_messages(&by_fp).await.unwrap().messages.iter().map(|m| m.id).collect::<Vec<_>>(),
+        [a.id]
+    );
     let by_key = MessageQuery { idempotency_key: Some("key-a".into()), ..base.clone() };
-    assert_eq!(store.find_messages(&by_key).await.unwrap().len(), 1);
+    assert_eq!(store.find_messages(&by_key).await.unwrap().messages.len(), 1);
     let by_doc = MessageQuery { docnum: Some("1002".into()), ..base.clone() };
-    let found = store.find_messages(&by_doc).await.unwrap();
+    let found = store.find_messages(&by_doc).await.unwrap().messages;
     assert_eq!(found.iter().map(|m| m.id).collect::<Vec<_>>(), [b.id]);
     assert!(found[0].fingerprint_active);
     let other_env = MessageQuery { environment: Some("qa".into()), ..base.clone() };
-    assert!(store.find_messages(&other_env).await.unwrap().is_empty());
-    assert_eq!(store.find_messages(&base).await.unwrap().len(), 2);
+    assert!(store.find_messages(&other_env).await.unwrap().messages.is_empty());
+    assert_eq!(store.find_messages(&base).await.unwrap().messages.len(), 2);
 }
 
 async fn drain(

@@ -29,10 +29,11 @@ pub async fn message_search_filters_and_pages(store: StoreRef) {
     let mut query = base.clone();
     loop {
         let page = store.find_messages(&query).await.unwrap();
-        walked.extend(ids_of(&page));
-        match page.last() {
-            Some(last) if page.len() == 2 => query.before = Some((last.received_at, last.id)),
-            _ => break,
+        walked.extend(ids_of(&page.messages));
+        assert!(page.messages.len() <= 2);
+        match page.next {
+            Some(next) => query.before = Some(next),
+            None => break,
         }
     }
     let expected: Vec<_> = ids.iter().rev().copied().collect();
@@ -40,21 +41,76 @@ pub async fn message_search_filters_and_pages(store: StoreRef) {
 
     let all = MessageQuery { limit: 10, ..base.clone() };
     let sender = MessageQuery { sender: Some("PARTNER_B".into()), ..all.clone() };
-    assert_eq!(ids_of(&store.find_messages(&sender).await.unwrap()), [ids[3], ids[1]]);
+    assert_eq!(ids_of(&store.find_messages(&sender).await.unwrap().messages), [ids[3], ids[1]]);
     let value = MessageQuery { key_value: Some("450002".into()), ..all.clone() };
-    assert_eq!(ids_of(&store.find_messages(&value).await.unwrap()), [ids[2]]);
+    assert_eq!(ids_of(&store.find_messages(&value).await.unwrap().messages), [ids[2]]);
     let partial = MessageQuery { key_value: Some("45000".into()), ..all.clone() };
-    assert!(store.find_messages(&partial).await.unwrap().is_empty(), "whole values only");
+    assert!(store.find_messages(&partial).await.unwrap().messages.is_empty(), "whole values only");
     let odd = MessageQuery { key_value: Some("45%_00\\\"x".into()), ..all.clone() };
-    assert_eq!(ids_of(&store.find_messages(&odd).await.unwrap()), [ids[3]]);
+    assert_eq!(ids_of(&store.find_messages(&odd).await.unwrap().messages), [ids[3]]);
     let wild = MessageQuery { key_value: Some("45%".into()), ..all.clone() };
-    assert!(store.find_messages(&wild).await.unwrap().is_empty(), "% is not a wildcard");
+    assert!(store.find_messages(&wild).await.unwrap().messages.is_empty(), "% is not a wildcard");
     let window = MessageQuery {
         since: Some(t0 + Duration::minutes(1)),
         until: Some(t0 + Duration::minutes(3)),
         ..all.clone()
     };
-    assert_eq!(ids_of(&store.find_messages(&window).await.unwrap()), [ids[2], ids[1]]);
+    assert_eq!(ids_of(&store.find_messages(&window).await.unwrap().messages), [ids[2], ids[1]]);
+}
+
+/// A search checked row by row examines at most `scan` messages a page:
+/// a short (even empty) page then names where the next one starts, and
+/// following `next` finds every match once, in order, while a docnum lookup
+/// is not bounded at all.
+pub async fn bounded_search_pages_see_every_match_once(store: StoreRef) {
+    let scope = fresh_scope();
+    let t0 = now() - Duration::hours(2);
+    let mut ids = Vec::new();
+    for i in 0..7 {
+        let mut m = message(Some(&format!("scan-{i}")));
+        m.sender = Some(if i == 0 || i == 5 { "RARE" } else { "COMMON" }.into());
+        m.docnum = Some(format!("{}", 9000 + i));
+        ids.push(m.id);
+        // The last two share an instant: a scan may end between them.
+        let at = t0 + Duration::minutes(i64::from(i.min(5)));
+        processed(ingest_at(&store, &scope, None, vec![m], at).await);
+    }
+    let rare = MessageQuery {
+        tenant: Some(scope.tenant_id.clone()),
+        sender: Some("RARE".into()),
+        limit: 10,
+        scan: Some(2),
+        ..Default::default()
+    };
+    let (mut query, mut found, mut pages) = (rare.clone(), Vec::new(), Vec::new());
+    loop {
+        let page = store.find_messages(&query).await.unwrap();
+        pages.push(page.messages.len());
+        found.extend(page.messages.iter().map(|m| m.id));
+        match page.next {
+            Some(next) => query.before = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(found, [ids[5], ids[0]], "each match once, newest first");
+    // Seven messages, two examined a page: the newest pair holds ids[5]
+    // (ids[6] shares its instant), then two empty pages, then ids[0] alone.
+    assert_eq!(pages, [1, 0, 0, 1], "pages of at most two examined messages");
+    let one_page = MessageQuery { scan: Some(7), ..rare.clone() };
+    let page = store.find_messages(&one_page).await.unwrap();
+    assert_eq!((page.messages.len(), page.next), (2, None), "a scan that reaches the end has no next");
+    let full = MessageQuery { limit: 1, scan: Some(100), ..rare.clone() };
+    let page = store.find_messages(&full).await.unwrap();
+    let last = &page.messages[0];
+    assert_eq!(page.next, Some((last.received_at, last.id)), "a full page continues after its last row");
+    let by_docnum = MessageQuery { docnum: Some("9001".into()), scan: Some(1), ..rare };
+    let by_docnum = MessageQuery { sender: Some("COMMON".into()), ..by_docnum };
+    let page = store.find_messages(&by_docnum).await.unwrap();
+    assert_eq!((ids_of_page(&page), page.next), (vec![ids[1]], None), "an indexed lookup is not bounded");
+}
+
+fn ids_of_page(page: &crate::MessagePage) -> Vec<uuid::Uuid> {
+    page.messages.iter().map(|m| m.id).collect()
 }
 
 /// `AuditFilter::message_id` selects the events about one original.
@@ -164,7 +220,8 @@ pub async fn lookups_keep_to_their_tenants_and_environments(store: StoreRef) {
     let found = |q: MessageQuery| {
         let store = store.clone();
         async move {
-            let mut ids: Vec<_> = store.find_messages(&q).await.unwrap().iter().map(|m| m.id).collect();
+            let mut ids: Vec<_> =
+                store.find_messages(&q).await.unwrap().messages.iter().map(|m| m.id).collect();
             ids.sort();
             ids
         }
