@@ -255,13 +255,15 @@ def ceiling(claims_rs):
     """pgbench's version of one new message: the statement edihub's row
     binder builds for one row on PostgreSQL (ClaimSql::INSERT_HEAD, one
     VALUES tuple of 19 parameters, the fingerprint bound twice,
-    INSERT_TAIL: the claim and the message in one statement), in
+    INSERT_TAIL: the claim and the message in one statement, OUTBOX_TAIL
+    and ANSWER_INSERTED_AND_HOLDERS: its outbox rows and its answer), in
     autocommit, its parameters bound from pgbench variables (sent as
     parameters with -M prepared, like sqlx does) or computed on the server
     where they must be unique per transaction."""
     order = (1, 2, 3, 4, 5, 6, 7, 8, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18)
     values = "VALUES (" + ", ".join(f"(${i})::{t}" for i, t in zip(order, ROW_TYPES)) + ")"
-    insert = claims_const(claims_rs, "INSERT_HEAD") + values + claims_const(claims_rs, "INSERT_TAIL")
+    insert = (claims_const(claims_rs, "INSERT_HEAD") + values + claims_const(claims_rs, "INSERT_TAIL")
+              + claims_const(claims_rs, "OUTBOX_TAIL") + claims_const(claims_rs, "ANSWER_INSERTED_AND_HOLDERS"))
     params = {
         # uuid v7-like (millisecond prefix), as edihub's Uuid::now_v7: the
         # primary key grows at its right edge.

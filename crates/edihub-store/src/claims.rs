@@ -13,10 +13,12 @@
 //! written once, in [`crate::ingest::statements`], [`crate::retention`],
 //! [`crate::queries`] and [`crate::feed`].
 //!
-//! One more difference follows from PostgreSQL's insert being a chain of
-//! CTEs: its end, `OUTBOX_TAIL`, writes the inserted messages' outbox rows
-//! in the same statement (SQLite's row trigger does that; migration 0013
-//! says why PostgreSQL has no trigger for it).
+//! Two more differences follow from PostgreSQL's insert being a chain of
+//! CTEs: `OUTBOX_TAIL` writes the inserted messages' outbox rows in the
+//! same statement (SQLite's row trigger does that; migration 0013 says why
+//! PostgreSQL has no trigger for it), and the insert's answer also names
+//! the holders of the fingerprints it could not claim, which saves the
+//! duplicates' holder probe its round trip.
 
 /// The SQL text that depends on where claims live.
 pub(crate) trait ClaimSql {
@@ -29,13 +31,24 @@ pub(crate) trait ClaimSql {
     /// second row of one fingerprint in the same list meets the first one's
     /// claim.
     const INSERT_TAIL: &'static str;
-    /// Ends every message insert: writes the outbox rows of the inserted
+    /// Follows every message insert: writes the outbox rows of the inserted
     /// messages (one per enabled destination of the environment whose
-    /// `message_types` admit the message) in the same statement, and
-    /// returns the inserted ids. PostgreSQL: a CTE over the insert's
-    /// `RETURNING` (see migration 0013 for why not a trigger); SQLite: empty,
-    /// its row trigger writes them.
+    /// `message_types` admit the message) in the same statement.
+    /// PostgreSQL: a CTE over the insert's `RETURNING` (see migration 0013
+    /// for why not a trigger); SQLite: empty, its row trigger writes them.
     const OUTBOX_TAIL: &'static str;
+    /// Ends the keyed batch's statement (after [`ClaimSql::OUTBOX_TAIL`]):
+    /// returns the inserted ids. PostgreSQL only (SQLite has no such
+    /// statement).
+    const ANSWER_INSERTED: &'static str;
+    /// Ends the message insert (after [`ClaimSql::OUTBOX_TAIL`]): returns
+    /// the inserted ids and, on PostgreSQL, also the holders the statement
+    /// saw of the fingerprints it could not claim (rows of
+    /// `statements::InsertAnswer`), which saves the probe for them. A holder
+    /// that committed while the statement ran, or a row earlier in the same
+    /// list, is not among them. SQLite: empty, `INSERT_TAIL` returns the
+    /// ids, and the probe runs in-process anyway.
+    const ANSWER_INSERTED_AND_HOLDERS: &'static str;
     /// One holder probe (a [`crate::ingest::statements::ScopedHolder`] row)
     /// up to the tenant's bound value.
     const HOLDER_ARM: &'static str;
@@ -90,8 +103,19 @@ impl ClaimSql for sqlx::Postgres {
         (message_id, destination_id, status, attempts, next_attempt_at, created_at, updated_at) \
         SELECT m.id, d.id, 'pending', 0, m.received_at, m.received_at, m.received_at FROM m \
         JOIN destinations d ON d.tenant_id = m.tenant_id AND d.environment_id = m.environment_id \
-        WHERE d.enabled AND (d.message_types IS NULL OR d.message_types ? m.message_type)) \
-        SELECT id FROM m";
+        WHERE d.enabled AND (d.message_types IS NULL OR d.message_types ? m.message_type))";
+    const ANSWER_INSERTED: &'static str = " SELECT id FROM m";
+    /// The claims as the statement's snapshot shows them: those committed
+    /// before it, not those `c` inserted. One primary-key probe per row
+    /// that `c` did not claim.
+    const ANSWER_INSERTED_AND_HOLDERS: &'static str = " SELECT id, NULL::text AS holder_tenant_id, \
+        NULL::text AS holder_environment_id, NULL::text AS message_type, NULL::text AS mestyp, \
+        NULL::text AS docnum, NULL::text AS fingerprint, NULL::timestamptz AS received_at, \
+        NULL::timestamptz AS fingerprint_expires_at FROM m UNION ALL \
+        SELECT h.message_id, h.tenant_id, h.environment_id, h.message_type, h.mestyp, h.docnum, \
+        h.fingerprint, h.received_at, NULLIF(h.expires_at, 'infinity') FROM v JOIN message_claims h \
+        ON h.tenant_id = v.tenant_id AND h.environment_id = v.environment_id \
+        AND h.fingerprint = v.fingerprint WHERE v.id NOT IN (SELECT message_id FROM c)";
     /// The claim alone: it carries what the answer names of its holder.
     /// A join to `messages` by id would lock and open every partition per
     /// probe (it cannot be pruned at planning; make bench's S2 ran at a
@@ -124,6 +148,8 @@ impl ClaimSql for sqlx::Sqlite {
     const INSERT_TAIL: &'static str = " ON CONFLICT (tenant_id, environment_id, fingerprint) \
         WHERE fingerprint IS NOT NULL DO NOTHING RETURNING id";
     const OUTBOX_TAIL: &'static str = "";
+    const ANSWER_INSERTED: &'static str = "";
+    const ANSWER_INSERTED_AND_HOLDERS: &'static str = "";
     const HOLDER_ARM: &'static str = "SELECT tenant_id, environment_id, id, message_type, mestyp, \
         docnum, key_fingerprint AS fingerprint, received_at, fingerprint_expires_at FROM messages \
         WHERE tenant_id = ";

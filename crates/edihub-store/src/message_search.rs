@@ -92,19 +92,17 @@ where
     DB: sqlx::Database + KeyValueMatch,
     for<'e> String: Encode<'e, DB> + Type<DB>,
 {
-    let filters = [
-        (" AND m.tenant_id = ", &f.tenant),
-        (" AND m.environment_id = ", &f.environment),
-        (" AND m.key_fingerprint = ", &f.fingerprint),
-        (" AND m.idempotency_key = ", &f.idempotency_key),
-        (" AND m.message_type = ", &f.message_type),
-        (" AND m.sender = ", &f.sender),
-    ];
-    for (clause, value) in filters {
-        if let Some(v) = value {
-            q.push(clause).push_bind(v.clone());
-        }
-    }
+    crate::queries::push_equalities(
+        q,
+        &[
+            (" AND m.tenant_id = ", &f.tenant),
+            (" AND m.environment_id = ", &f.environment),
+            (" AND m.key_fingerprint = ", &f.fingerprint),
+            (" AND m.idempotency_key = ", &f.idempotency_key),
+            (" AND m.message_type = ", &f.message_type),
+            (" AND m.sender = ", &f.sender),
+        ],
+    );
     for (column, listed) in
         [(" AND m.tenant_id IN (", &f.tenants), (" AND m.environment_id IN (", &f.environments)]
     {

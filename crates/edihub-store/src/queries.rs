@@ -44,6 +44,20 @@ where
     q.push(")");
 }
 
+/// Appends ` AND column = value` for each filter that is set (`clause`
+/// ends with the `=`), binding the value.
+pub(crate) fn push_equalities<DB>(q: &mut QueryBuilder<DB>, filters: &[(&'static str, &Option<String>)])
+where
+    DB: sqlx::Database,
+    for<'e> String: Encode<'e, DB> + Type<DB>,
+{
+    for (clause, value) in filters {
+        if let Some(v) = value {
+            q.push(*clause).push_bind(v.clone());
+        }
+    }
+}
+
 /// The lookups' statements.
 pub(crate) trait QuerySql: sqlx::Database {
     /// A message by id, payload included.
@@ -91,18 +105,16 @@ where
 
     async fn list_audit(conn: &mut DB::Connection, f: &AuditFilter) -> Result<Vec<AuditEvent>> {
         let mut q = QueryBuilder::<DB>::new(AUDIT_COLUMNS);
-        let text_filters = [
-            (" AND action = ", &f.action),
-            (" AND tenant_id = ", &f.tenant),
-            (" AND environment_id = ", &f.environment),
-            (" AND message_type = ", &f.message_type),
-            (" AND fingerprint = ", &f.fingerprint),
-        ];
-        for (clause, value) in text_filters {
-            if let Some(v) = value {
-                q.push(clause).push_bind(v);
-            }
-        }
+        push_equalities(
+            &mut q,
+            &[
+                (" AND action = ", &f.action),
+                (" AND tenant_id = ", &f.tenant),
+                (" AND environment_id = ", &f.environment),
+                (" AND message_type = ", &f.message_type),
+                (" AND fingerprint = ", &f.fingerprint),
+            ],
+        );
         if let Some(id) = f.message_id {
             q.push(" AND message_id = ").push_bind(id);
         }

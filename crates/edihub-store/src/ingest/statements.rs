@@ -44,6 +44,90 @@ pub(crate) struct ScopedHolder {
     pub(crate) holder: Holder,
 }
 
+/// What a message insert did: the ids it inserted, and the holders it saw
+/// of fingerprints it could not claim (see
+/// `ClaimSql::ANSWER_INSERTED_AND_HOLDERS`; always empty on SQLite).
+#[derive(Debug, Default)]
+pub(crate) struct Inserted {
+    pub(crate) ids: Vec<Uuid>,
+    pub(crate) holders: Vec<ScopedHolder>,
+}
+
+/// A row of the message insert's answer: an inserted message's id, or with
+/// `holder_tenant_id` set, a holder of a fingerprint it could not claim.
+/// SQLite's insert returns the id alone.
+#[derive(Debug, FromRow)]
+pub(crate) struct InsertAnswer {
+    id: Uuid,
+    #[sqlx(default)]
+    holder_tenant_id: Option<String>,
+    #[sqlx(default)]
+    holder_environment_id: Option<String>,
+    #[sqlx(default)]
+    message_type: Option<String>,
+    #[sqlx(default)]
+    mestyp: Option<String>,
+    #[sqlx(default)]
+    docnum: Option<String>,
+    #[sqlx(default)]
+    fingerprint: Option<String>,
+    #[sqlx(default)]
+    received_at: Option<DateTime<Utc>>,
+    #[sqlx(default)]
+    fingerprint_expires_at: Option<DateTime<Utc>>,
+}
+
+impl Inserted {
+    fn from_answer(rows: Vec<InsertAnswer>) -> Result<Inserted> {
+        let mut inserted = Inserted::default();
+        for r in rows {
+            let Some(tenant_id) = r.holder_tenant_id else {
+                inserted.ids.push(r.id);
+                continue;
+            };
+            let incomplete = || crate::StoreError::Invariant("holder row without its columns".into());
+            let summary = crate::MessageSummary {
+                id: r.id,
+                message_type: r.message_type.ok_or_else(incomplete)?,
+                mestyp: r.mestyp,
+                docnum: r.docnum,
+                fingerprint: r.fingerprint,
+                received_at: r.received_at.ok_or_else(incomplete)?,
+            };
+            let holder = Holder { summary, fingerprint_expires_at: r.fingerprint_expires_at };
+            let environment_id = r.holder_environment_id.ok_or_else(incomplete)?;
+            inserted.holders.push(ScopedHolder { tenant_id, environment_id, holder });
+        }
+        Ok(inserted)
+    }
+
+    /// The holders of `claims`: those the insert saw, then one probe for
+    /// the claims it saw none of (a holder that committed while the insert
+    /// ran, or an earlier row of the same insert).
+    pub(crate) async fn holders_of<DB: IngestSql>(
+        self,
+        conn: &mut DB::Connection,
+        claims: &[(&Scope, &str)],
+    ) -> Result<Vec<ScopedHolder>> {
+        let mut holders = self.holders;
+        let unseen: Vec<(&Scope, &str)> = claims
+            .iter()
+            .filter(|(scope, fp)| {
+                !holders.iter().any(|h| {
+                    h.tenant_id == scope.tenant_id
+                        && h.environment_id == scope.environment_id
+                        && h.holder.summary.fingerprint.as_deref() == Some(*fp)
+                })
+            })
+            .copied()
+            .collect();
+        if !unseen.is_empty() {
+            holders.extend(DB::holders(conn, &unseen).await?);
+        }
+        Ok(holders)
+    }
+}
+
 /// A request key to claim, with its scope and time, and the answer it
 /// keeps if the request turns out as expected (the group insert's keyed
 /// requests expect a new message, so an accepted request's key is written
@@ -121,7 +205,8 @@ const CLAIM_AND_INSERT_KEYS_TAIL: &str = ") AS c (tenant_id, environment_id, kin
 /// Ends [`IngestSql::claim_and_insert`]: the claimed rows' fingerprint
 /// claims, inserted without `ON CONFLICT` (a claim committed meanwhile, or
 /// a second row of one fingerprint, fails the statement), and their
-/// messages as the CTE `m` that `ClaimSql::OUTBOX_TAIL` follows.
+/// messages as the CTE `m` that `ClaimSql::OUTBOX_TAIL` and
+/// `ClaimSql::ANSWER_INSERTED` follow.
 const CLAIM_AND_INSERT_TAIL: &str = "), f AS (INSERT INTO message_claims \
     (tenant_id, environment_id, fingerprint, message_id, expires_at, message_type, mestyp, docnum, \
     received_at) SELECT tenant_id, environment_id, fingerprint, id, fingerprint_expires_at, \
@@ -156,13 +241,14 @@ const RELEASE_EXPIRED_KEY: &str = "DELETE FROM idempotency_keys \
 
 /// The ingest's statements on a connection (or transaction) of the backend.
 pub(crate) trait IngestSql: Database {
-    /// Inserts `rows` (`ON CONFLICT DO NOTHING`); returns the ids inserted.
-    /// A row not returned met a fingerprint holder, in the table or earlier
-    /// in the same statement.
+    /// Inserts `rows` (`ON CONFLICT DO NOTHING`); returns the ids inserted
+    /// and the holders it saw of the rest ([`Inserted`]). A row not
+    /// inserted met a fingerprint holder, in the table or earlier in the
+    /// same statement.
     fn insert_messages(
         conn: &mut Self::Connection,
         rows: &[Row<'_>],
-    ) -> impl Future<Output = Result<Vec<Uuid>>> + Send;
+    ) -> impl Future<Output = Result<Inserted>> + Send;
     /// Claims `keys` (each the key of the row at its index) and inserts the
     /// messages of the claimed ones in one statement; returns the ids
     /// inserted, which name the claimed keys (each key's expected answer
@@ -244,16 +330,16 @@ where
     for<'r> (Uuid,): FromRow<'r, DB::Row>,
     for<'r> (String, String, String, String): FromRow<'r, DB::Row>,
     for<'r> ScopedHolder: FromRow<'r, DB::Row>,
+    for<'r> InsertAnswer: FromRow<'r, DB::Row>,
     for<'r> KeyState: FromRow<'r, DB::Row>,
     for<'r> KeyMessage: FromRow<'r, DB::Row>,
 {
-    async fn insert_messages(conn: &mut DB::Connection, rows: &[Row<'_>]) -> Result<Vec<Uuid>> {
+    async fn insert_messages(conn: &mut DB::Connection, rows: &[Row<'_>]) -> Result<Inserted> {
         let mut q = QueryBuilder::<DB>::new(DB::INSERT_HEAD);
         q.push_values(rows, |mut b, r| DB::push_row(&mut b, r));
-        q.push(DB::INSERT_TAIL);
-        q.push(DB::OUTBOX_TAIL);
-        let ids: Vec<(Uuid,)> = q.build_query_as().fetch_all(&mut *conn).await?;
-        Ok(ids.into_iter().map(|(id,)| id).collect())
+        q.push(DB::INSERT_TAIL).push(DB::OUTBOX_TAIL).push(DB::ANSWER_INSERTED_AND_HOLDERS);
+        let answer: Vec<InsertAnswer> = q.build_query_as().fetch_all(&mut *conn).await?;
+        Inserted::from_answer(answer)
     }
 
     async fn claim_and_insert(
@@ -268,8 +354,7 @@ where
         });
         q.push(CLAIM_AND_INSERT_KEYS_TAIL);
         q.push_values(rows, |mut b, r| DB::push_row(&mut b, r));
-        q.push(CLAIM_AND_INSERT_TAIL);
-        q.push(DB::OUTBOX_TAIL);
+        q.push(CLAIM_AND_INSERT_TAIL).push(DB::OUTBOX_TAIL).push(DB::ANSWER_INSERTED);
         let ids: Vec<(Uuid,)> = q.build_query_as().fetch_all(&mut *conn).await?;
         Ok(ids.into_iter().map(|(id,)| id).collect())
     }

@@ -190,18 +190,20 @@ async fn store_message<DB: Backend>(
     payload_holder: Option<Uuid>,
 ) -> Result<MessageOutcome> {
     let row = Row { scope: req.scope, now: req.now, message: m, payload_holder };
-    // The common case is one statement: the insert. Only on a conflict do
-    // we read the holder; if its window has passed we release it and go
-    // round again. A holder can also lose its claim between our insert and
-    // our read (a third request released it): again.
+    // The common case is one statement: the insert. On a conflict its
+    // answer names the holder (or a probe reads it, when it committed while
+    // the insert ran); if its window has passed we release it and go round
+    // again. A holder can also lose its claim between our insert and our
+    // read (a third request released it): again.
     for _ in 0..4 {
-        if !DB::insert_messages(conn, &[row]).await?.is_empty() {
+        let inserted = DB::insert_messages(conn, &[row]).await?;
+        if !inserted.ids.is_empty() {
             return Ok(MessageOutcome::Accepted(m.summary(req.now)));
         }
         let Some(fp) = &m.fingerprint else {
             return Err(StoreError::Invariant("insert without fingerprint skipped".into()));
         };
-        let holders = DB::holders(conn, &[(req.scope, fp)]).await?;
+        let holders = inserted.holders_of::<DB>(conn, &[(req.scope, fp)]).await?;
         if let Some((existing, event)) = duplicate_of(req.scope, m, req.now, &holders) {
             DB::insert_audits(conn, &[(req.now, event)]).await?;
             return Ok(MessageOutcome::Duplicate { existing, detected_by: DetectedBy::Fingerprint });

@@ -9,7 +9,7 @@ use super::settle::row;
 use super::{Queued, Verdict};
 use crate::backend::Backend;
 use crate::ingest::decide::{duplicate_of, kept, repeat};
-use crate::ingest::statements::{Claim, Row};
+use crate::ingest::statements::{Claim, Inserted, Row};
 use crate::session::Sessions;
 use crate::{Answer, DetectedBy, IngestOutcome, MessageOutcome, NewAuditEvent, Result, StoreError};
 
@@ -160,8 +160,8 @@ async fn claimed_in_one_transaction<DB: Backend>(
     let rows: Vec<Row<'_>> = winners.iter().map(|i| row(items[*i])).collect();
     let inserted = DB::insert_messages(&mut tx, &rows).await?;
     let unsettled: Vec<usize> =
-        winners.iter().copied().filter(|i| !inserted.contains(&items[*i].message.id)).collect();
-    let Some(duplicates) = settle_duplicates::<DB>(&mut tx, items, &unsettled).await? else {
+        winners.iter().copied().filter(|i| !inserted.ids.contains(&items[*i].message.id)).collect();
+    let Some(duplicates) = settle_duplicates::<DB>(&mut tx, items, &unsettled, inserted).await? else {
         return Ok(vec![false; items.len()]);
     };
     tx.commit().await?;
@@ -177,13 +177,15 @@ async fn claimed_in_one_transaction<DB: Backend>(
     Ok(claimed)
 }
 
-/// The claimed items at `unsettled`, whose message was not inserted: each
+/// The claimed items at `unsettled`, whose message `inserted` did not
+/// insert (it names the holders it saw): each
 /// a duplicate of a live holder, audited, its key's answer rewritten; `None`
 /// when one cannot be settled here (the batch then rolls back).
 async fn settle_duplicates<DB: Backend>(
     conn: &mut DB::Connection,
     items: &[&Queued],
     unsettled: &[usize],
+    inserted: Inserted,
 ) -> Result<Option<Vec<(usize, Answer)>>> {
     if unsettled.is_empty() {
         return Ok(Some(Vec::new()));
@@ -192,7 +194,8 @@ async fn settle_duplicates<DB: Backend>(
         .iter()
         .filter_map(|i| Some((&items[*i].scope, items[*i].message.fingerprint.as_deref()?)))
         .collect();
-    let holders = if claims.is_empty() { Vec::new() } else { DB::holders(conn, &claims).await? };
+    let holders =
+        if claims.is_empty() { Vec::new() } else { inserted.holders_of::<DB>(conn, &claims).await? };
     let (mut events, mut finished, mut answers) = (Vec::new(), Vec::new(), Vec::new());
     for &i in unsettled {
         let q = items[i];

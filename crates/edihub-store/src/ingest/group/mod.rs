@@ -15,10 +15,12 @@
 //! batches more. The statement is atomic, and every caller waits for it to
 //! commit before answering, so the contract is unchanged: a 2xx means stored.
 //!
-//! A row that was not returned met a fingerprint holder (in the table, or
+//! A row that was not inserted met a fingerprint holder (in the table, or
 //! earlier in the same statement: `DO NOTHING` also skips a repeat within
-//! one statement). The batch then settles those duplicates together too: one
-//! `SELECT` finds the holders, and one multi-row `INSERT` writes their
+//! one statement). The batch then settles those duplicates together too:
+//! on PostgreSQL the insert's answer already names the holders it saw (on
+//! SQLite, and for a holder that committed while the insert ran, one
+//! `SELECT` finds them), and one multi-row `INSERT` writes their
 //! `message.duplicate_blocked` events, so a duplicate costs no more than a
 //! new message. Anything less clear-cut (the holder's window has passed, the
 //! holder vanished, or a statement failed) is left [`Verdict::Undecided`]

@@ -41,16 +41,16 @@ pub(super) async fn without_keys<DB: Backend>(pool: &Sessions<DB>, items: &[&Que
         // session is a transaction); the duplicates are a second one.
         let inserted = session.done(inserted).await?;
         for (q, v) in items.iter().zip(verdicts.iter_mut()) {
-            if inserted.contains(&q.message.id) {
+            if inserted.ids.contains(&q.message.id) {
                 *v = Verdict::Inserted;
             }
         }
-        let claims = unsettled_claims(items, &inserted);
+        let claims = unsettled_claims(items, &inserted.ids);
         if claims.is_empty() {
             return Ok(());
         }
         let mut session = pool.session().await?;
-        let holders = DB::holders(&mut session, &claims).await?;
+        let holders = inserted.holders_of::<DB>(&mut session, &claims).await?;
         let mut events = Vec::new();
         let mut duplicates = Vec::new();
         for (i, q) in items.iter().enumerate() {
