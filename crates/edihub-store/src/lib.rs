@@ -30,7 +30,8 @@
 //! - `ingest/`: storing messages exactly once.
 //!   - `mod.rs`: which path a request takes; retries;
 //!   - `statements.rs`: every ingest statement, one method each, with the
-//!     row binder both paths share;
+//!     row binder both paths share; `insert_answer.rs`: what the message
+//!     insert returns (its ids, and on PostgreSQL the holders it met);
 //!   - `decide.rs`: duplicate or new, replay or mismatch: the decisions all
 //!     paths share;
 //!   - `transaction.rs`: one request in one transaction;

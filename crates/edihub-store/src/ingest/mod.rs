@@ -2,7 +2,8 @@
 //! both backends.
 //!
 //! A request takes one of three paths, and they all decide in [`decide`]
-//! with the statements of [`statements`]:
+//! with the statements of [`statements`] (what the message insert answers
+//! is read in [`insert_answer`]):
 //! - **group insert** ([`group`]): a request with one small message, with or
 //!   without a key, is settled together with the concurrent requests of its
 //!   batch: without keys in one autocommit statement, with keys in one
@@ -16,6 +17,7 @@
 
 mod decide;
 pub(crate) mod group;
+pub(crate) mod insert_answer;
 pub(crate) mod packet;
 pub(crate) mod statements;
 mod transaction;

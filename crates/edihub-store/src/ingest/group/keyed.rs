@@ -9,7 +9,8 @@ use super::settle::row;
 use super::{Queued, Verdict};
 use crate::backend::Backend;
 use crate::ingest::decide::{duplicate_of, kept, repeat};
-use crate::ingest::statements::{Claim, Inserted, Row};
+use crate::ingest::insert_answer::Inserted;
+use crate::ingest::statements::{Claim, Row};
 use crate::session::Sessions;
 use crate::{Answer, DetectedBy, IngestOutcome, MessageOutcome, NewAuditEvent, Result, StoreError};
 

@@ -1,0 +1,98 @@
+//! What a message insert answers: the ids it inserted and, on PostgreSQL,
+//! the holders it saw of the fingerprints it could not claim, so that
+//! settling those duplicates needs no probe of its own (only a holder that
+//! committed while the insert ran, or a repeat within the same statement,
+//! is probed for). The rows are read here; what they mean for each request
+//! is decided in [`super::decide`].
+
+use chrono::{DateTime, Utc};
+use sqlx::FromRow;
+use uuid::Uuid;
+
+use super::statements::{IngestSql, ScopedHolder};
+use crate::model::Holder;
+use crate::{Result, Scope};
+
+/// What a message insert did: the ids it inserted, and the holders it saw
+/// of fingerprints it could not claim (see
+/// [`crate::claims::ClaimSql::ANSWER_INSERTED_AND_HOLDERS`]; always empty on SQLite).
+#[derive(Debug, Default)]
+pub(crate) struct Inserted {
+    pub(crate) ids: Vec<Uuid>,
+    pub(crate) holders: Vec<ScopedHolder>,
+}
+
+/// A row of the message insert's answer: an inserted message's id, or with
+/// `holder_tenant_id` set, a holder of a fingerprint it could not claim.
+/// SQLite's insert returns the id alone.
+#[derive(Debug, FromRow)]
+pub(crate) struct InsertAnswer {
+    id: Uuid,
+    #[sqlx(default)]
+    holder_tenant_id: Option<String>,
+    #[sqlx(default)]
+    holder_environment_id: Option<String>,
+    #[sqlx(default)]
+    message_type: Option<String>,
+    #[sqlx(default)]
+    mestyp: Option<String>,
+    #[sqlx(default)]
+    docnum: Option<String>,
+    #[sqlx(default)]
+    fingerprint: Option<String>,
+    #[sqlx(default)]
+    received_at: Option<DateTime<Utc>>,
+    #[sqlx(default)]
+    fingerprint_expires_at: Option<DateTime<Utc>>,
+}
+
+impl Inserted {
+    pub(crate) fn from_answer(rows: Vec<InsertAnswer>) -> Result<Inserted> {
+        let mut inserted = Inserted::default();
+        for r in rows {
+            let Some(tenant_id) = r.holder_tenant_id else {
+                inserted.ids.push(r.id);
+                continue;
+            };
+            let incomplete = || crate::StoreError::Invariant("holder row without its columns".into());
+            let summary = crate::MessageSummary {
+                id: r.id,
+                message_type: r.message_type.ok_or_else(incomplete)?,
+                mestyp: r.mestyp,
+                docnum: r.docnum,
+                fingerprint: r.fingerprint,
+                received_at: r.received_at.ok_or_else(incomplete)?,
+            };
+            let holder = Holder { summary, fingerprint_expires_at: r.fingerprint_expires_at };
+            let environment_id = r.holder_environment_id.ok_or_else(incomplete)?;
+            inserted.holders.push(ScopedHolder { tenant_id, environment_id, holder });
+        }
+        Ok(inserted)
+    }
+
+    /// The holders of `claims`: those the insert saw, then one probe for
+    /// the claims it saw none of (a holder that committed while the insert
+    /// ran, or an earlier row of the same insert).
+    pub(crate) async fn holders_of<DB: IngestSql>(
+        self,
+        conn: &mut DB::Connection,
+        claims: &[(&Scope, &str)],
+    ) -> Result<Vec<ScopedHolder>> {
+        let mut holders = self.holders;
+        let unseen: Vec<(&Scope, &str)> = claims
+            .iter()
+            .filter(|(scope, fp)| {
+                !holders.iter().any(|h| {
+                    h.tenant_id == scope.tenant_id
+                        && h.environment_id == scope.environment_id
+                        && h.holder.summary.fingerprint.as_deref() == Some(*fp)
+                })
+            })
+            .copied()
+            .collect();
+        if !unseen.is_empty() {
+            holders.extend(DB::holders(conn, &unseen).await?);
+        }
+        Ok(holders)
+    }
+}
