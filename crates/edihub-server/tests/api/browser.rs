@@ -178,36 +178,73 @@ impl Cdp {
         buf
     }
 
-    /// Sends a command and returns its result (events in between are skipped).
-    pub fn call(&mut self, method: &str, params: Value) -> Value {
+    /// Sends a command and returns its result, or the error DevTools
+    /// answered (events in between are skipped).
+    fn try_call(&mut self, method: &str, params: Value) -> Result<Value, Value> {
         let id = self.next_id;
         self.next_id += 1;
         self.send_frame(0x1, json!({ "id": id, "method": method, "params": params }).to_string().as_bytes());
         loop {
             let msg: Value = serde_json::from_str(&self.read_message()).expect("DevTools JSON");
             if msg["id"] == id {
-                assert!(msg.get("error").is_none(), "{method}: {}", msg["error"]);
-                return msg["result"].clone();
+                return match msg.get("error") {
+                    Some(error) => Err(error.clone()),
+                    None => Ok(msg["result"].clone()),
+                };
             }
         }
     }
 
-    /// Evaluates JavaScript in the page and returns its value.
-    pub fn eval(&mut self, expression: &str) -> Value {
-        let r = self.call("Runtime.evaluate", json!({ "expression": expression, "returnByValue": true }));
-        assert!(r.get("exceptionDetails").is_none(), "{expression}: {}", r["exceptionDetails"]);
-        r["result"]["value"].clone()
+    /// Sends a command and returns its result (events in between are skipped).
+    pub fn call(&mut self, method: &str, params: Value) -> Value {
+        self.try_call(method, params).unwrap_or_else(|error| panic!("{method}: {error}"))
     }
 
-    /// Waits until `condition` (JavaScript) is true in the page.
+    /// Evaluates JavaScript in the page and returns its value.
+    pub fn eval(&mut self, expression: &str) -> Value {
+        self.eval_unless_navigating(expression)
+            .unwrap_or_else(|| panic!("{expression}: the page navigated while it ran"))
+    }
+
+    /// Evaluates JavaScript in the page; `None` when a navigation (a
+    /// form the page submits, a redirect) replaced the document while it
+    /// ran, which DevTools answers with an error instead of a value.
+    fn eval_unless_navigating(&mut self, expression: &str) -> Option<Value> {
+        let params = json!({ "expression": expression, "returnByValue": true });
+        let r = match self.try_call("Runtime.evaluate", params) {
+            Ok(r) => r,
+            Err(error) if navigated(&error) => return None,
+            Err(error) => panic!("Runtime.evaluate: {error}"),
+        };
+        assert!(r.get("exceptionDetails").is_none(), "{expression}: {}", r["exceptionDetails"]);
+        Some(r["result"]["value"].clone())
+    }
+
+    /// Waits until `condition` (JavaScript) is true in the page, also
+    /// across the navigations that lead there.
     pub fn wait_for(&mut self, condition: &str) {
         let deadline = Instant::now() + Duration::from_secs(20);
-        while self.eval(condition) != json!(true) {
-            let page = self.eval("location.href + ' ' + (document.body ? document.body.innerText : '')");
-            assert!(Instant::now() < deadline, "timed out waiting for {condition}; page: {page}");
+        while self.eval_unless_navigating(condition) != Some(json!(true)) {
+            if Instant::now() >= deadline {
+                let page = self.eval("location.href + ' ' + (document.body ? document.body.innerText : '')");
+                panic!("timed out waiting for {condition}; page: {page}");
+            }
             std::thread::sleep(Duration::from_millis(100));
         }
     }
+}
+
+/// Whether a DevTools error says the document went away under an
+/// evaluation (the page navigated), not that the evaluation was wrong.
+fn navigated(error: &Value) -> bool {
+    let message = error["message"].as_str().unwrap_or("");
+    [
+        "Inspected target navigated or closed",
+        "Execution context was destroyed",
+        "Cannot find context with specified id",
+    ]
+    .iter()
+    .any(|m| message.contains(m))
 }
 
 /// The rendered rows of the events table, as JSON text.
