@@ -73,7 +73,7 @@ pub fn render(q: &MessageQuery, found: &MessagePage, next_cursor: Option<&str>) 
         let _ = write!(
             out,
             "<p id=\"scanned\" class=\"muted\">{} found among the messages received since {} UTC \
-             (a search by sender, key value, type or scope looks at {} messages a page). \
+             (a search by sender, key value, type, scope or Idempotency-Key looks at {} messages a page). \
              Older messages are on the next page.</p>",
             found.messages.len(),
             at.format("%Y-%m-%d %H:%M:%S%.3f"),
