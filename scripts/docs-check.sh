@@ -40,7 +40,9 @@ stop_listener() {
         LISTEN_PID=""
     fi
 }
-cleanup() { stop_hub; stop_listener; rm -rf "$WORK"; }
+# The documented examples write their sample files as /tmp/edihub-doc-*
+# (paths a reader can type); they are removed with the rest.
+cleanup() { stop_hub; stop_listener; rm -rf "$WORK" /tmp/edihub-doc-*; }
 trap cleanup EXIT
 
 free_port() {

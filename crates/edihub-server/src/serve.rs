@@ -31,7 +31,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
@@ -103,31 +103,7 @@ pub async fn run(
             refused.fetch_add(1, Ordering::Relaxed);
             continue;
         };
-        let _ = stream.set_nodelay(true);
-        let service = TowerToHyperService::new(app.clone().map_request(
-            move |mut req: hyper::Request<hyper::body::Incoming>| {
-                req.extensions_mut().insert(ConnectInfo::<SocketAddr>(peer));
-                req
-            },
-        ));
-        let conn = http1::Builder::new()
-            .timer(TokioTimer::new())
-            .header_read_timeout(limits.header_read_timeout)
-            .serve_connection(TokioIo::new(stream), service);
-        let conn = graceful.watch(conn);
-        let cut_off = cut_off.clone();
-        tokio::spawn(async move {
-            match conn.await {
-                Err(e) if e.is_timeout() => {
-                    cut_off.fetch_add(1, Ordering::Relaxed);
-                }
-                // Resets and protocol errors are the client's doing.
-                Err(e) => tracing::debug!(%peer, error = %e, "connection ended with an error"),
-                Ok(()) => {}
-            }
-            drop(slot);
-            drop(permit);
-        });
+        serve_connection(stream, peer, &app, &limits, &graceful, &cut_off, (slot, permit));
     }
     drop(listener);
     tracing::info!("stopped accepting; draining in-flight requests");
@@ -140,6 +116,44 @@ pub async fn run(
         );
     }
     Ok(())
+}
+
+/// Serves one accepted connection on a task of its own, with its client's
+/// address in every request; `held` (its per-address slot and its permit
+/// of the global cap) is released when the connection ends.
+fn serve_connection(
+    stream: tokio::net::TcpStream,
+    peer: SocketAddr,
+    app: &Router,
+    limits: &ServeLimits,
+    graceful: &GracefulShutdown,
+    cut_off: &Arc<AtomicU64>,
+    held: (per_address::Slot, OwnedSemaphorePermit),
+) {
+    let _ = stream.set_nodelay(true);
+    let service = TowerToHyperService::new(app.clone().map_request(
+        move |mut req: hyper::Request<hyper::body::Incoming>| {
+            req.extensions_mut().insert(ConnectInfo::<SocketAddr>(peer));
+            req
+        },
+    ));
+    let conn = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout)
+        .serve_connection(TokioIo::new(stream), service);
+    let conn = graceful.watch(conn);
+    let cut_off = cut_off.clone();
+    tokio::spawn(async move {
+        match conn.await {
+            Err(e) if e.is_timeout() => {
+                cut_off.fetch_add(1, Ordering::Relaxed);
+            }
+            // Resets and protocol errors are the client's doing.
+            Err(e) => tracing::debug!(%peer, error = %e, "connection ended with an error"),
+            Ok(()) => {}
+        }
+        drop(held);
+    });
 }
 
 const CUT_OFF: &str = "closed connections that did not send their headers in time";

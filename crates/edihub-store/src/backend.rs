@@ -26,6 +26,7 @@ use crate::delivery_backlog::BacklogSql;
 use crate::destinations::DestinationSql;
 use crate::feed::FeedSql;
 use crate::ingest::group::Batchers;
+use crate::ingest::key_statements::KeySql;
 use crate::ingest::statements::{IngestSql, ScopedHolder};
 use crate::message_search::SearchSql;
 use crate::outbox::{OutboxSql, QueueSql};
@@ -37,6 +38,7 @@ use crate::{PartitionLayout, Result, Scope, StoreError};
 /// A database edihub can store into: PostgreSQL or SQLite.
 pub(crate) trait Backend:
     IngestSql
+    + KeySql
     + ClaimSql
     + CatalogSql
     + QuerySql
@@ -64,7 +66,7 @@ pub(crate) trait Backend:
     const CLAIM_DELIVERIES: &'static str;
 
     /// Whether a keyed group-insert batch is first tried as one statement
-    /// ([`IngestSql::claim_and_insert`], a data-modifying CTE): on
+    /// ([`KeySql::claim_and_insert`], a data-modifying CTE): on
     /// PostgreSQL that saves the transaction's `BEGIN`, second statement and
     /// `COMMIT` round trips; SQLite has no such CTEs, and its round trips
     /// stay in the process.

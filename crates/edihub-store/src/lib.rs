@@ -29,14 +29,17 @@
 //! - `store.rs`: the [`Store`] implementation, once for both backends.
 //! - `ingest/`: storing messages exactly once.
 //!   - `mod.rs`: which path a request takes; retries;
-//!   - `statements.rs`: every ingest statement, one method each, with the
-//!     row binder both paths share; `insert_answer.rs`: what the message
-//!     insert returns (its ids, and on PostgreSQL the holders it met);
+//!   - `statements.rs`: the message statements (insert, holder probes,
+//!     audit events), one method each, with the row binder every path
+//!     shares; `key_statements.rs`: the request keys' claims, kept answers
+//!     and the keyed batch's one statement; `insert_answer.rs`: what the
+//!     message insert returns (its ids, and on PostgreSQL the holders it met);
 //!   - `decide.rs`: duplicate or new, replay or mismatch: the decisions all
 //!     paths share;
 //!   - `transaction.rs`: one request in one transaction;
 //!   - `group/`: many concurrent requests in one statement (`mod.rs`: the
-//!     queues; `settle.rs`: settling a batch);
+//!     queues; `settle.rs`: settling a batch without keys; `keyed.rs`: a
+//!     batch with keys);
 //!   - `packet.rs`: large packets committed in chunks.
 //! - `ack_numbers.rs`: acknowledgement control numbers per partner.
 //! - `catalog.rs`: message types and integrations, seeded from the

@@ -150,69 +150,14 @@ fn explain(rules: &Rules, args: &Args) -> Result<String, String> {
         };
         let fp = edihub_core::fingerprint(doc, &spec);
         let control = doc.control();
-        let field = |f: fn(&edihub_core::ControlRecord) -> &Option<String>| {
-            control.and_then(|c| f(c).clone()).unwrap_or_else(|| "-".into())
-        };
-        let row = |label: &str, value: String| (label.to_string(), value);
-        let mut rows = vec![
-            row("message type", message_type.clone()),
-            row("MESTYP", doc.mestyp().unwrap_or("-").into()),
-            row("DOCNUM", doc.docnum().unwrap_or("-").into()),
-            row(
-                "sender",
-                format!(
-                    "MANDT={} SNDPOR={} SNDPRN={}",
-                    field(|c| &c.mandt),
-                    field(|c| &c.sndpor),
-                    field(|c| &c.sndprn)
-                ),
-            ),
-            row("window", format!("{}s", rule.window_seconds)),
-        ];
-        let edi = doc.edi_header();
-        if let Some(h) = edi {
-            let ic = &h.interchange;
-            rows.insert(
-                2,
-                row(
-                    "envelope",
-                    format!(
-                        "{} interchange {} from {} to {}, group {}, version {}",
-                        ic.syntax.as_str(),
-                        ic.control_number,
-                        ic.sender.id,
-                        ic.receiver.id,
-                        h.group_control.as_deref().unwrap_or("-"),
-                        h.version
-                    ),
-                ),
-            );
-        }
-        if fp.key_values.is_empty() {
-            let fallback = if edi.is_some() {
-                "none configured (control numbers with sender and receiver)"
-            } else {
-                "none configured (DOCNUM with sender and client)"
-            };
-            rows.push(row("key fields", fallback.into()));
-        }
-        for kv in &fp.key_values {
-            let shown = if kv.values.is_empty() {
-                "missing".to_string()
-            } else {
-                kv.values.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")
-            };
-            rows.push(row(&kv.path, shown));
-        }
-        rows.push(row("basis", serde_json::to_value(fp.basis).unwrap_or_default().to_string()));
-        rows.push(row("fingerprint", fp.hex.clone().unwrap_or_else(|| "none (not deduplicated)".into())));
+        let rows = document_rows(doc, &message_type, rule.window_seconds, &fp);
         text.push_str(&format!("\ndocument {} of {total}\n{}", i + 1, aligned(&rows)));
         reports.push(json!({
             "message_type": message_type,
             "mestyp": doc.mestyp(),
             "docnum": doc.docnum(),
             "control": control,
-            "envelope": edi,
+            "envelope": doc.edi_header(),
             "window_seconds": rule.window_seconds,
             "fingerprint": fp,
             "rules": { "from": rules.from, "location": rules.location },
@@ -222,4 +167,72 @@ fn explain(rules: &Rules, args: &Args) -> Result<String, String> {
         return serde_json::to_string_pretty(&reports).map_err(|e| e.to_string());
     }
     Ok(text.trim_end().to_string())
+}
+
+/// The table of one document: what identifies it, its envelope, the key
+/// fields its rule reads and the fingerprint they make.
+fn document_rows(
+    doc: &edihub_core::Document,
+    message_type: &str,
+    window_seconds: i64,
+    fp: &edihub_core::Fingerprint,
+) -> Vec<(String, String)> {
+    let control = doc.control();
+    let field = |f: fn(&edihub_core::ControlRecord) -> &Option<String>| {
+        control.and_then(|c| f(c).clone()).unwrap_or_else(|| "-".into())
+    };
+    let row = |label: &str, value: String| (label.to_string(), value);
+    let mut rows = vec![
+        row("message type", message_type.to_string()),
+        row("MESTYP", doc.mestyp().unwrap_or("-").into()),
+        row("DOCNUM", doc.docnum().unwrap_or("-").into()),
+        row(
+            "sender",
+            format!(
+                "MANDT={} SNDPOR={} SNDPRN={}",
+                field(|c| &c.mandt),
+                field(|c| &c.sndpor),
+                field(|c| &c.sndprn)
+            ),
+        ),
+        row("window", format!("{}s", window_seconds)),
+    ];
+    let edi = doc.edi_header();
+    if let Some(h) = edi {
+        let ic = &h.interchange;
+        rows.insert(
+            2,
+            row(
+                "envelope",
+                format!(
+                    "{} interchange {} from {} to {}, group {}, version {}",
+                    ic.syntax.as_str(),
+                    ic.control_number,
+                    ic.sender.id,
+                    ic.receiver.id,
+                    h.group_control.as_deref().unwrap_or("-"),
+                    h.version
+                ),
+            ),
+        );
+    }
+    if fp.key_values.is_empty() {
+        let fallback = if edi.is_some() {
+            "none configured (control numbers with sender and receiver)"
+        } else {
+            "none configured (DOCNUM with sender and client)"
+        };
+        rows.push(row("key fields", fallback.into()));
+    }
+    for kv in &fp.key_values {
+        let shown = if kv.values.is_empty() {
+            "missing".to_string()
+        } else {
+            kv.values.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")
+        };
+        rows.push(row(&kv.path, shown));
+    }
+    rows.push(row("basis", serde_json::to_value(fp.basis).unwrap_or_default().to_string()));
+    rows.push(row("fingerprint", fp.hex.clone().unwrap_or_else(|| "none (not deduplicated)".into())));
+    rows
 }

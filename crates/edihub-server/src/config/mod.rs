@@ -12,6 +12,7 @@ mod env;
 mod secrets;
 mod sections;
 pub(crate) mod validate;
+mod validate_scopes;
 
 use std::path::Path;
 

@@ -17,6 +17,7 @@ use super::Destination;
 use super::bodies::Outgoing;
 use super::envelope::envelope_of;
 use super::schedule::retry_after;
+use crate::config::DestinationConfig;
 
 /// Bytes of a receiver's answer kept with the attempt.
 pub const PREFIX_BYTES: usize = 512;
@@ -61,13 +62,7 @@ pub async fn send(client: &reqwest::Client, destination: &Destination, message: 
         return Answer { record, retry_after: None, gone: true };
     };
     let def = &destination.def;
-    let (body, content_type) = if def.format == "raw" {
-        let ct = m.meta.content_type.clone().unwrap_or_else(|| "application/octet-stream".into());
-        (m.body.bytes.clone(), ct)
-    } else {
-        let envelope = envelope_of(&m.meta, m.body.documents());
-        (bytes::Bytes::from(envelope.to_string().into_bytes()), "application/json".into())
-    };
+    let (body, content_type) = body_of(def, m);
     let id = m.meta.id.to_string();
     let timestamp = attempted_at.timestamp();
     let mut request = client
@@ -96,6 +91,32 @@ pub async fn send(client: &reqwest::Client, destination: &Destination, message: 
         .get(RETRY_AFTER)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| retry_after(v, Utc::now()));
+    let (prefix, read_error) = read_prefix(&mut response).await;
+    let error = match (status.is_success(), read_error) {
+        (true, _) => None,
+        (false, Some(e)) => Some(format!("HTTP {status}; {e}")),
+        (false, None) => Some(format!("HTTP {status}")),
+    };
+    let text = (!prefix.is_empty()).then(|| String::from_utf8_lossy(&prefix).into_owned());
+    Answer { record: record(Some(i32::from(status.as_u16())), error, text), retry_after: wait, gone: false }
+}
+
+/// The body sent and its Content-Type: the message as received (`raw`),
+/// or its envelope.
+fn body_of(def: &DestinationConfig, m: &Outgoing) -> (bytes::Bytes, String) {
+    if def.format == "raw" {
+        let ct = m.meta.content_type.clone().unwrap_or_else(|| "application/octet-stream".into());
+        (m.body.bytes.clone(), ct)
+    } else {
+        let envelope = envelope_of(&m.meta, m.body.documents());
+        (bytes::Bytes::from(envelope.to_string().into_bytes()), "application/json".into())
+    }
+}
+
+/// The first `PREFIX_BYTES` of the response body (the rest is never read,
+/// so a receiver cannot make an attempt buffer much), and the error that
+/// cut the read short, if any.
+async fn read_prefix(response: &mut reqwest::Response) -> (Vec<u8>, Option<String>) {
     let mut prefix = Vec::new();
     let mut read_error = None;
     while prefix.len() < PREFIX_BYTES {
@@ -110,13 +131,7 @@ pub async fn send(client: &reqwest::Client, destination: &Destination, message: 
             }
         }
     }
-    let error = match (status.is_success(), read_error) {
-        (true, _) => None,
-        (false, Some(e)) => Some(format!("HTTP {status}; {e}")),
-        (false, None) => Some(format!("HTTP {status}")),
-    };
-    let text = (!prefix.is_empty()).then(|| String::from_utf8_lossy(&prefix).into_owned());
-    Answer { record: record(Some(i32::from(status.as_u16())), error, text), retry_after: wait, gone: false }
+    (prefix, read_error)
 }
 
 /// An error with its sources (reqwest's own message alone hides the cause).

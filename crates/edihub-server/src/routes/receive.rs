@@ -13,6 +13,7 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
+use edihub_core::Interchange;
 use edihub_store::{DetectedBy, KeyClaim};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -22,7 +23,7 @@ use crate::api_doc::acks::{self, RefusedWithAck};
 use crate::api_doc::errors::{
     NotAcceptable, SenderTypeForbidden, TooLarge, Unauthenticated, Unavailable, UnsupportedType,
 };
-use crate::auth::Sender;
+use crate::auth::{Sender, SenderIdentity};
 use crate::edi::interchange_claim;
 use crate::edi_ack::{self, PendingAck};
 use crate::error::ApiError;
@@ -122,11 +123,22 @@ async fn receive(
         (Some(kind), Some(envelope)) => Some(PendingAck::take(&state, &sender.scope, kind, envelope).await?),
         _ => None,
     };
-    let request_sha256 = hex::encode(Sha256::digest(&bytes));
-    // An interchange's control number is its request key (see `crate::edi`):
-    // a request has one key claim, and for EDI the control number is the one
-    // the standards define, so an Idempotency-Key is not claimed then.
-    let key = match &interchange {
+    let key = request_key(&sender, interchange.as_ref(), idempotency_key, &bytes)?;
+    submit(&state, Submission { scope: &sender.scope, key, messages, interchange, ack }).await
+}
+
+/// The request's key claim. An interchange's control number is its request
+/// key (see `crate::edi`): a request has one key claim, and for EDI the
+/// control number is the one the standards define, so an Idempotency-Key is
+/// not claimed then.
+fn request_key(
+    sender: &SenderIdentity,
+    interchange: Option<&Interchange>,
+    idempotency_key: Option<String>,
+    bytes: &[u8],
+) -> Result<Option<KeyClaim>, ApiError> {
+    let request_sha256 = hex::encode(Sha256::digest(bytes));
+    Ok(match interchange {
         Some(ic) => Some(interchange_claim(ic, request_sha256, sender.interchange_window_seconds)?),
         None => idempotency_key.map(|key| KeyClaim {
             kind: DetectedBy::IdempotencyKey,
@@ -135,6 +147,5 @@ async fn receive(
             on_reuse: sender.on_key_reuse,
             window_seconds: None,
         }),
-    };
-    submit(&state, Submission { scope: &sender.scope, key, messages, interchange, ack }).await
+    })
 }

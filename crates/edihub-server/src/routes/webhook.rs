@@ -115,15 +115,7 @@ async fn receive(
         .integrations
         .get(&integration_id)
         .ok_or_else(|| ApiError::NotFound(format!("no integration `{integration_id}`")))?;
-    // Headers whose repetition would change who signed the request or which
-    // event it is: refused before the body is read.
-    let mut once = vec!["content-type", "content-encoding"];
-    once.extend(integ.verifier.header_names());
-    if let Some(EventIdSource::Header(h)) = &integ.event_id {
-        once.push(h.as_str());
-    }
-    refuse_repeated(&headers, &once)?;
-    integ.verifier.check_unambiguous(&headers).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    refuse_ambiguous_headers(&integ, &headers)?;
     let peer = peer.map(|Extension(ConnectInfo(addr))| addr);
     check_body_headers(&state, &headers)?;
     let presented = integ
@@ -148,16 +140,7 @@ async fn receive(
         TypeSource::Fixed(t) => t.clone(),
         TypeSource::Path(p) => payload_type(doc, p)?,
     };
-    let event_id = match &integ.event_id {
-        None => None,
-        Some(EventIdSource::Header(h)) => match header_text(&headers, h)? {
-            Some(v) => Some(validate_key(v.trim()).map_err(|_| {
-                ApiError::BadRequest(format!("the {h} header must be 1–200 printable ASCII characters"))
-            })?),
-            None => return Err(ApiError::BadRequest(format!("the event id header {h} is missing"))),
-        },
-        Some(EventIdSource::Path(p)) => payload_event_id(doc, p)?,
-    };
+    let event_id = event_id_of(&integ, &headers, doc)?;
     let source = MessageSource {
         explicit_type: Some(&message_type),
         producer: Producer::Integration(&integ),
@@ -177,4 +160,31 @@ async fn receive(
         window_seconds: None,
     });
     submit(&state, Submission { scope: &integ.scope, key, messages, interchange: None, ack: None }).await
+}
+
+/// Refuses, before the body is read, a repeated header whose repetition
+/// would change who signed the request or which event it is.
+fn refuse_ambiguous_headers(integ: &Integration, headers: &HeaderMap) -> Result<(), ApiError> {
+    let mut once = vec!["content-type", "content-encoding"];
+    once.extend(integ.verifier.header_names());
+    if let Some(EventIdSource::Header(h)) = &integ.event_id {
+        once.push(h.as_str());
+    }
+    refuse_repeated(headers, &once)?;
+    integ.verifier.check_unambiguous(headers).map_err(|e| ApiError::BadRequest(e.to_string()))
+}
+
+/// The provider's event id, from the header or the payload path the
+/// integration names; `None` for an integration without one.
+fn event_id_of(integ: &Integration, headers: &HeaderMap, doc: &Document) -> Result<Option<String>, ApiError> {
+    Ok(match &integ.event_id {
+        None => None,
+        Some(EventIdSource::Header(h)) => match header_text(headers, h)? {
+            Some(v) => Some(validate_key(v.trim()).map_err(|_| {
+                ApiError::BadRequest(format!("the {h} header must be 1–200 printable ASCII characters"))
+            })?),
+            None => return Err(ApiError::BadRequest(format!("the event id header {h} is missing"))),
+        },
+        Some(EventIdSource::Path(p)) => payload_event_id(doc, p)?,
+    })
 }

@@ -13,7 +13,8 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::statements::{KeyState, ScopedHolder};
+use super::key_statements::KeyState;
+use super::statements::ScopedHolder;
 use crate::{
     Answer, IngestOutcome, KeyClaim, KeyReusePolicy, MessageOutcome, MessageSummary, NewAuditEvent,
     NewMessage, Replay, Result, Scope, StoreError,

@@ -18,6 +18,7 @@
 mod decide;
 pub(crate) mod group;
 pub(crate) mod insert_answer;
+pub(crate) mod key_statements;
 pub(crate) mod packet;
 pub(crate) mod statements;
 mod transaction;

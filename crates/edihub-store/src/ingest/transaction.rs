@@ -19,8 +19,9 @@
 use uuid::Uuid;
 
 use super::decide::{duplicate_of, kept, repeat};
+use super::key_statements::Claim;
 use super::packet::{Chunk, ChunkDone, LOOKUP_CHUNK, Progress};
-use super::statements::{Claim, Row};
+use super::statements::Row;
 use crate::backend::Backend;
 use crate::{
     DetectedBy, IngestOutcome, IngestRequest, KeyClaim, MessageOutcome, NewMessage, Result, StoreError,

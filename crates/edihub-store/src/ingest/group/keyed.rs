@@ -10,7 +10,8 @@ use super::{Queued, Verdict};
 use crate::backend::Backend;
 use crate::ingest::decide::{duplicate_of, kept, repeat};
 use crate::ingest::insert_answer::Inserted;
-use crate::ingest::statements::{Claim, Row};
+use crate::ingest::key_statements::Claim;
+use crate::ingest::statements::Row;
 use crate::session::Sessions;
 use crate::{Answer, DetectedBy, IngestOutcome, MessageOutcome, NewAuditEvent, Result, StoreError};
 
