@@ -149,14 +149,13 @@ fn explain(rules: &Rules, args: &Args) -> Result<String, String> {
             exclude_fields: &rule.exclude_fields,
         };
         let fp = edihub_core::fingerprint(doc, &spec);
-        let control = doc.control();
         let rows = document_rows(doc, &message_type, rule.window_seconds, &fp);
         text.push_str(&format!("\ndocument {} of {total}\n{}", i + 1, aligned(&rows)));
         reports.push(json!({
             "message_type": message_type,
             "mestyp": doc.mestyp(),
             "docnum": doc.docnum(),
-            "control": control,
+            "control": doc.control(),
             "envelope": doc.edi_header(),
             "window_seconds": rule.window_seconds,
             "fingerprint": fp,

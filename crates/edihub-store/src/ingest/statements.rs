@@ -94,7 +94,6 @@ where
     for<'e> DateTime<Utc>: Encode<'e, DB> + Type<DB>,
     for<'e> i32: Encode<'e, DB> + Type<DB>,
     for<'e> Option<String>: Encode<'e, DB>,
-    for<'e> Option<&'e str>: Encode<'e, DB>,
     for<'e> Option<Uuid>: Encode<'e, DB>,
     for<'e> Option<DateTime<Utc>>: Encode<'e, DB>,
     for<'e> Json<&'e serde_json::Value>: Encode<'e, DB> + Type<DB>,
