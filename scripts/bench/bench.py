@@ -508,6 +508,23 @@ def retention_drop(orders, orders_bytes):
     return s, t
 
 
+def wait_with_checkpoints(procs, every_s=30):
+    """Waits for the load's sessions, with a CHECKPOINT every `every_s`
+    seconds meanwhile: the bench allows `max_wal_size=16GB` so that no
+    checkpoint lands in a measured run, and a load that waited for it would
+    keep up to 17 GB of WAL on disk beside its tables (a 50 M load would
+    not fit the disk). A checkpoint lets PostgreSQL recycle the WAL written
+    before it, even while the load's transactions are still open. Returns
+    whether any session failed."""
+    last = time.time()
+    while any(p.poll() is None for p in procs):
+        time.sleep(1)
+        if time.time() - last >= every_s:
+            psql("CHECKPOINT")
+            last = time.time()
+    return any(p.returncode for p in procs)
+
+
 def s6_load(res):
     """S6's stored messages. The secondary indexes are dropped, the rows
     inserted by two sessions at once and the indexes built again: the same
@@ -522,7 +539,7 @@ def s6_load(res):
     base = [f"{PG_BIN}/psql", "-h", "127.0.0.1", "-p", PG_PORT, "-U", "postgres", "-d", DB, "-X", "-q",
             "-v", "ON_ERROR_STOP=1"]
     procs = [subprocess.Popen(base + ["-f", os.path.join(WORK, f"bulk-{i}.sql")]) for i in (1, 2)]
-    if any(p.wait() for p in procs):
+    if wait_with_checkpoints(procs):
         sys.exit("S6: bulk insert failed")
     res["s6_insert_s"] = time.time() - t
     # On a partitioned table pg_indexes reads `ON ONLY messages`, which would
@@ -531,7 +548,7 @@ def s6_load(res):
     groups = [defs[0::2], defs[1::2]]
     procs = [subprocess.Popen(base + ["-c", "; ".join(d.split("|", 1)[1].replace(" ON ONLY ", " ON ") for d in g)])
              for g in groups if g]
-    if any(p.wait() for p in procs):
+    if wait_with_checkpoints(procs):
         sys.exit("S6: index build failed")
     invalid = psql("SELECT count(*) FROM pg_index WHERE NOT indisvalid").strip()
     if invalid != "0":
