@@ -43,7 +43,9 @@
 //! messages share with the range of their segments (`edi/segment`);
 //! the rendering, an array of positional segments, is built only when
 //! [`Document::value`] is asked for (JSONPath, content fingerprints,
-//! deliveries), since receiving needs only the key fields.
+//! deliveries), since receiving needs only the key fields. Each syntax
+//! reads its separators in `edi/edifact` and `edi/x12` and walks its
+//! envelope in `edi/edifact/walk` and `edi/x12/walk`.
 //!
 //! Every failure is a [`CoreError`] whose message is meant for the sender
 //! and whose [`ErrorClass`] maps to an HTTP status (400, 415 or 422).

@@ -58,4 +58,7 @@ mod body_budget;
 mod connections_per_address;
 mod error_hints;
 mod security;
+mod security_leaks;
+mod security_scopes;
+mod security_secrets;
 mod unauthenticated_load;

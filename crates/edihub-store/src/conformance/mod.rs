@@ -20,6 +20,7 @@ mod packet;
 mod partitions;
 mod races;
 mod rollup;
+mod verdicts;
 
 pub use ack_numbers::*;
 pub use admin::*;
@@ -36,6 +37,7 @@ pub use packet::*;
 pub use partitions::*;
 pub use races::*;
 pub use rollup::*;
+pub use verdicts::*;
 
 use std::sync::Arc;
 

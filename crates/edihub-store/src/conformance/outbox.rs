@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::Duration;
 
 use super::*;
 use crate::ingest::packet::TX_CHUNK;
@@ -34,7 +34,7 @@ async fn delivered_to(store: &StoreRef, id: uuid::Uuid) -> Vec<String> {
 }
 
 /// Seeds four destinations of which only `{tag}-all` admits an ORDERS05 of `scope`.
-async fn seed_mixed(store: &StoreRef, scope: &Scope, tag: &str) -> String {
+pub(super) async fn seed_mixed(store: &StoreRef, scope: &Scope, tag: &str) -> String {
     let other_env = Scope::new(scope.tenant_id.clone(), "qa");
     let rows = [
         destination(&format!("{tag}-all"), scope, None, true),
@@ -219,120 +219,4 @@ pub async fn purged_messages_drop_their_deliveries(store: StoreRef) {
     let report = store.deliveries_of(kept).await.unwrap();
     assert_eq!(report.len(), 2, "the kept message keeps its deliveries");
     assert!(report.iter().any(|r| r.attempt_log.len() == 1));
-}
-
-/// One delivery claimed twice: by a worker that then stalls past its lease
-/// (5 s), and again once that lease has expired. Returns a maker of
-/// finished attempts of that delivery, the stalled lease and the current one.
-async fn claimed_twice(
-    store: &StoreRef,
-    fp: &str,
-) -> (impl Fn(Verdict, i32, DateTime<Utc>) -> FinishedAttempt, DateTime<Utc>, DateTime<Utc>) {
-    let scope = fresh_scope();
-    let dest = seed_mixed(store, &scope, &scope.tenant_id).await;
-    let out = processed(ingest_at(store, &scope, None, vec![message(Some(fp))], now()).await);
-    let id = outcome_id(&out[0]);
-    let t0 = now();
-    let stalled = store.claim_deliveries(&dest, t0, t0 + Duration::seconds(5), 10).await.unwrap();
-    let t1 = t0 + Duration::seconds(6);
-    let current = store.claim_deliveries(&dest, t1, t1 + Duration::seconds(5), 10).await.unwrap();
-    assert_eq!((stalled.len(), current.len()), (1, 1), "the expired lease is claimed again");
-    let done = move |verdict, code, lease| FinishedAttempt {
-        message_id: id,
-        destination_id: dest.clone(),
-        attempt: attempt(Some(code), None),
-        verdict,
-        lease_until: lease,
-    };
-    (done, stalled[0].lease_until, current[0].lease_until)
-}
-
-/// The delivery's report and its `delivery.failed` events.
-async fn report_and_failures(store: &StoreRef, d: &FinishedAttempt) -> (crate::DeliveryReport, usize) {
-    let reports = store.deliveries_of(d.message_id).await.unwrap();
-    let report = reports.into_iter().find(|r| r.delivery.destination_id == d.destination_id);
-    let failed = AuditFilter {
-        action: Some(DELIVERY_FAILED.into()),
-        message_id: Some(d.message_id),
-        limit: 10,
-        ..Default::default()
-    };
-    (report.expect("delivery"), store.list_audit(&failed).await.unwrap().len())
-}
-
-/// A worker that stalled past its lease finds the delivery claimed again by
-/// another: its attempt is logged, its verdict is not recorded, and the
-/// newer attempt's verdict decides.
-pub async fn a_stale_verdict_does_not_overwrite_a_newer_lease(store: StoreRef) {
-    let (done, stalled, current) = claimed_twice(&store, "stale-1").await;
-    store.finish_delivery(&done(Verdict::Delivered, 200, current)).await.unwrap();
-    // The stalled worker's late verdict: a failure that must not win.
-    store.finish_delivery(&done(Verdict::Failed, 410, stalled)).await.unwrap();
-    let (report, failures) = report_and_failures(&store, &done(Verdict::Delivered, 200, current)).await;
-    assert_eq!((report.delivery.status.as_str(), report.delivery.attempts), ("delivered", 1));
-    assert_eq!(report.delivery.last_status_code, Some(200));
-    assert_eq!(report.attempt_log.len(), 2, "both attempts are logged");
-    assert_eq!(failures, 0, "a stale failure is not audited");
-}
-
-/// The stalled attempt's verdict and the newer one's in the same batch:
-/// the newer lease's verdict is recorded, the stale one only logged.
-pub async fn a_stale_verdict_in_the_same_batch_changes_nothing(store: StoreRef) {
-    let (done, stalled, current) = claimed_twice(&store, "stale-2").await;
-    let retry_at = current + Duration::seconds(90);
-    let batch = [done(Verdict::Failed, 410, stalled), done(Verdict::RetryAt(retry_at), 503, current)];
-    store.finish_deliveries(&batch).await.unwrap();
-    let (report, failures) = report_and_failures(&store, &batch[1]).await;
-    assert_eq!((report.delivery.status.as_str(), report.delivery.attempts), ("pending", 1));
-    assert_eq!(report.delivery.last_status_code, Some(503));
-    assert_eq!(report.delivery.next_attempt_at, retry_at, "the retry is due when its verdict says");
-    assert_eq!(report.delivery.lease_until, None);
-    assert_eq!(report.attempt_log.len(), 2, "both attempts are logged");
-    assert_eq!(failures, 0, "a stale failure is not audited");
-}
-
-/// Attempts recorded together (the worker's batch): each delivery gets its
-/// own attempt and verdict, and only the failed one is audited.
-pub async fn attempts_recorded_together(store: StoreRef) {
-    let scope = fresh_scope();
-    let dest = seed_mixed(&store, &scope, &scope.tenant_id).await;
-    let sent = vec![message(Some("batch-1")), message(Some("batch-2")), message(Some("batch-3"))];
-    let out = processed(ingest_at(&store, &scope, None, sent, now()).await);
-    assert_eq!(out.len(), 3);
-    let claimed = store.claim_deliveries(&dest, now(), now() + Duration::seconds(30), 10).await.unwrap();
-    assert_eq!(claimed.len(), 3);
-    let verdicts = [Verdict::Delivered, Verdict::Failed, Verdict::RetryAt(now() + Duration::seconds(60))];
-    let done: Vec<FinishedAttempt> = claimed
-        .iter()
-        .zip(verdicts)
-        .map(|(c, verdict)| FinishedAttempt {
-            message_id: c.message_id,
-            destination_id: dest.clone(),
-            attempt: attempt(Some(if verdict == Verdict::Delivered { 200 } else { 503 }), None),
-            verdict,
-            lease_until: c.lease_until,
-        })
-        .collect();
-    store.finish_deliveries(&done).await.unwrap();
-    for d in &done {
-        let report = store.deliveries_of(d.message_id).await.unwrap();
-        let report = report.into_iter().find(|r| r.delivery.destination_id == dest).expect("delivery");
-        let status = match d.verdict {
-            Verdict::Delivered => "delivered",
-            Verdict::Failed => "failed",
-            Verdict::RetryAt(_) => "pending",
-        };
-        assert_eq!((report.delivery.status.as_str(), report.delivery.attempts), (status, 1));
-        assert_eq!(report.delivery.lease_until, None, "the lease is released");
-        assert_eq!(report.attempt_log.len(), 1);
-        let audited = AuditFilter {
-            action: Some(DELIVERY_FAILED.into()),
-            message_id: Some(d.message_id),
-            limit: 10,
-            ..Default::default()
-        };
-        let events = store.list_audit(&audited).await.unwrap();
-        assert_eq!(events.len(), usize::from(d.verdict == Verdict::Failed), "only the failure is audited");
-    }
-    assert!(store.finish_deliveries(&[]).await.is_ok(), "an empty batch records nothing");
 }

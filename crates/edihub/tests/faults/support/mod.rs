@@ -6,9 +6,11 @@
 pub mod docs;
 pub mod hub;
 pub mod ledger;
+pub mod ledger_check;
 pub mod pg;
 pub mod raw;
 pub mod sink;
+pub mod stored;
 
 use std::time::Duration;
 
