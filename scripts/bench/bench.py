@@ -292,17 +292,37 @@ def pgbench(duration, tag):
     }
 
 
+def statement_shape(query):
+    """A statement's text with its bound lists collapsed: the group insert
+    and the verdicts send one text per list length (`VALUES ($1, …), ($20,
+    …)`, `IN ($1, $2, …)`), which pg_stat_statements counts apart."""
+    q = re.sub(r"\s+", " ", query)
+    q = re.sub(r"\$\d+", "$", q)
+    q = re.sub(r"\$(, \$)+", "$…", q)
+    q = re.sub(r"(\(\$…?\))(, \(\$…?\))+", r"\1, …", q)
+    return q
+
+
 def top_statements(n=int(os.environ.get("BENCH_STATEMENTS", "6"))):
+    """The `n` statement shapes that took the most time (each shape's calls
+    and time summed over its list lengths; the time is execution, plus
+    planning with BENCH_PG_SETTINGS='-c pg_stat_statements.track_planning=on')."""
     rows = psql(
-        "SELECT calls, round(total_exec_time::numeric, 1), round(mean_exec_time::numeric, 3), "
-        "regexp_replace(left(query, 90), '\\s+', ' ', 'g') FROM pg_stat_statements "
-        f"WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '{DB}') "
-        f"ORDER BY total_exec_time DESC LIMIT {n}"
+        "SELECT calls, total_exec_time + total_plan_time, regexp_replace(query, '\\s+', ' ', 'g') "
+        "FROM pg_stat_statements "
+        f"WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '{DB}')"
     )
-    out = []
+    shapes = {}
     for line in rows.splitlines():
-        calls, total, mean, q = line.split("|", 3)
-        out.append({"calls": int(calls), "total_ms": float(total), "mean_ms": float(mean), "query": q})
+        calls, total, q = line.split("|", 2)
+        s = shapes.setdefault(statement_shape(q), [0, 0.0, 0])
+        s[0] += int(calls)
+        s[1] += float(total)
+        s[2] += 1
+    out = []
+    for q, (calls, total, texts) in sorted(shapes.items(), key=lambda kv: -kv[1][1])[:n]:
+        out.append({"calls": calls, "total_ms": round(total, 1), "mean_ms": round(total / max(1, calls), 3),
+                    "texts": texts, "query": q[:90]})
     return out
 
 
@@ -456,6 +476,45 @@ def profile(server, template):
     log(f"perf report written to {path}")
     top = [ln.rstrip()[:140].rstrip() for ln in self_time.splitlines() if ln.strip() and not ln.startswith("#")][:25]
     return ["self time by component:"] + groups + ["", "top symbols (self time):"] + top
+
+
+def drain_profile(server):
+    """With BENCH_PROFILE=1, D's drain is profiled too: returns a function
+    that starts perf on edihub for at most `secs` and returns the one that
+    stops it and writes target/bench/perf-d-drain.txt (self time by
+    component and symbol; the data stays beside it for `perf report`)."""
+    if not PROFILE or not shutil.which("perf"):
+        return None
+
+    def start(secs):
+        out = os.path.join(ROOT, "target", "bench", "perf-d-drain.data")
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        out_all = os.path.join(ROOT, "target", "bench", "perf-d-drain-all.data")
+        perf = subprocess.Popen(["perf", "record", "-e", "cpu-clock", "-F", "499", "--call-graph", "dwarf,16384",
+                                 "-p", str(server.pid), "-o", out, "--", "sleep", str(secs)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # The whole machine, without call graphs: where PostgreSQL's CPU goes.
+        perf_all = subprocess.Popen(["perf", "record", "-e", "cpu-clock", "-F", "299", "-a", "-o", out_all,
+                                     "--", "sleep", str(secs)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+        def stop():
+            for p in (perf, perf_all):
+                if p.poll() is None:
+                    p.send_signal(signal.SIGINT)
+                p.wait()
+            machine = subprocess.run(["perf", "report", "-i", out_all, "--stdio", "--sort", "comm,symbol",
+                                      "--percent-limit", "0.3"], capture_output=True, text=True).stdout
+            self_time = subprocess.run(["perf", "report", "-i", out, "--stdio", "-g", "none", "--no-children",
+                                        "--sort", "symbol", "--percent-limit", "0"],
+                                       capture_output=True, text=True).stdout
+            path = os.path.join(ROOT, "target", "bench", "perf-d-drain.txt")
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                f.write("# self time by component\n" + "\n".join(group_symbols(self_time)) + "\n\n# self time\n"
+                        + self_time + "\n# the whole machine, by command and symbol\n" + machine)
+            log(f"perf report of D's drain written to {path}")
+        return stop
+    return start
 
 
 def group_symbols(report_text):
@@ -732,8 +791,8 @@ def render(res):
                  f"{res['s6_vacuum_s']:.0f} s; `messages` then held {res['s6_rows']:,} rows, "
                  f"{res['s6_size']} with indexes.")
         L.append("")
-    for key in ("S1", "S1_ceiling", "S2", "S7", "S6"):
-        s = S.get(key)
+    drained = (S.get("D") or {}).get("drain")
+    for key, s in [(k, S.get(k)) for k in ("S1", "S1_ceiling", "S2", "S7", "S6", "D")] + [("D's drain", drained)]:
         if s and s.get("top_statements"):
             L.append(f"<details><summary>pg_stat_statements, {key} (top by total time)</summary>")
             L.append("")
@@ -886,7 +945,8 @@ def main():
                 return S[name]
 
             S["D"] = delivery.run(pg, S.get("S1"), d_load, EDIHUB, WORK, gen.TENANT, gen.ENV, gen.ADMIN_TOKEN,
-                                  cpu_of, log)
+                                  cpu_of, {"cpu": pg_cpu, "reset": stats_reset, "statements": top_statements},
+                                  log, drain_profile(pg))
         if "P" in SCENARIOS and pg:
             res.setdefault("packet", {})["PostgreSQL"] = packet.run("PostgreSQL", PORT_PG, AUTH, SMALL, RUN_TAG, log)
         if PROFILE and pg:

@@ -14,7 +14,12 @@ later scenarios are not affected). Measured, beside S1's columns:
   the run: its maximum and its last value (bounded: it does not grow with
   the run's length);
 - CPU: edihub's extra CPU-ms per delivered message over the baseline's per
-  message, and the receiver's.
+  message, and the receiver's;
+- the drain on its own (the queue left when the load stops, delivered with
+  no ingest beside it): deliveries per second and the CPU-ms per delivery
+  of edihub, PostgreSQL and the receiver, i.e. what a delivery costs. With
+  BENCH_PROFILE=1, a perf profile of edihub during the drain
+  (target/bench/perf-d-drain.txt).
 """
 
 import json
@@ -70,10 +75,12 @@ class Sampler(threading.Thread):
                 self.samples.append(v)
 
 
-def run(server, s1, load, edihub, work, tenant, env, admin_token, cpu_of, log):
+def run(server, s1, load, edihub, work, tenant, env, admin_token, cpu_of, pg, log, profile=None):
     """Runs D on `server`; `load(name)` runs S1's load as scenario `name`
-    and returns its result; `s1` is S1's result or None. Returns D's
-    result (with `base`, the baseline used)."""
+    and returns its result; `s1` is S1's result or None; `pg` has the
+    cluster's probes: `cpu()` (CPU seconds), `reset()` and `statements()`
+    (pg_stat_statements); `profile(seconds)`, if given, profiles edihub
+    during the drain. Returns D's result (with `base`, the baseline used)."""
     base = s1 or load("D_base")
     sink_log = open(os.path.join(work, "edihub-listen.log"), "w")
     sink = subprocess.Popen([edihub, "listen", "--quiet", "--port", str(SINK_PORT)], stdout=sink_log,
@@ -91,13 +98,20 @@ def run(server, s1, load, edihub, work, tenant, env, admin_token, cpu_of, log):
     sink_cpu0 = cpu_of(sink.pid)
     try:
         res = load("D")
-        stopped = time.time()
-        while time.time() - stopped < 120:
+        pg["reset"]()
+        drain0 = (time.time(), _delivered(server.base), cpu_of(server.pid), pg["cpu"](), cpu_of(sink.pid))
+        profiling = profile(30) if profile else None
+        while time.time() - drain0[0] < 120:
             depth = _gauge(server.base, "edihub_delivery_queue_depth")
             if depth == 0:
                 break
             time.sleep(0.5)
-        res["drain_s"] = time.time() - stopped
+        drain1 = (time.time(), _delivered(server.base), cpu_of(server.pid), pg["cpu"](), cpu_of(sink.pid))
+        res["drain_s"] = drain1[0] - drain0[0]
+        res["drain"] = _drain_costs(drain0, drain1)
+        res["drain"]["top_statements"] = pg["statements"]()
+        if profiling:
+            profiling()
     finally:
         sampler.stop.set()
         sampler.join()
@@ -115,11 +129,23 @@ def run(server, s1, load, edihub, work, tenant, env, admin_token, cpu_of, log):
     delivered = max(1, res.get("delivered", 0))
     res["extra_ms_per_delivery"] = (res["cpu_edihub"] * 1000 - base["ms_per_msg_edihub"] * res["requests"]) / delivered
     res["sink_ms_per_delivery"] = sink_cpu * 1000 / delivered
+    dr = res["drain"]
+    log(f"D drain: {dr['delivered']} delivered at {dr['per_s']:.0f}/s, CPU-ms per delivery: edihub "
+        f"{dr['edihub_ms']:.3f}, PG {dr['pg_ms']:.3f}, receiver {dr['sink_ms']:.3f}")
     log(f"D: ingest {res['rps']:.0f} req/s vs {base['rps']:.0f} ({base['name']}), delivered "
         f"{res['delivered_per_s']:.0f}/s, queue depth max {res['depth_max']} last {res['depth_last']}, drained in "
         f"{res['drain_s']:.1f} s, extra edihub CPU {res['extra_ms_per_delivery']:.3f} ms/delivery, receiver "
         f"{res['sink_ms_per_delivery']:.3f} ms/delivery")
     return res
+
+
+def _drain_costs(t0, t1):
+    """Deliveries per second and CPU-ms per delivery between two readings
+    of (time, delivered, edihub CPU, PostgreSQL CPU, receiver CPU)."""
+    n = t1[1] - t0[1]
+    per = 1000 / max(1, n)
+    return {"delivered": n, "per_s": n / max(1e-9, t1[0] - t0[0]), "edihub_ms": (t1[2] - t0[2]) * per,
+            "pg_ms": (t1[3] - t0[3]) * per, "sink_ms": (t1[4] - t0[4]) * per}
 
 
 def render(d):
@@ -134,6 +160,23 @@ def render(d):
         f"| {d['rps']:,.0f} | {b['rps']:,.0f} ({b['name']}) | {ratio:.2f} | {d['delivered_per_s']:,.0f} | "
         f"{d['depth_max']} / {d['depth_last']} ({d['depth_samples']}) | {d['drain_s']:.1f} | "
         f"{d['ms_per_msg_edihub']:.3f} | {d['extra_ms_per_delivery']:.3f} | {d['sink_ms_per_delivery']:.3f} |",
+    ] + render_drain(d)
+
+
+def render_drain(d):
+    dr = d.get("drain")
+    if not dr:
+        return []
+    total = dr["edihub_ms"] + dr["pg_ms"] + dr["sink_ms"]
+    return [
+        "",
+        "The drain alone (the queue left when the load stopped, delivered with no ingest beside it): what "
+        "one delivery costs.",
+        "",
+        "| delivered | per s | edihub CPU-ms per delivery | PostgreSQL CPU-ms | receiver CPU-ms | all three |",
+        "|--:|--:|--:|--:|--:|--:|",
+        f"| {dr['delivered']:,} | {dr['per_s']:,.0f} | {dr['edihub_ms']:.3f} | {dr['pg_ms']:.3f} | "
+        f"{dr['sink_ms']:.3f} | {total:.3f} |",
     ]
 
 

@@ -176,6 +176,14 @@ impl Document {
         }
     }
 
+    /// The document as JSON, taken rather than copied (see [`Document::value`]).
+    pub fn into_value(self) -> Value {
+        match self.edi {
+            Some(message) => message.into_value(),
+            None => self.value,
+        }
+    }
+
     /// Message type: explicit (from header/query) wins; else CIMTYP when
     /// `is_configured(cimtyp)`; else IDOCTYP; else root element name.
     ///

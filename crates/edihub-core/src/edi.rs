@@ -181,6 +181,12 @@ impl EdiMessage {
         self.rendered.get_or_init(|| Value::Array(self.segments().map(|s| s.render()).collect()))
     }
 
+    /// The rendering, taken (rendered first if it was not yet).
+    pub fn into_value(self) -> Value {
+        self.value();
+        self.rendered.into_inner().unwrap_or_default()
+    }
+
     /// Values at a key path: positional for the IDoc notation, else JSONPath on the rendering.
     pub fn values(&self, path: &KeyPath) -> Vec<Value> {
         match path {

@@ -65,6 +65,15 @@ pub(crate) trait Backend:
     /// (`FOR UPDATE SKIP LOCKED`); SQLite's one writer runs claims one at a time.
     const CLAIM_DELIVERIES: &'static str;
 
+    /// [`Backend::CLAIM_DELIVERIES`] among the deliveries of messages whose
+    /// id is at least `{since}` (written twice in the text, replaced by
+    /// [`Backend::id_literal`] of a message-id bound): the worker's claim
+    /// between two polls (see [`crate::Store::claim_recent_deliveries`]).
+    const CLAIM_RECENT_DELIVERIES: &'static str;
+
+    /// A message id as a constant of this backend's SQL.
+    fn id_literal(id: uuid::Uuid) -> String;
+
     /// Whether a keyed group-insert batch is first tried as one statement
     /// ([`KeySql::claim_and_insert`], a data-modifying CTE): on
     /// PostgreSQL that saves the transaction's `BEGIN`, second statement and

@@ -161,6 +161,21 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         lease_until: chrono::DateTime<chrono::Utc>,
         limit: i64,
     ) -> Result<Vec<ClaimedDelivery>>;
+    /// As [`Store::claim_deliveries`], among the deliveries of messages
+    /// stored since the start of `since`'s UTC day (none older). The
+    /// cheaper claim where the store is partitioned by time: PostgreSQL
+    /// reads only the partitions of those days, where the full claim plans
+    /// and locks every partition of `deliveries` (on SQLite both cost the
+    /// same). The delivery worker claims recent deliveries between its
+    /// polls and the whole queue at each poll.
+    async fn claim_recent_deliveries(
+        &self,
+        destination: &str,
+        since: chrono::DateTime<chrono::Utc>,
+        now: chrono::DateTime<chrono::Utc>,
+        lease_until: chrono::DateTime<chrono::Utc>,
+        limit: i64,
+    ) -> Result<Vec<ClaimedDelivery>>;
     /// Leases the head of `destination`'s line until `lease_until`, for a
     /// destination with `ordering = "fifo"`: its oldest delivery not yet
     /// delivered (by the message's `received_at`, then id), and only if that

@@ -90,13 +90,24 @@ impl Backend for Sqlite {
         WHERE (message_id, destination_id) IN (SELECT message_id, destination_id FROM deliveries \
         WHERE destination_id = $1 AND status = 'pending' AND next_attempt_at <= $2 \
         AND (lease_until IS NULL OR lease_until <= $2) ORDER BY next_attempt_at LIMIT $4) \
-        RETURNING message_id, destination_id, attempts, lease_until";
+        RETURNING message_id, destination_id, attempts, lease_until, created_at";
+    const CLAIM_RECENT_DELIVERIES: &'static str = "UPDATE deliveries SET lease_until = $3 \
+        WHERE (message_id, destination_id) IN (SELECT message_id, destination_id FROM deliveries \
+        WHERE destination_id = $1 AND status = 'pending' AND next_attempt_at <= $2 \
+        AND (lease_until IS NULL OR lease_until <= $2) AND message_id >= {since} \
+        ORDER BY next_attempt_at LIMIT $4) \
+        RETURNING message_id, destination_id, attempts, lease_until, created_at";
     const CLAIM_LINE_HEAD: &'static str = "UPDATE deliveries SET lease_until = $3 \
         WHERE (message_id, destination_id) IN (SELECT message_id, destination_id FROM deliveries \
         WHERE destination_id = $1 AND status IN ('pending', 'failed') \
         ORDER BY created_at, message_id LIMIT 1) \
         AND status = 'pending' AND next_attempt_at <= $2 AND (lease_until IS NULL OR lease_until <= $2) \
-        RETURNING message_id, destination_id, attempts, lease_until";
+        RETURNING message_id, destination_id, attempts, lease_until, created_at";
+
+    /// A message id is stored as its 16 bytes, which compare in time order.
+    fn id_literal(id: uuid::Uuid) -> String {
+        format!("X'{}'", id.simple())
+    }
 
     fn migrator() -> &'static sqlx::migrate::Migrator {
         &MIGRATOR

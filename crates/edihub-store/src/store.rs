@@ -120,6 +120,26 @@ impl<DB: Backend> Store for SqlStore<DB> {
         session.done(value).await
     }
 
+    async fn claim_recent_deliveries(
+        &self,
+        destination: &str,
+        since: DateTime<Utc>,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+        limit: i64,
+    ) -> Result<Vec<ClaimedDelivery>> {
+        // The bound is the first id of `since`'s UTC day, so the statement's
+        // text (and PostgreSQL's cached plan of it) changes once a day.
+        let day = since.date_naive().and_time(chrono::NaiveTime::MIN).and_utc();
+        let bound = Uuid::from_u128(u128::from(day.timestamp_millis().max(0).unsigned_abs()) << 80);
+        let text = DB::CLAIM_RECENT_DELIVERIES.replace("{since}", &DB::id_literal(bound));
+        let mut session = self.db.session().await?;
+        let statement = sqlx::AssertSqlSafe(text);
+        let value =
+            DB::claim_deliveries(&mut session, statement, destination, now, lease_until, limit).await?;
+        session.done(value).await
+    }
+
     async fn claim_line_head(
         &self,
         destination: &str,

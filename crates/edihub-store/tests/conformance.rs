@@ -65,6 +65,7 @@ suite!(
     audit_events_of_one_message,
     outbox_rows_written_with_messages,
     lease_claim_is_exclusive,
+    recent_claim_leaves_older_messages,
     deliveries_finish_fail_and_replay,
     a_stale_verdict_does_not_overwrite_a_newer_lease,
     attempts_recorded_together,

@@ -109,7 +109,9 @@ fn body_of(def: &DestinationConfig, m: &Outgoing) -> (bytes::Bytes, String) {
         (m.body.bytes.clone(), ct)
     } else {
         let envelope = envelope_of(&m.meta, m.body.documents());
-        (bytes::Bytes::from(envelope.to_string().into_bytes()), "application/json".into())
+        // Serializing borrowed fields of plain types cannot fail.
+        let bytes = serde_json::to_vec(&envelope).unwrap_or_default();
+        (bytes::Bytes::from(bytes), "application/json".into())
     }
 }
 

@@ -11,21 +11,25 @@
 //! of its line, so one delivery is in flight for it across all replicas.
 //! Replicas share the queue through the leases. The loop reads the
 //! destinations every `delivery.poll_interval_ms` (so admin changes apply
-//! within it) and claims then; between those, an attempt's end wakes it, and
-//! a parallel destination claims again once half its slots are free, so one
-//! claim statement serves several attempts; the claimed messages are read in
-//! one statement too. Verdicts are recorded in batches
+//! within it) and claims over the whole queue then; between those, an
+//! attempt's end wakes it, and a parallel destination claims again, among
+//! the deliveries of recent messages (`claim.rs`), once half its slots are
+//! free, so one claim statement serves several attempts; the claimed
+//! messages are read in one statement too. Verdicts are recorded in batches
 //! (`recorder.rs`).
 //!
 //! - `attempt.rs`: one HTTP attempt (body, headers, signature, the answer);
 //! - `bodies.rs`: the bodies attempts send, a packet's shared body read and
 //!   parsed once for all its messages;
+//! - `claim.rs`: which claim a destination makes (recent messages, the whole
+//!   queue, or the head of its line);
 //! - `envelope.rs`: the envelope body, which the pull feed lists too;
 //! - `recorder.rs`: verdicts written in batches, one commit for many attempts;
 //! - `schedule.rs`: what happens after an attempt (retry when, or give up).
 
 mod attempt;
 mod bodies;
+mod claim;
 pub mod envelope;
 mod recorder;
 mod schedule;
@@ -38,10 +42,11 @@ use tokio::time::Instant;
 
 use chrono::{DateTime, Utc};
 use edihub_store::{ClaimedDelivery, DestinationRow, Json, SOURCE_CONFIG, StoredMessage};
-use tokio::sync::{Notify, Semaphore, mpsc};
+use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use claim::Lane;
 use schedule::{jitter_factor, verdict};
 
 use crate::config::{Config, DeliverySignatureConfig, DestinationConfig};
@@ -104,8 +109,8 @@ struct Worker {
     verdicts: recorder::Verdicts,
 }
 
-/// Each destination's free attempt slots in this process, by id.
-type Slots = HashMap<String, Arc<Semaphore>>;
+/// What the worker keeps per destination, by id.
+type Lanes = HashMap<String, Lane>;
 
 /// Runs the delivery loop until `shutdown`, then lets running attempts
 /// finish (at most `shutdown_grace_secs`; an unfinished one keeps its lease,
@@ -141,7 +146,7 @@ impl Worker {
     /// then and whenever attempts end, until `shutdown`.
     async fn claim_until(self: &Arc<Self>, shutdown: &CancellationToken, attempts: &TaskTracker) {
         let poll = Duration::from_millis(self.state.config.delivery.poll_interval_ms);
-        let mut slots = Slots::new();
+        let mut lanes = Lanes::new();
         let mut destinations = Vec::new();
         let mut next_listing = Instant::now();
         loop {
@@ -157,7 +162,7 @@ impl Worker {
                 next_listing = Instant::now() + poll;
             }
             for destination in &destinations {
-                self.claim(destination, &mut slots, attempts, listing).await;
+                self.claim(destination, &mut lanes, attempts, listing).await;
             }
             tokio::select! {
                 () = shutdown.cancelled() => break,
@@ -181,35 +186,28 @@ impl Worker {
 
     /// Claims as many due deliveries of `destination` as it has free slots
     /// and starts their attempts. Between listings a parallel destination
-    /// waits until half its slots are free.
+    /// waits until half its slots are free, and claims among recent
+    /// messages only unless it has an old backlog (see [`Lane`]).
     async fn claim(
         self: &Arc<Self>,
         destination: &Arc<Destination>,
-        slots: &mut Slots,
+        lanes: &mut Lanes,
         attempts: &TaskTracker,
         listing: bool,
     ) {
         let id = &destination.def.id;
         let cap = self.state.config.delivery.max_in_flight_per_destination as usize;
-        let slots = slots.entry(id.clone()).or_insert_with(|| Arc::new(Semaphore::new(cap))).clone();
+        let lane = lanes.entry(id.clone()).or_insert_with(|| Lane::new(cap));
+        let slots = lane.slots.clone();
         let free = slots.available_permits();
         let fifo = destination.def.ordering == "fifo";
         if free == 0 || (!listing && !fifo && free < cap.div_ceil(2)) {
             return;
         }
-        let now = Utc::now();
         let margin = self.state.config.delivery.lease_margin_secs;
         let lease = Duration::from_secs(destination.def.timeout_secs.saturating_add(margin));
-        let until = now + chrono::Duration::from_std(lease).unwrap_or_default();
-        let claimed = if fifo {
-            // The head of the line or nothing: the store keeps it to one in
-            // flight across replicas, whatever this process's slots.
-            self.state.store.claim_line_head(id, now, until).await.map(Vec::from_iter)
-        } else {
-            let limit = i64::try_from(free).unwrap_or(1);
-            self.state.store.claim_deliveries(id, now, until, limit).await
-        };
-        let claimed = match claimed {
+        let store = self.state.store.as_ref();
+        let claimed = match lane.lease(store, &destination.def, free, listing, lease).await {
             Ok(claimed) => claimed,
             Err(e) => {
                 tracing::warn!(destination = %id, error = %e, "delivery: claiming failed");

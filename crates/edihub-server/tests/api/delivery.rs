@@ -5,7 +5,8 @@
 //! failures are retried with the same `webhook-id`; `410` stops; a receiver
 //! that never answers times out without holding up another destination;
 //! an admin replays a delivery; each message of a packet is delivered with
-//! its own document, though they share one stored body.
+//! its own document, though they share one stored body; messages stored
+//! days ago are delivered too.
 
 use std::collections::HashMap;
 use std::process::Command;
@@ -331,7 +332,36 @@ async fn redeliver_sends_again_with_the_same_id(backend: Backend) {
     stop.cancel();
 }
 
+/// Deliveries of messages stored days ago (late retries, replays) are not
+/// left behind by the claims among recent messages the worker makes
+/// between its polls: every one is delivered, once, with its id.
+async fn old_messages_are_delivered_too(backend: Backend) {
+    use edihub_store::conformance::{id_at, ingest_at, message, outcome_id, processed};
+    let receiver = Receiver::start().await;
+    let app = app(backend, &receiver).await;
+    let scope = edihub_store::Scope::new("acme", "prod");
+    let stored_at = chrono::Utc::now() - chrono::Duration::days(3);
+    let mut ids = Vec::new();
+    for i in 0..20 {
+        let old = edihub_store::NewMessage { id: id_at(stored_at), ..message(Some(&format!("old-{i}"))) };
+        let outcome = ingest_at(&app.state.store, &scope, None, vec![old], stored_at).await;
+        ids.push(outcome_id(&processed(outcome)[0]).to_string());
+    }
+    let stop = start_worker(&app);
+    for id in &ids {
+        until("every old message is delivered", async || has_status(&app, id, "signed", "delivered").await)
+            .await;
+    }
+    let mut got: Vec<String> =
+        receiver.received("signed").iter().map(|r| r.header("webhook-id").to_string()).collect();
+    got.sort();
+    ids.sort();
+    assert_eq!(got, ids, "each old message once");
+    stop.cancel();
+}
+
 backend_tests!(
+    old_messages_are_delivered_too,
     delivered_signed_and_duplicates_not,
     packet_members_each_carry_their_own_document,
     retries_keep_one_id_and_gone_stops,

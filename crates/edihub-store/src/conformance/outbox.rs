@@ -220,3 +220,32 @@ pub async fn purged_messages_drop_their_deliveries(store: StoreRef) {
     assert_eq!(report.len(), 2, "the kept message keeps its deliveries");
     assert!(report.iter().any(|r| r.attempt_log.len() == 1));
 }
+
+/// The recent claim leases the deliveries of messages stored since the
+/// start of `since`'s UTC day, never an older one, and says when each
+/// message was stored; the full claim leases the older ones too.
+pub async fn recent_claim_leaves_older_messages(store: StoreRef) {
+    let scope = fresh_scope();
+    let dest = seed_mixed(&store, &scope, &scope.tenant_id).await;
+    let old_at = now() - Duration::days(3);
+    let old = NewMessage { id: id_at(old_at), ..message(Some("rc-old")) };
+    let old = outcome_id(&processed(ingest_at(&store, &scope, None, vec![old], old_at).await)[0]);
+    let new_at = now();
+    let new = outcome_id(
+        &processed(ingest_at(&store, &scope, None, vec![message(Some("rc-new"))], new_at).await)[0],
+    );
+    let (at, lease) = (now(), now() + Duration::minutes(1));
+
+    let recent = store.claim_recent_deliveries(&dest, at - Duration::days(1), at, lease, 10).await.unwrap();
+    let recent: Vec<_> = recent.iter().map(|c| (c.message_id, c.created_at)).collect();
+    assert_eq!(recent, [(new, new_at)], "only the new message's delivery");
+    let full = store.claim_deliveries(&dest, at, lease, 10).await.unwrap();
+    let full: Vec<_> = full.iter().map(|c| (c.message_id, c.created_at)).collect();
+    assert_eq!(full, [(old, old_at)], "the full claim takes the old one");
+    let since_its_day = store.claim_recent_deliveries(&dest, old_at, lease, lease + Duration::minutes(1), 10);
+    assert_eq!(
+        since_its_day.await.unwrap().len(),
+        2,
+        "both, once the leases ran out, from the old one's day on"
+    );
+}

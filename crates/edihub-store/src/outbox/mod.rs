@@ -60,10 +60,11 @@ const REPLAY: &str = "UPDATE deliveries SET status = 'pending', next_attempt_at 
 /// it differs per backend).
 pub(crate) trait OutboxSql: IngestSql + QuerySql {
     /// Runs the backend's lease claim `statement` (see
-    /// [`crate::backend::Backend::CLAIM_DELIVERIES`]).
+    /// [`crate::backend::Backend::CLAIM_DELIVERIES`] and
+    /// [`crate::backend::Backend::CLAIM_RECENT_DELIVERIES`]).
     fn claim_deliveries(
         conn: &mut Self::Connection,
-        statement: &'static str,
+        statement: impl sqlx::SqlSafeStr + Send,
         destination: &str,
         now: DateTime<Utc>,
         lease_until: DateTime<Utc>,
@@ -120,7 +121,7 @@ where
 {
     async fn claim_deliveries(
         conn: &mut DB::Connection,
-        statement: &'static str,
+        statement: impl sqlx::SqlSafeStr + Send,
         destination: &str,
         now: DateTime<Utc>,
         lease_until: DateTime<Utc>,

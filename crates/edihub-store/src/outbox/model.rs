@@ -24,6 +24,8 @@ pub struct ClaimedDelivery {
     /// The lease taken, as stored: the attempt's verdict counts only while
     /// the delivery still holds it ([`FinishedAttempt::lease_until`]).
     pub lease_until: DateTime<Utc>,
+    /// When the message was stored (its delivery created).
+    pub created_at: DateTime<Utc>,
 }
 
 /// One (message, destination) delivery as stored.
