@@ -21,7 +21,7 @@
 # BENCH_PG_SETTINGS (extra `-c name=value …` for the cluster), BENCH_PG_EXTRA_SQL
 # (SQL run on the benchmark database once the hub has migrated it, before any
 # scenario: e.g. an index whose ingest cost is measured), BENCH_PROFILE=1
-# (perf profile of edihub under S1 load), BENCH_S6_CEILING=1 (pgbench again
+# (perf profiles of edihub under S1 load and during D's drain), BENCH_S6_CEILING=1 (pgbench again
 # after the 5 M rows), BENCH_WRITE=0 (print only),
 # BENCH_CRITERION=0 (skip the criterion benches), BENCH_EDIHUB=/path/to/edihub
 # (measure that binary instead of building this checkout's, e.g. an older
