@@ -54,6 +54,13 @@
 //!   aggregated audit of refused signatures (`rejections`).
 //! - [`metrics`]: the Prometheus counters behind `GET /metrics`.
 //!
+//! Delivering
+//! - [`delivery`]: the worker that pushes stored messages to their
+//!   destinations: which claim it makes (`claim`), one HTTP attempt
+//!   (`attempt`), the envelope it sends and the feed lists (`envelope`),
+//!   the bodies it reads once per packet (`bodies`), the retry schedule
+//!   (`schedule`) and the verdicts written in batches (`recorder`).
+//!
 //! Tests
 //! - `tests/api/`: the HTTP tests, one binary with a module per area;
 //!   `tests/api/support/` is their harness (the typed `TestConfig`, the

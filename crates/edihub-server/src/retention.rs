@@ -12,8 +12,9 @@
 //! `batch_size` rows per statement and yields between batches, so live
 //! traffic interleaves and no statement holds a table-wide lock. A message
 //! is never purged while its fingerprint still blocks repeats. Each run
-//! first creates the partitions of the coming periods. The task stops at
-//! the shutdown token.
+//! first creates the partitions of the coming periods. After a failed run
+//! the task waits twice as long each time, up to an hour, and goes back to
+//! `interval_secs` once a run succeeds. The task stops at the shutdown token.
 
 use std::time::Duration;
 
@@ -132,27 +133,65 @@ pub async fn run_once(
     Ok(report)
 }
 
-/// Runs retention every `interval_secs` until `shutdown`.
+/// Longest pause after failed runs (unless `interval_secs` is longer).
+const MAX_BACKOFF: Duration = Duration::from_secs(3600);
+
+/// The pause before the next run after `failures` failed runs in a row:
+/// the interval, doubled for each failure, up to [`MAX_BACKOFF`]. A run
+/// that fails (a statement cancelled by an operator or a timeout, the
+/// database under pressure) would otherwise start its whole scan again
+/// every interval, however often it fails.
+fn pause_after(failures: u32, every: Duration) -> Duration {
+    let doubled = every.saturating_mul(1u32.checked_shl(failures.min(16)).unwrap_or(u32::MAX));
+    doubled.min(MAX_BACKOFF.max(every))
+}
+
+/// Runs retention every `interval_secs` until `shutdown`, backing off
+/// after failed runs (`pause_after`).
 pub async fn run(state: AppState, shutdown: CancellationToken) {
     let every = Duration::from_secs(state.config.retention.interval_secs.max(1));
+    let mut failures = 0;
     loop {
         tokio::select! {
             () = shutdown.cancelled() => return,
-            () = tokio::time::sleep(every) => {}
+            () = tokio::time::sleep(pause_after(failures, every)) => {}
         }
         if let Err(e) = state.store.create_partitions(crate::ingest::now()).await {
             tracing::warn!(error = %e, "creating partitions ahead failed; will retry");
         }
         match run_once(&state, crate::ingest::now(), &shutdown).await {
-            Ok(r) => tracing::info!(
-                released = r.released,
-                partitions = r.partitions,
-                messages = r.messages,
-                keys = r.keys,
-                audit = r.audit,
-                "retention run finished"
-            ),
-            Err(e) => tracing::warn!(error = %e, "retention run failed; will retry"),
+            Ok(r) => {
+                failures = 0;
+                tracing::info!(
+                    released = r.released,
+                    partitions = r.partitions,
+                    messages = r.messages,
+                    keys = r.keys,
+                    audit = r.audit,
+                    "retention run finished"
+                );
+            }
+            Err(e) => {
+                failures += 1;
+                let next = pause_after(failures, every);
+                tracing::warn!(error = %e, failures, retry_in_secs = next.as_secs(), "retention run failed");
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failed_runs_back_off_up_to_an_hour() {
+        let minute = Duration::from_secs(60);
+        let pauses: Vec<u64> = (0..8).map(|n| pause_after(n, minute).as_secs()).collect();
+        assert_eq!(pauses, [60, 120, 240, 480, 960, 1920, 3600, 3600]);
+        assert_eq!(pause_after(40, minute), MAX_BACKOFF, "many failures stay capped");
+        let day = Duration::from_secs(86_400);
+        assert_eq!(pause_after(3, day), day, "an interval past the cap is kept");
+        assert_eq!(pause_after(0, Duration::from_secs(1)).as_secs(), 1);
     }
 }

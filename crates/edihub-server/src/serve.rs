@@ -7,7 +7,7 @@
 //!   connections wait in the kernel's accept queue, and the cap is logged);
 //! - caps them per client address at `max_connections_per_address`: one
 //!   client cannot fill the global cap and make everyone wait behind it
-//!   (see [`per_address`]; refusals are counted and logged once a second);
+//!   (see `serve/per_address.rs`; refusals are counted and logged once a second);
 //! - gives every request its client's address (`ConnectInfo<SocketAddr>`);
 //! - closes a connection whose request headers are not complete within
 //!   `header_read_timeout_secs` (slow-header clients);

@@ -110,7 +110,7 @@ pub struct Config {
     /// Push destinations of new messages.
     pub destinations: Vec<DestinationConfig>,
     /// Prefix a `secret_env` variable must start with unless the config
-    /// file's own integrations name it (see [`SecretNames`]).
+    /// file's own integrations name it (see `integrations::names`).
     pub webhook_secret_prefix: String,
     /// Where integration secrets are read from (the process environment,
     /// or a fixed map in tests). Never part of the file.

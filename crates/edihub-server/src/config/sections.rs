@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RetentionConfig {
-    /// Seconds between retention runs.
+    /// Seconds between retention runs (doubled after each failed run in a
+    /// row, up to an hour).
     pub interval_secs: u64,
     /// Most rows one statement releases or deletes.
     pub batch_size: u32,
