@@ -1,11 +1,14 @@
 //! The database side of the ledger check: `messages` and
-//! `idempotency_keys`, read straight from PostgreSQL or SQLite.
+//! `idempotency_keys`, read straight from PostgreSQL or SQLite with the
+//! same statements (sqlx decodes each backend's columns, SQLite's text
+//! timestamps included).
 
 use chrono::{DateTime, Utc};
+use sqlx::{Database, Executor, FromRow, IntoArguments, Pool};
 use uuid::Uuid;
 
 /// A message row, as the ledger check needs it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, FromRow)]
 pub struct StoredMessage {
     /// `messages.id`.
     pub id: Uuid,
@@ -30,7 +33,7 @@ const KEYS: &str = "SELECT tenant_id, key, (answer IS NOT NULL OR status_code <>
     FROM idempotency_keys";
 
 /// An `idempotency_keys` row.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, FromRow)]
 pub struct StoredKey {
     /// Tenant.
     pub tenant_id: String,
@@ -54,91 +57,36 @@ pub struct DbState {
     pub duplicate_events: i64,
 }
 
+/// Every message, with the body it arrived in (a packet's shared body is
+/// stored once, on its first message).
+const MESSAGES: &str = "SELECT m.id, m.tenant_id, m.environment_id, m.docnum, m.key_fingerprint, \
+    m.idempotency_key, COALESCE(h.payload, m.payload) AS payload, m.received_at \
+    FROM messages m LEFT JOIN messages h ON h.id = m.payload_message_id";
+const DUPLICATE_EVENTS: &str = "SELECT COUNT(*) FROM audit_events WHERE action = 'message.duplicate_blocked'";
+
 /// Reads `messages` and `idempotency_keys` straight from the database.
 pub async fn read_db(url: &str) -> DbState {
-    use sqlx::Row;
     if url.starts_with("sqlite:") {
         let opts: sqlx::sqlite::SqliteConnectOptions = url.parse().expect("sqlite url");
-        let pool = sqlx::SqlitePool::connect_with(opts).await.expect("open sqlite");
-        let messages = sqlx::query(
-            "SELECT m.id, m.tenant_id, m.environment_id, m.docnum, m.key_fingerprint, m.idempotency_key, COALESCE(h.payload, m.payload) AS payload, m.received_at FROM messages m LEFT JOIN messages h ON h.id = m.payload_message_id",
-        )
-        .fetch_all(&pool)
-        .await
-        .expect("read messages")
-        .into_iter()
-        .map(|r| StoredMessage {
-            id: r.get("id"),
-            tenant_id: r.get("tenant_id"),
-            environment_id: r.get("environment_id"),
-            docnum: r.get("docnum"),
-            key_fingerprint: r.get("key_fingerprint"),
-            idempotency_key: r.get("idempotency_key"),
-            payload: r.get("payload"),
-            received_at: DateTime::parse_from_rfc3339(&r.get::<String, _>("received_at"))
-                .expect("received_at")
-                .with_timezone(&Utc),
-        })
-        .collect();
-        let keys = sqlx::query(KEYS)
-            .fetch_all(&pool)
-            .await
-            .expect("read keys")
-            .into_iter()
-            .map(|r| StoredKey {
-                tenant_id: r.get("tenant_id"),
-                key: r.get("key"),
-                answered: r.get("answered"),
-                message_id: r.get("message_id"),
-            })
-            .collect();
-        let duplicate_events: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM audit_events WHERE action = 'message.duplicate_blocked'",
-        )
-        .fetch_one(&pool)
-        .await
-        .expect("count audit");
-        pool.close().await;
-        DbState { messages, keys, duplicate_events }
+        read(sqlx::SqlitePool::connect_with(opts).await.expect("open sqlite")).await
     } else {
-        let pool = sqlx::PgPool::connect(url).await.expect("connect postgres");
-        let messages = sqlx::query(
-            "SELECT m.id, m.tenant_id, m.environment_id, m.docnum, m.key_fingerprint, m.idempotency_key, COALESCE(h.payload, m.payload) AS payload, m.received_at FROM messages m LEFT JOIN messages h ON h.id = m.payload_message_id",
-        )
-        .fetch_all(&pool)
-        .await
-        .expect("read messages")
-        .into_iter()
-        .map(|r| StoredMessage {
-            id: r.get("id"),
-            tenant_id: r.get("tenant_id"),
-            environment_id: r.get("environment_id"),
-            docnum: r.get("docnum"),
-            key_fingerprint: r.get("key_fingerprint"),
-            idempotency_key: r.get("idempotency_key"),
-            payload: r.get("payload"),
-            received_at: r.get("received_at"),
-        })
-        .collect();
-        let keys = sqlx::query(KEYS)
-            .fetch_all(&pool)
-            .await
-            .expect("read keys")
-            .into_iter()
-            .map(|r| StoredKey {
-                tenant_id: r.get("tenant_id"),
-                key: r.get("key"),
-                answered: r.get("answered"),
-                message_id: r.get("message_id"),
-            })
-            .collect();
-        let duplicate_events: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM audit_events WHERE action = 'message.duplicate_blocked'",
-        )
-        .fetch_one(&pool)
-        .await
-        .expect("count audit");
-        pool.close().await;
-        DbState { messages, keys, duplicate_events }
+        read(sqlx::PgPool::connect(url).await.expect("connect postgres")).await
     }
+}
+
+/// What [`read_db`] reads, on either backend.
+async fn read<DB>(pool: Pool<DB>) -> DbState
+where
+    DB: Database,
+    DB::Arguments: IntoArguments<DB>,
+    for<'c> &'c Pool<DB>: Executor<'c, Database = DB>,
+    for<'r> StoredMessage: FromRow<'r, DB::Row>,
+    for<'r> StoredKey: FromRow<'r, DB::Row>,
+    for<'r> (i64,): FromRow<'r, DB::Row>,
+{
+    let messages = sqlx::query_as(MESSAGES).fetch_all(&pool).await.expect("read messages");
+    let keys = sqlx::query_as(KEYS).fetch_all(&pool).await.expect("read keys");
+    let (duplicate_events,) = sqlx::query_as(DUPLICATE_EVENTS).fetch_one(&pool).await.expect("count audit");
+    pool.close().await;
+    DbState { messages, keys, duplicate_events }
 }
