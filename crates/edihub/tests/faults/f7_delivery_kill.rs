@@ -59,19 +59,7 @@ async fn f7_sigkill_mid_delivery_postgres() {
     let http = client(Duration::from_secs(10));
     let mut ids = HashSet::new();
     for i in 0..MESSAGES {
-        let res = http
-            .post(format!("{}/api/edi-hub/receive-message", hub.url))
-            .bearer_auth(PROD_KEY)
-            .header("content-type", "application/json")
-            .header("x-message-type", "shop.order")
-            .body(format!(r#"{{"order":{{"id":"f7-{i}"}}}}"#))
-            .send()
-            .await
-            .expect("send");
-        assert_eq!(res.status(), 202);
-        let body: serde_json::Value =
-            serde_json::from_slice(&res.bytes().await.expect("answer")).expect("JSON answer");
-        ids.insert(body["id"].as_str().expect("id").to_string());
+        ids.insert(post_order(&http, &hub.url, &format!("f7-{i}")).await);
     }
     let held = || seen.lock().expect("seen").len() >= HELD;
     assert!(eventually(Duration::from_secs(30), held).await, "no delivery started:\n{}", hub.log());

@@ -112,19 +112,7 @@ async fn f8_two_replicas_share_the_delivery_queue() {
     let mut sent = Vec::new();
     for i in 0..MESSAGES {
         let hub = if i % 2 == 0 { &a } else { &b };
-        let res = http
-            .post(format!("{}/api/edi-hub/receive-message", hub.url))
-            .bearer_auth(PROD_KEY)
-            .header("content-type", "application/json")
-            .header("x-message-type", "shop.order")
-            .body(format!(r#"{{"order":{{"id":"f8-{i}"}}}}"#))
-            .send()
-            .await
-            .expect("send");
-        assert_eq!(res.status(), 202);
-        let body: serde_json::Value =
-            serde_json::from_slice(&res.bytes().await.expect("answer")).expect("JSON answer");
-        sent.push(body["id"].as_str().expect("id").to_string());
+        sent.push(post_order(&http, &hub.url, &format!("f8-{i}")).await);
     }
     let everything = || {
         let ids = |path: &str| requests(&log, path).into_iter().map(|s| s.id).collect::<HashSet<_>>();

@@ -20,6 +20,7 @@ pub use docs::{Doc, Rng, make_docs};
 pub use hub::{Hub, HubConfig, PROD_KEY, TempDir};
 pub use ledger::{Load, Report, Sender, check, client, read_db};
 pub use pg::PgCluster;
+pub use sink::post_order;
 
 static SERIAL: Mutex<()> = Mutex::const_new(());
 

@@ -1,6 +1,7 @@
 //! A delivery destination that takes everything, and the outbox count that
 //! goes with it: for tests that check how many delivery rows the messages
-//! got, not what the receiver saw (F8 keeps its own, recording receiver).
+//! got, not what the receiver saw (F8 keeps its own, recording receiver);
+//! and the shop order the delivery tests send.
 
 /// A receiver on loopback that answers every delivery 204; returns its address.
 pub async fn start_receiver() -> std::net::SocketAddr {
@@ -26,4 +27,22 @@ pub async fn deliveries_per_message(url: &str) -> (i64, i64) {
         sqlx::query_scalar("SELECT count(*) FROM deliveries").fetch_one(&pool).await.expect("deliveries");
     pool.close().await;
     (wrong, rows)
+}
+
+/// Posts a new shop order `order` to acme/prod on the hub at `hub`;
+/// returns its message id (the `webhook-id` of its deliveries).
+pub async fn post_order(http: &reqwest::Client, hub: &str, order: &str) -> String {
+    let res = http
+        .post(format!("{hub}/api/edi-hub/receive-message"))
+        .bearer_auth(super::PROD_KEY)
+        .header("content-type", "application/json")
+        .header("x-message-type", "shop.order")
+        .body(format!(r#"{{"order":{{"id":"{order}"}}}}"#))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(res.status(), 202);
+    let body: serde_json::Value =
+        serde_json::from_slice(&res.bytes().await.expect("answer")).expect("JSON answer");
+    body["id"].as_str().expect("id").to_string()
 }
