@@ -32,7 +32,8 @@
 //!   - `statements.rs`: the message statements (insert, holder probes,
 //!     audit events), one method each, with the row binder every path
 //!     shares; `key_statements.rs`: the request keys' claims, kept answers
-//!     and the keyed batch's one statement; `insert_answer.rs`: what the
+//!     and the keyed batch's one statement (`rendered_keys.rs`: what keys
+//!     kept by an older edihub need read besides); `insert_answer.rs`: what the
 //!     message insert returns (its ids, and on PostgreSQL the holders it met);
 //!   - `decide.rs`: duplicate or new, replay or mismatch: the decisions all
 //!     paths share;

@@ -12,7 +12,7 @@
 
 use chrono::{DateTime, Utc};
 use sqlx::query_builder::Separated;
-use sqlx::{Database, Encode, Executor, FromRow, IntoArguments, QueryBuilder, Type};
+use sqlx::{Encode, Executor, FromRow, IntoArguments, QueryBuilder, Type};
 use uuid::Uuid;
 
 use super::statements::{IngestSql, Row};
@@ -56,14 +56,6 @@ pub(crate) struct KeyState {
     /// The message's fingerprint, for a key without an answer as data.
     #[sqlx(default)]
     pub(crate) fingerprint: Option<String>,
-}
-
-/// The type and fingerprint of a message a rendered (older) key answered for.
-#[derive(Debug, Clone, FromRow)]
-pub(crate) struct KeyMessage {
-    id: Uuid,
-    message_type: String,
-    fingerprint: Option<String>,
 }
 
 const CLAIM_KEYS: &str = "INSERT INTO idempotency_keys \
@@ -121,9 +113,6 @@ const FINISH_KEYS_TAIL: &str = ") UPDATE idempotency_keys SET answer = v.answer,
 /// locks and opens every partition of such a plan on every replay.
 const KEY_STATE_ARM: &str = "SELECT tenant_id, environment_id, kind, key, request_sha256, \
     status_code, response_body, answer, message_id FROM idempotency_keys WHERE tenant_id = ";
-/// The messages of rendered keys, by id (`IN` list of literals follows).
-const KEY_MESSAGES: &str =
-    "SELECT id, message_type, key_fingerprint AS fingerprint FROM messages WHERE id IN (";
 const RELEASE_EXPIRED_KEY: &str = "DELETE FROM idempotency_keys \
     WHERE tenant_id = $1 AND environment_id = $2 AND kind = $3 AND key = $4 AND created_at <= $5";
 
@@ -187,7 +176,7 @@ where
     for<'r> (Uuid,): FromRow<'r, DB::Row>,
     for<'r> (String, String, String, String): FromRow<'r, DB::Row>,
     for<'r> KeyState: FromRow<'r, DB::Row>,
-    for<'r> KeyMessage: FromRow<'r, DB::Row>,
+    for<'r> super::rendered_keys::KeyMessage: FromRow<'r, DB::Row>,
 {
     async fn claim_and_insert(
         conn: &mut DB::Connection,
@@ -277,7 +266,7 @@ where
             q.push(" AND key = ").push_bind(&key.key);
         }
         let mut states: Vec<KeyState> = q.build_query_as().fetch_all(&mut *conn).await?;
-        rendered_keys_messages(conn, &mut states).await?;
+        super::rendered_keys::fill_in_messages(conn, &mut states).await?;
         Ok(states)
     }
 
@@ -295,34 +284,4 @@ where
         }
         Ok(())
     }
-}
-
-/// Fills in the type and fingerprint of the message each rendered key (one
-/// stored by an edihub from before answers were data, so it has no answer
-/// to read them from) answered for. Unnamed, so PostgreSQL plans it with
-/// the ids known and reads only their partitions. Such keys only grow rarer:
-/// retention deletes them after `keys_days`.
-async fn rendered_keys_messages<DB>(conn: &mut DB::Connection, states: &mut [KeyState]) -> Result<()>
-where
-    DB: Database + sqlx::database::HasStatementCache,
-    DB::Arguments: IntoArguments<DB>,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'e> Uuid: Encode<'e, DB> + Type<DB>,
-    for<'r> KeyMessage: FromRow<'r, DB::Row>,
-{
-    let rendered = |s: &KeyState| s.answer.is_none() && s.status_code != 0;
-    let ids: Vec<Uuid> = states.iter().filter(|s| rendered(s)).filter_map(|s| s.message_id).collect();
-    if ids.is_empty() {
-        return Ok(());
-    }
-    let mut q = QueryBuilder::<DB>::new(KEY_MESSAGES);
-    crate::queries::push_ids(&mut q, ids);
-    let found: Vec<KeyMessage> = q.build_query_as().persistent(false).fetch_all(&mut *conn).await?;
-    for s in states.iter_mut().filter(|s| rendered(s)) {
-        if let Some(m) = found.iter().find(|m| Some(m.id) == s.message_id) {
-            s.message_type = Some(m.message_type.clone());
-            s.fingerprint.clone_from(&m.fingerprint);
-        }
-    }
-    Ok(())
 }

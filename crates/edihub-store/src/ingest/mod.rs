@@ -20,6 +20,7 @@ pub(crate) mod group;
 pub(crate) mod insert_answer;
 pub(crate) mod key_statements;
 pub(crate) mod packet;
+mod rendered_keys;
 pub(crate) mod statements;
 mod transaction;
 
