@@ -73,3 +73,66 @@ impl Lane {
         Ok(claimed)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use edihub_store::conformance::{id_at, ingest_at, message, outcome_id, processed};
+    use edihub_store::testing::{Backend, TestDb};
+    use edihub_store::{Json, NewMessage, SOURCE_CONFIG, Scope};
+    use uuid::Uuid;
+
+    /// Stores a message received `days` ago in `scope`; returns its id.
+    async fn stored(store: &Arc<dyn Store>, scope: &Scope, days: i64, fingerprint: &str) -> Uuid {
+        let at = Utc::now() - chrono::Duration::days(days);
+        let m = NewMessage { id: id_at(at), ..message(Some(fingerprint)) };
+        outcome_id(&processed(ingest_at(store, scope, None, vec![m], at).await)[0])
+    }
+
+    /// Between polls a lane claims among recent messages; a poll's claim
+    /// takes old ones too, and then the lane keeps claiming over the whole
+    /// queue until a claim finds no old delivery.
+    #[tokio::test]
+    async fn old_deliveries_wait_for_a_poll_then_drain_with_full_claims() {
+        let db = TestDb::new(Backend::Sqlite).await;
+        let store = db.store().await;
+        let scope = edihub_store::conformance::fresh_scope();
+        let def: DestinationConfig = serde_json::from_value(serde_json::json!({
+            "id": "lane", "tenant": scope.tenant_id, "environment": scope.environment_id,
+            "url": "http://127.0.0.1:9/",
+        }))
+        .expect("destination");
+        let row = edihub_store::DestinationRow {
+            id: def.id.clone(),
+            tenant_id: def.tenant.clone(),
+            environment_id: def.environment.clone(),
+            message_types: None,
+            enabled: true,
+            definition: Json(serde_json::to_value(&def).expect("definition")),
+            source: SOURCE_CONFIG.into(),
+            updated_at: Utc::now(),
+        };
+        store.seed_destinations(&[row]).await.expect("seed");
+        let old = stored(&store, &scope, 3, "old-1").await;
+        let new = stored(&store, &scope, 0, "new-1").await;
+        let lease = Duration::from_secs(60);
+        let ids = |c: Vec<ClaimedDelivery>| c.into_iter().map(|d| d.message_id).collect::<Vec<_>>();
+        let mut lane = Lane::new(16);
+
+        let between = lane.lease(store.as_ref(), &def, 16, false, lease).await.expect("claim");
+        assert_eq!(ids(between), [new], "between polls: the recent message only");
+        let poll = lane.lease(store.as_ref(), &def, 16, true, lease).await.expect("claim");
+        assert_eq!(ids(poll), [old], "a poll takes the old one");
+        let older = stored(&store, &scope, 2, "old-2").await;
+        let backlog = lane.lease(store.as_ref(), &def, 16, false, lease).await.expect("claim");
+        assert_eq!(ids(backlog), [older], "after old ones, the next claim covers the whole queue");
+        let none = lane.lease(store.as_ref(), &def, 16, false, lease).await.expect("claim");
+        assert!(none.is_empty(), "nothing due");
+        let later = stored(&store, &scope, 2, "old-3").await;
+        let recent = lane.lease(store.as_ref(), &def, 16, false, lease).await.expect("claim");
+        assert!(recent.is_empty(), "a claim that found no old delivery ended the backlog");
+        let poll = lane.lease(store.as_ref(), &def, 16, true, lease).await.expect("claim");
+        assert_eq!(ids(poll), [later], "the next poll takes it");
+        store.close().await;
+    }
+}
