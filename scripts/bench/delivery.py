@@ -123,6 +123,7 @@ def run(server, s1, load, edihub, work, tenant, env, admin_token, cpu_of, pg, lo
     res["depth_max"] = max(sampler.samples, default=None)
     res["depth_last"] = sampler.samples[-1] if sampler.samples else None
     res["depth_samples"] = len(sampler.samples)
+    res["depth_series"] = sampler.samples
     res["delivered_total"] = _delivered(server.base)
     secs = res["wall"]
     res["delivered_per_s"] = res.get("delivered", 0) / secs if secs else 0.0

@@ -224,7 +224,14 @@ duplicate_key_fields = ["$.id"]
 duplicate_window_hours = 72
 
 {wh}
-"""
+{delivery_settings()}"""
+
+
+def delivery_settings():
+    """BENCH_DELIVERY_IN_FLIGHT: `delivery.max_in_flight_per_destination`
+    for scenario D (the hub's default when unset)."""
+    n = os.environ.get("BENCH_DELIVERY_IN_FLIGHT")
+    return f"\n[delivery]\nmax_in_flight_per_destination = {int(n)}\n" if n else ""
 
 
 def rust_const(src, name):

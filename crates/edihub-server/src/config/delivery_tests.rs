@@ -43,7 +43,10 @@ fn defaults_apply() {
     let delays = c.delivery.delays();
     assert_eq!(delays.len(), 10);
     assert_eq!((delays[0], delays[9]), (Duration::from_secs(5), Duration::from_secs(86_400)));
-    assert_eq!(c.delivery.max_in_flight_per_destination, 16);
+    assert_eq!(c.delivery.max_in_flight_per_destination, 64);
+    assert_eq!((d.max_in_flight, d.in_flight(&c.delivery)), (None, 64));
+    let own = load(&destination("max_in_flight = 4")).expect("its own limit is valid");
+    assert_eq!(own.destinations[0].in_flight(&own.delivery), 4);
     let signed = destination("signature = { scheme = \"standard-webhooks\", secret_env = \"ERP_SECRET\" }");
     assert!(load(&signed).is_ok(), "a secret named by the file is allowed");
 }
@@ -63,6 +66,9 @@ fn refusals_name_the_key() {
         (base("[delivery]\nretry_schedule = [\"5s\", \"soon\"]"), "delivery.retry_schedule[1]"),
         (base("[delivery]\npoll_interval_ms = 0"), "delivery.poll_interval_ms"),
         (base("[delivery]\nmax_in_flight_per_destination = 0"), "delivery.max_in_flight_per_destination"),
+        (base("[delivery]\nmax_in_flight_per_destination = 5000"), "delivery.max_in_flight_per_destination"),
+        (destination("max_in_flight = 0"), "destinations[0].max_in_flight"),
+        (destination("max_in_flight = 1001"), "destinations[0].max_in_flight"),
         (base("[delivery]\nretries = 3"), "delivery"),
         (base("[delivery]\nlease_margin_secs = 0"), "delivery.lease_margin_secs"),
         (destination("").replace("id = \"erp\"", "id = \"e r p\""), "destinations[0].id"),

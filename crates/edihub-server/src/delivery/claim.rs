@@ -31,6 +31,8 @@ pub const RECENT: chrono::Duration = chrono::Duration::days(1);
 pub(super) struct Lane {
     /// Its free attempt slots.
     pub slots: Arc<Semaphore>,
+    /// How many slots it was given.
+    cap: usize,
     /// Whether its last full claim leased deliveries of messages older than
     /// [`RECENT`]: then every claim covers the whole queue until one finds
     /// none.
@@ -40,7 +42,17 @@ pub(super) struct Lane {
 impl Lane {
     /// A destination with `slots` attempts at once.
     pub fn new(slots: usize) -> Lane {
-        Lane { slots: Arc::new(Semaphore::new(slots)), old_backlog: false }
+        Lane { slots: Arc::new(Semaphore::new(slots)), cap: slots, old_backlog: false }
+    }
+
+    /// Gives the lane `cap` slots when an admin changed the destination's
+    /// limit: new slots from now on, while the attempts running on the old
+    /// ones finish (for as long as those take, both count).
+    pub fn resize(&mut self, cap: usize) {
+        if cap != self.cap {
+            self.slots = Arc::new(Semaphore::new(cap));
+            self.cap = cap;
+        }
     }
 
     /// Leases up to `free` due deliveries of `destination` for `lease`: the

@@ -5,7 +5,7 @@
 //! `edihub_store`'s `outbox` module); this module is the worker that drains
 //! them. One supervisor loop per process: for each enabled destination it
 //! claims (with a lease) as many due deliveries as the destination has free
-//! slots (`delivery.max_in_flight_per_destination`) and runs each attempt as
+//! slots (its `max_in_flight`, else `delivery.max_in_flight_per_destination`) and runs each attempt as
 //! a task of its own, so a slow destination fills its own slots and never
 //! the others'. A destination with `ordering = "fifo"` claims only the head
 //! of its line, so one delivery is in flight for it across all replicas.
@@ -196,8 +196,9 @@ impl Worker {
         listing: bool,
     ) {
         let id = &destination.def.id;
-        let cap = self.state.config.delivery.max_in_flight_per_destination as usize;
+        let cap = destination.def.in_flight(&self.state.config.delivery);
         let lane = lanes.entry(id.clone()).or_insert_with(|| Lane::new(cap));
+        lane.resize(cap);
         let slots = lane.slots.clone();
         let free = slots.available_permits();
         let fifo = destination.def.ordering == "fifo";

@@ -181,6 +181,13 @@ fn destination_fields(d: &DestinationConfig) -> Vec<Field> {
         ),
         f("timeout_secs", "Timeout (seconds)", Kind::Text, d.timeout_secs.to_string(), ""),
         f(
+            "max_in_flight",
+            "Attempts at once",
+            Kind::Text,
+            d.max_in_flight.map(|n| n.to_string()).unwrap_or_default(),
+            "Per process; empty: delivery.max_in_flight_per_destination",
+        ),
+        f(
             "enabled",
             "Enabled",
             Kind::Checkbox,
@@ -192,14 +199,19 @@ fn destination_fields(d: &DestinationConfig) -> Vec<Field> {
     ]
 }
 
-/// A destination from its form's fields, and the refusal of its timeout
-/// when that is not a number (then 0 stands in for it).
+/// A destination from its form's fields, and the refusal of its timeout or
+/// its attempts at once when one is not a number (then 0 stands in for it).
 fn destination_of(id: &str, form: &ConsoleForm) -> (DestinationConfig, Option<String>) {
     let text = |n: &str| form.get(n).unwrap_or_default().trim().to_string();
-    let timeout = text("timeout_secs");
-    let bad_timeout = timeout.parse::<u64>().is_err().then(|| {
-        format!("config key `destinations[0].timeout_secs`: `{timeout}` is not a whole number of seconds")
-    });
+    let (timeout, in_flight) = (text("timeout_secs"), text("max_in_flight"));
+    let not_a_number = |key: &str, value: &str| {
+        format!("config key `destinations[0].{key}`: `{value}` is not a whole number")
+    };
+    let bad_number = match (timeout.parse::<u64>(), in_flight.parse::<u32>()) {
+        (Err(_), _) => Some(not_a_number("timeout_secs", &timeout)),
+        (_, Err(_)) if !in_flight.is_empty() => Some(not_a_number("max_in_flight", &in_flight)),
+        _ => None,
+    };
     let types = lines(form.get("message_types").unwrap_or_default());
     let (scheme, secret_env) = (text("signature_scheme"), text("signature_secret_env"));
     let def = DestinationConfig {
@@ -214,9 +226,10 @@ fn destination_of(id: &str, form: &ConsoleForm) -> (DestinationConfig, Option<St
         signature: (!scheme.is_empty() || !secret_env.is_empty())
             .then_some(DeliverySignatureConfig { scheme, secret_env }),
         timeout_secs: timeout.parse().unwrap_or(0),
+        max_in_flight: (!in_flight.is_empty()).then(|| in_flight.parse().unwrap_or(0)),
         enabled: form.get("enabled").is_some(),
     };
-    (def, bad_timeout)
+    (def, bad_number)
 }
 
 /// The edit form of a push destination.
@@ -262,18 +275,18 @@ async fn destination_submit(
     ApiPath(id): ApiPath<String>,
     form: ConsoleForm,
 ) -> Result<Response, ApiError> {
-    let (def, bad_timeout) = destination_of(&id, &form);
-    let message = match bad_timeout {
+    let (def, bad_number) = destination_of(&id, &form);
+    let message = match bad_number {
         Some(message) => message,
         None => match super::destinations::store(&state, def.clone()).await {
             Ok(_) => return Ok(Redirect::to("/admin/destinations").into_response()),
             Err(e) => refusal(e)?,
         },
     };
-    // Shown again exactly as typed (the timeout too, even when not a number).
+    // Shown again exactly as typed (the numbers too, even when not numbers).
     let mut fields = destination_fields(&def);
-    if let Some(t) = fields.iter_mut().find(|f| f.name == "timeout_secs") {
-        t.value = form.get("timeout_secs").unwrap_or_default().to_string();
+    for t in fields.iter_mut().filter(|f| matches!(f.name, "timeout_secs" | "max_in_flight")) {
+        t.value = form.get(t.name).unwrap_or_default().to_string();
     }
     let action = format!("/admin/forms/destinations/{}", url_encode(&id));
     let title = format!("Destination {id}");

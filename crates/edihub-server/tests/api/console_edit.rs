@@ -117,7 +117,7 @@ async fn destination_form_saves_and_refuses(backend: Backend) {
     assert!(page.contains("value=\"http://127.0.0.1:9/erp\""), "{page}");
     assert!(page.contains("name=\"enabled\" value=\"on\" checked"), "{page}");
     let token = token_in(&page);
-    let fields = |url: &str, timeout: &str| {
+    let fields = |url: &str, timeout: &str, in_flight: &str| {
         body(
             &token,
             &[
@@ -127,30 +127,36 @@ async fn destination_form_saves_and_refuses(backend: Backend) {
                 ("message_types", "shop.order"),
                 ("format", "envelope"),
                 ("timeout_secs", timeout),
+                ("max_in_flight", in_flight),
                 ("signature_scheme", ""),
                 ("signature_secret_env", ""),
             ],
         )
     };
-    let html = refused(&app, path, &fields("gopher://x\"><script>", "10")).await;
+    let html = refused(&app, path, &fields("gopher://x\"><script>", "10", "")).await;
     assert!(html.contains("config key `destinations[0].url`"), "{html}");
     assert!(
         html.contains("name=\"url\" value=\"gopher://x&quot;&gt;&lt;script&gt;\" aria-invalid=\"true\""),
         "{html}"
     );
     assert!(!html.contains("name=\"enabled\" value=\"on\" checked"), "unchecked stays unchecked");
-    let html = refused(&app, path, &fields("http://127.0.0.1:9/erp", "soon")).await;
+    let html = refused(&app, path, &fields("http://127.0.0.1:9/erp", "soon", "")).await;
     assert!(html.contains("name=\"timeout_secs\" value=\"soon\" aria-invalid=\"true\""), "{html}");
+    let html = refused(&app, path, &fields("http://127.0.0.1:9/erp", "10", "lots")).await;
+    assert!(html.contains("name=\"max_in_flight\" value=\"lots\" aria-invalid=\"true\""), "{html}");
+    let html = refused(&app, path, &fields("http://127.0.0.1:9/erp", "10", "0")).await;
+    assert!(html.contains("config key `destinations[0].max_in_flight`"), "{html}");
     assert!(app.audit_events("action=destination.updated").await.is_empty(), "nothing audited");
 
     // Saved (disabled, for shop orders, a URL with markup in its query): escaped in the list.
     let hostile = "http://127.0.0.1:9/erp?q=<script>alert(1)</script>";
-    let res = app.send(form_post(path, &fields(hostile, "7"), &[])).await;
+    let res = app.send(form_post(path, &fields(hostile, "7", "4"), &[])).await;
     res.expect(303);
     let stored = app.get("/admin/destinations/erp", Some(&bearer(ADMIN_TOKEN))).await.json();
     assert_eq!(stored["enabled"], false);
     assert_eq!(stored["definition"]["url"], hostile);
     assert_eq!(stored["definition"]["timeout_secs"], 7);
+    assert_eq!(stored["definition"]["max_in_flight"], 4);
     assert_eq!(stored["message_types"], serde_json::json!(["shop.order"]));
     assert_eq!(app.audit_events("action=destination.updated").await.len(), 1);
     let request = Request::builder()

@@ -3,6 +3,7 @@
 //! (the failure holds the line), and the delivery metrics (attempt latency,
 //! queue depth, age of the oldest pending delivery) read through
 //! `/metrics`. The admin API takes and refuses `ordering` like the file.
+//! A parallel destination's own `max_in_flight` caps its attempts at once.
 
 use std::time::Duration;
 
@@ -123,4 +124,33 @@ async fn admin_sets_the_ordering(backend: Backend) {
     assert_eq!(res.json()["definition"]["ordering"], "fifo", "from the file");
 }
 
-backend_tests!(fifo_delivers_in_commit_order_behind_a_failure, admin_sets_the_ordering);
+/// A destination with `max_in_flight = 2` has two attempts open at once,
+/// however many of its deliveries are due; the rest follow as slots free.
+async fn max_in_flight_caps_a_destinations_attempts(backend: Backend) {
+    let receiver = Receiver::start().await;
+    receiver.script("capped", &[Reply::Hang; 2]);
+    let extra = format!(
+        "[delivery]\npoll_interval_ms = 50\n\n[[destinations]]\nid = \"capped\"\ntenant = \"acme\"\n\
+         environment = \"prod\"\nurl = \"{}\"\ntimeout_secs = 1\nmax_in_flight = 2\n",
+        receiver.url("capped")
+    );
+    let app = TestApp::start(backend, TestConfig::new().delivery_toml(&extra)).await;
+    let stop = CancellationToken::new();
+    tokio::spawn(edihub_server::delivery::run(app.state.clone(), stop.clone()));
+    for i in 0..6 {
+        post_order(&app, &format!("cap-{i}")).await;
+    }
+    until("two attempts are open", async || receiver.received("capped").len() == 2).await;
+    // Ten poll intervals: without the cap the other four would have gone.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(receiver.received("capped").len(), 2, "no third attempt while two are open");
+    // The two time out after a second; all six then arrive (two retries).
+    until("every order arrives", async || receiver.received("capped").len() == 8).await;
+    stop.cancel();
+}
+
+backend_tests!(
+    fifo_delivers_in_commit_order_behind_a_failure,
+    admin_sets_the_ordering,
+    max_in_flight_caps_a_destinations_attempts
+);
