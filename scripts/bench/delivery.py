@@ -131,6 +131,7 @@ def run(server, s1, load, edihub, work, tenant, env, admin_token, cpu_of, pg, lo
     res["extra_ms_per_delivery"] = (res["cpu_edihub"] * 1000 - base["ms_per_msg_edihub"] * res["requests"]) / delivered
     res["sink_ms_per_delivery"] = sink_cpu * 1000 / delivered
     dr = res["drain"]
+    log(f"D queue depth each second: {[int(v) for v in sampler.samples]}")
     log(f"D drain: {dr['delivered']} delivered at {dr['per_s']:.0f}/s, CPU-ms per delivery: edihub "
         f"{dr['edihub_ms']:.3f}, PG {dr['pg_ms']:.3f}, receiver {dr['sink_ms']:.3f}")
     log(f"D: ingest {res['rps']:.0f} req/s vs {base['rps']:.0f} ({base['name']}), delivered "
@@ -168,6 +169,10 @@ def render_drain(d):
     dr = d.get("drain")
     if not dr:
         return []
+    if dr["delivered"] < 1000:
+        # Too few to divide CPU by: the queue was (nearly) empty when the load stopped.
+        return ["", f"The drain alone: {dr['delivered']:,} deliveries were left when the load stopped "
+                    f"(delivered in {d['drain_s']:.1f} s), too few to measure a delivery's cost by."]
     total = dr["edihub_ms"] + dr["pg_ms"] + dr["sink_ms"]
     return [
         "",
