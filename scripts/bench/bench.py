@@ -48,6 +48,8 @@ T_DAYS_AGO = int(E.get("BENCH_T_DAYS_AGO", "100"))
 PARTITION_DAYS = int(E.get("BENCH_PARTITION_DAYS", "81"))
 OUT = E.get("BENCH_OUT", os.path.join(ROOT, "BENCHMARKS.md"))
 PROFILE = E.get("BENCH_PROFILE", "0") == "1"
+# The load the profile runs under: "unique" (S1's) or "mixed" (S2's).
+PROFILE_MODE = E.get("BENCH_PROFILE_MODE", "unique")
 S6_CEILING = E.get("BENCH_S6_CEILING", "0") == "1"
 PG_SETTINGS = E.get("BENCH_PG_SETTINGS", "")
 DB = "edihub_bench"
@@ -432,7 +434,9 @@ def ceiling(name):
 
 
 def profile(server, template):
-    """Optional (BENCH_PROFILE=1): perf samples of edihub under S1 load."""
+    """Optional (BENCH_PROFILE=1): perf samples of edihub under S1 load (or
+    S2's, with BENCH_PROFILE_MODE=mixed); written to target/bench/perf-s1*.txt
+    (perf-s2*.txt)."""
     if not shutil.which("perf"):
         log("perf not installed: no profile")
         return None
@@ -445,7 +449,8 @@ def profile(server, template):
     # The whole machine, without call graphs: where PostgreSQL's CPU goes.
     perf_all = subprocess.Popen(["perf", "record", "-e", "cpu-clock", "-F", "299", "-a", "-o", out_all,
                                  "--", "sleep", str(secs)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wrk(server, "/api/edi-hub/receive-message", "unique", template, f"{RUN_TAG}P", 7 * 10**14, secs + 1)
+    name = "s2" if PROFILE_MODE == "mixed" else "s1"
+    wrk(server, "/api/edi-hub/receive-message", PROFILE_MODE, template, f"{RUN_TAG}P", 7 * 10**14, secs + 1)
     perf.wait()
     perf_all.wait()
     def report_all(*args):
@@ -458,7 +463,7 @@ def profile(server, template):
                     + "\n# by command and symbol\n"
                     + report_all("--sort", "comm,symbol", "--percent-limit", "0.5"))
     os.makedirs(os.path.join(ROOT, "target", "bench"), exist_ok=True)
-    with open(os.path.join(ROOT, "target", "bench", "perf-s1-machine.txt"), "w") as f:
+    with open(os.path.join(ROOT, "target", "bench", f"perf-{name}-machine.txt"), "w") as f:
         f.write(machine_wide)
 
     def report(*args):
@@ -468,7 +473,7 @@ def profile(server, template):
     self_time = report("--no-children", "--sort", "symbol", "--percent-limit", "0")
     inclusive = report("--children", "--sort", "symbol", "--percent-limit", "3")
     groups = group_symbols(self_time)
-    path = os.path.join(ROOT, "target", "bench", "perf-s1.txt")
+    path = os.path.join(ROOT, "target", "bench", f"perf-{name}.txt")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:
         f.write("# self time by component\n" + "\n".join(groups) + "\n\n# self time\n" + self_time
@@ -805,7 +810,8 @@ def render(res):
             L.append("</details>")
             L.append("")
     if res.get("profile"):
-        L.append("<details><summary>perf, edihub under S1 load (self time by symbol)</summary>")
+        load = "S2's" if PROFILE_MODE == "mixed" else "S1"
+        L.append(f"<details><summary>perf, edihub under {load} load (self time by symbol)</summary>")
         L.append("")
         L.append("```")
         L.extend(res["profile"])
