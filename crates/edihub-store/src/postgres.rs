@@ -51,8 +51,9 @@ impl SqlStore<Postgres> {
         let pool = pool_options(opts.max_connections).connect_with(connect.clone()).await?;
         // The group insert has connections of its own: few, so their
         // statement caches hold every batch size and their buffers (sized
-        // by the largest batch) are not copied into every connection.
-        let batch_pool = pool_options(GROUP_INSERTS as u32 * 2)
+        // by the largest batch) are not copied into every connection: one
+        // per batch slot of either kind, and the group audit's.
+        let batch_pool = pool_options(GROUP_INSERTS as u32 * 2 + 1)
             .connect_with(connect.statement_cache_capacity(batch_cache))
             .await?;
         let sessions = |pool| {

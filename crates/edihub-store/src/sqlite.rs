@@ -53,9 +53,9 @@ impl SqlStore<Sqlite> {
             .await?;
         // SQLite has one writer: one group-insert batch in flight, of either
         // kind, on connections of its own (the second is for the reads after
-        // a keyed batch's commit).
+        // a keyed batch's commit, the third the group audit's).
         let batch_pool = SqlitePoolOptions::new()
-            .max_connections(2)
+            .max_connections(3)
             .acquire_timeout(opts.acquire_timeout)
             .connect_with(connect.statement_cache_capacity(STATEMENT_CACHE))
             .await?;

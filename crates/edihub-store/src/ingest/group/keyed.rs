@@ -5,34 +5,41 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use super::audits::AuditWriter;
 use super::settle::row;
 use super::{Queued, Verdict};
 use crate::backend::Backend;
 use crate::ingest::decide::{duplicate_of, kept, repeat};
 use crate::ingest::insert_answer::Inserted;
-use crate::ingest::key_statements::Claim;
+use crate::ingest::key_statements::{Claim, KeyState};
 use crate::ingest::statements::Row;
 use crate::session::Sessions;
-use crate::{Answer, DetectedBy, IngestOutcome, MessageOutcome, NewAuditEvent, Result, StoreError};
+use crate::{
+    Answer, DetectedBy, IngestOutcome, KeyClaim, MessageOutcome, NewAuditEvent, Result, Scope, StoreError,
+};
 
 /// Settles one batch of requests with keys. On PostgreSQL the batch is
 /// first one statement (unless a key has a window); what it leaves (requests whose fingerprint has a
 /// holder) is settled as a batch of its own by the transaction, as every
 /// keyed batch is on SQLite and when the statement fails.
-pub(super) async fn with_keys<DB: Backend>(pool: &Sessions<DB>, items: &[&Queued]) -> Vec<Verdict> {
+pub(super) async fn with_keys<DB: Backend>(
+    pool: &Sessions<DB>,
+    audits: &AuditWriter,
+    items: &[&Queued],
+) -> Vec<Verdict> {
     // A claim with a window (an interchange's) may have to release an
     // expired claim first, which only the transaction does.
     let windowed = items.iter().any(|q| q.key.as_ref().is_some_and(|k| k.window_seconds.is_some()));
     if DB::ONE_STATEMENT_KEYED_BATCH && !windowed {
         let mut verdicts = vec![Verdict::Undecided; items.len()];
         match claimed_in_one_statement(pool, items, &mut verdicts).await {
-            Ok(claimed) => {
-                settle_unclaimed(pool, items, &claimed, &mut verdicts).await;
+            Ok((claimed, known)) => {
+                settle_unclaimed(pool, audits, items, &claimed, known, &mut verdicts).await;
                 let left: Vec<usize> =
                     (0..items.len()).filter(|i| verdicts[*i] == Verdict::Undecided).collect();
                 if !left.is_empty() {
                     let rest: Vec<&Queued> = left.iter().map(|i| items[*i]).collect();
-                    let settled = in_one_transaction(pool, &rest).await;
+                    let settled = in_one_transaction(pool, audits, &rest).await;
                     left.into_iter().zip(settled).for_each(|(i, v)| verdicts[i] = v);
                 }
                 return verdicts;
@@ -42,16 +49,20 @@ pub(super) async fn with_keys<DB: Backend>(pool: &Sessions<DB>, items: &[&Queued
             Err(e) => tracing::debug!(error = %e, rows = items.len(), "keyed batch statement failed"),
         }
     }
-    in_one_transaction(pool, items).await
+    in_one_transaction(pool, audits, items).await
 }
 
 /// Claims, messages, duplicates and kept answers in one transaction; then
 /// the repeats of keys claimed before, read after the commit. An error
 /// leaves everything undecided.
-async fn in_one_transaction<DB: Backend>(pool: &Sessions<DB>, items: &[&Queued]) -> Vec<Verdict> {
+async fn in_one_transaction<DB: Backend>(
+    pool: &Sessions<DB>,
+    audits: &AuditWriter,
+    items: &[&Queued],
+) -> Vec<Verdict> {
     let mut verdicts = vec![Verdict::Undecided; items.len()];
     match claimed_in_one_transaction(pool, items, &mut verdicts).await {
-        Ok(claimed) => settle_unclaimed(pool, items, &claimed, &mut verdicts).await,
+        Ok(claimed) => settle_unclaimed(pool, audits, items, &claimed, Vec::new(), &mut verdicts).await,
         Err(e) => {
             // Nothing was committed; each request runs its own transaction.
             tracing::debug!(error = %e, rows = items.len(), "keyed group insert failed");
@@ -61,17 +72,20 @@ async fn in_one_transaction<DB: Backend>(pool: &Sessions<DB>, items: &[&Queued])
 }
 
 /// The items that did not claim their key: repeats of a claim committed by
-/// now (an earlier request's, or this batch's), answered from it. One whose
-/// key has no kept answer stays undecided.
+/// now (an earlier request's, or this batch's), answered from it (from
+/// `known`, the states the claim statement saw, or else read now). One
+/// whose key has no kept answer stays undecided.
 async fn settle_unclaimed<DB: Backend>(
     pool: &Sessions<DB>,
+    audits: &AuditWriter,
     items: &[&Queued],
     claimed: &[bool],
+    known: Vec<KeyState>,
     verdicts: &mut [Verdict],
 ) {
     let repeats: Vec<usize> = (0..items.len()).filter(|i| !claimed[*i]).collect();
     if !repeats.is_empty()
-        && let Err(e) = settle_repeats(pool, items, &repeats, verdicts).await
+        && let Err(e) = settle_repeats(pool, audits, items, &repeats, known, verdicts).await
     {
         // The claimed requests are committed; the repeats run their own
         // transactions.
@@ -121,20 +135,20 @@ async fn claimed_in_one_statement<DB: Backend>(
     pool: &Sessions<DB>,
     items: &[&Queued],
     verdicts: &mut [Verdict],
-) -> Result<Vec<bool>> {
+) -> Result<(Vec<bool>, Vec<KeyState>)> {
     let (accepted, expected) = expected_answers(items)?;
     let claims = claims(items, &expected)?;
     let rows: Vec<Row<'_>> = items.iter().map(|q| row(q)).collect();
     let mut session = pool.session().await?;
-    let inserted = DB::claim_and_insert(&mut session, &claims, &rows).await?;
-    let inserted = session.done(inserted).await?;
-    let claimed: Vec<bool> = items.iter().map(|q| inserted.contains(&q.message.id)).collect();
+    let batch = DB::claim_and_insert(&mut session, &claims, &rows).await?;
+    let batch = session.done(batch).await?;
+    let claimed: Vec<bool> = items.iter().map(|q| batch.ids.contains(&q.message.id)).collect();
     for ((verdict, answer), claimed) in verdicts.iter_mut().zip(accepted).zip(&claimed) {
         if *claimed {
             *verdict = Verdict::Outcome(IngestOutcome::Processed(answer));
         }
     }
-    Ok(claimed)
+    Ok((claimed, batch.states))
 }
 
 /// The transaction of a keyed batch; returns which items claimed their key
@@ -219,17 +233,18 @@ async fn settle_duplicates<DB: Backend>(
 }
 
 /// Answers the items at `repeats` from their keys' kept answers, auditing
-/// each repeat.
+/// each repeat through the group audit.
 async fn settle_repeats<DB: Backend>(
     pool: &Sessions<DB>,
+    audits: &AuditWriter,
     items: &[&Queued],
     repeats: &[usize],
+    known: Vec<KeyState>,
     verdicts: &mut [Verdict],
 ) -> Result<()> {
-    let mut session = pool.session().await?;
     let keys: Vec<_> =
         repeats.iter().filter_map(|i| Some((&items[*i].scope, items[*i].key.as_ref()?))).collect();
-    let states = DB::key_states(&mut session, &keys).await?;
+    let states = states_of(pool, &keys, known).await?;
     let mut decided: Vec<(usize, IngestOutcome)> = Vec::new();
     let mut events: Vec<(DateTime<Utc>, NewAuditEvent)> = Vec::new();
     for &i in repeats {
@@ -240,10 +255,32 @@ async fn settle_repeats<DB: Backend>(
             decided.push((i, outcome));
         }
     }
-    if !events.is_empty() {
-        DB::insert_audits(&mut session, &events).await?;
-    }
-    session.done(()).await?;
+    audits.append(events).await?;
     decided.into_iter().for_each(|(i, outcome)| verdicts[i] = Verdict::Outcome(outcome));
     Ok(())
+}
+
+/// The states of `keys`: those in `known` that hold an answer, the others
+/// read now (a key claimed while the claim statement ran, or by an earlier
+/// row of the same batch). A key an older edihub stored with a rendered
+/// answer has its message's type and fingerprint read too.
+async fn states_of<DB: Backend>(
+    pool: &Sessions<DB>,
+    keys: &[(&Scope, &KeyClaim)],
+    known: Vec<KeyState>,
+) -> Result<Vec<KeyState>> {
+    let mut states: Vec<KeyState> =
+        known.into_iter().filter(|s| s.answer.is_some() || s.status_code != 0).collect();
+    let missing: Vec<(&Scope, &KeyClaim)> =
+        keys.iter().filter(|(scope, key)| !states.iter().any(|s| s.is_of(scope, key))).copied().collect();
+    let rendered = states.iter().any(|s| s.answer.is_none());
+    if missing.is_empty() && !rendered {
+        return Ok(states);
+    }
+    let mut session = pool.session().await?;
+    DB::fill_in_messages(&mut session, &mut states).await?;
+    if !missing.is_empty() {
+        states.extend(DB::key_states(&mut session, &missing).await?);
+    }
+    session.done(states).await
 }

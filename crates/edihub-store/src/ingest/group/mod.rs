@@ -20,9 +20,9 @@
 //! one statement). The batch then settles those duplicates together too:
 //! on PostgreSQL the insert's answer already names the holders it saw (on
 //! SQLite, and for a holder that committed while the insert ran, one
-//! `SELECT` finds them), and one multi-row `INSERT` writes their
-//! `message.duplicate_blocked` events, so a duplicate costs no more than a
-//! new message. Anything less clear-cut (the holder's window has passed, the
+//! `SELECT` finds them), and their `message.duplicate_blocked` events go to
+//! the group audit (`audits`), which appends the events of many batches in
+//! one multi-row `INSERT`, so a duplicate costs no more than a new message. Anything less clear-cut (the holder's window has passed, the
 //! holder vanished, or a statement failed) is left [`Verdict::Undecided`]
 //! and its caller runs the full ingest transaction, which releases expired
 //! windows and retries; a failed statement changed nothing, so one bad row
@@ -43,7 +43,8 @@
 //! its key's answer; commit. A key that was not claimed belongs to an
 //! earlier request (or an earlier row of this batch); after the commit its
 //! kept answer is read, for all of them in one statement, and replayed or
-//! refused as a mismatch (see `settle`).
+//! refused as a mismatch, its audit event through the group audit too (see
+//! `keyed`).
 
 use std::sync::Arc;
 
@@ -54,8 +55,11 @@ use crate::backend::Backend;
 use crate::session::Sessions;
 use crate::{IngestOutcome, KeyClaim, MessageSummary, NewMessage, Result, Scope, StoreError};
 
+mod audits;
 mod keyed;
 mod settle;
+
+use audits::AuditWriter;
 
 /// Largest payload that is batched; bigger bodies take the transaction path,
 /// so one statement never carries several large bodies.
@@ -137,8 +141,9 @@ impl Batchers {
         let single_writer = keyed.is_none().then(|| Arc::clone(&plain_slots));
         let (plain, plain_rx) = mpsc::unbounded_channel();
         let (keyed, keyed_rx) = mpsc::unbounded_channel();
-        tokio::spawn(dispatch(plain_rx, plain_slots, pool.clone(), false));
-        tokio::spawn(dispatch(keyed_rx, keyed_slots, pool, true));
+        let audits = AuditWriter::spawn(pool.clone());
+        tokio::spawn(dispatch(plain_rx, plain_slots, pool.clone(), audits.clone(), false));
+        tokio::spawn(dispatch(keyed_rx, keyed_slots, pool, audits, true));
         Batchers { plain, keyed, single_writer }
     }
 
@@ -182,6 +187,7 @@ async fn dispatch<DB: Backend>(
     mut rx: mpsc::UnboundedReceiver<Job>,
     slots: Arc<Semaphore>,
     pool: Sessions<DB>,
+    audits: AuditWriter,
     keyed: bool,
 ) {
     while let Some(first) = rx.recv().await {
@@ -197,15 +203,15 @@ async fn dispatch<DB: Backend>(
                 Err(_) => break,
             }
         }
-        let pool = pool.clone();
+        let (pool, audits) = (pool.clone(), audits.clone());
         tokio::spawn(async move {
             let _slot = slot;
             let (items, replies): (Vec<Queued>, Vec<_>) = jobs.into_iter().map(|j| (j.item, j.reply)).unzip();
             let refs: Vec<&Queued> = items.iter().collect();
             let verdicts = if keyed {
-                keyed::with_keys(&pool, &refs).await
+                keyed::with_keys(&pool, &audits, &refs).await
             } else {
-                settle::without_keys(&pool, &refs).await
+                settle::without_keys(&pool, &audits, &refs).await
             };
             for ((item, verdict), reply) in items.into_iter().zip(verdicts).zip(replies) {
                 let _ = reply.send((item, verdict));

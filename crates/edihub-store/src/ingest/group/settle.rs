@@ -9,6 +9,7 @@
 
 use uuid::Uuid;
 
+use super::audits::AuditWriter;
 use super::{Queued, Verdict};
 use crate::Scope;
 use crate::backend::Backend;
@@ -30,8 +31,12 @@ fn unsettled_claims<'a>(items: &[&'a Queued], inserted: &[Uuid]) -> Vec<(&'a Sco
 }
 
 /// Settles one batch of requests without a key: the insert in autocommit,
-/// then their plain duplicates.
-pub(super) async fn without_keys<DB: Backend>(pool: &Sessions<DB>, items: &[&Queued]) -> Vec<Verdict> {
+/// then their plain duplicates, whose events go to the group audit.
+pub(super) async fn without_keys<DB: Backend>(
+    pool: &Sessions<DB>,
+    audits: &AuditWriter,
+    items: &[&Queued],
+) -> Vec<Verdict> {
     let mut verdicts = vec![Verdict::Undecided; items.len()];
     let settled = async {
         let mut session = pool.session().await?;
@@ -51,6 +56,7 @@ pub(super) async fn without_keys<DB: Backend>(pool: &Sessions<DB>, items: &[&Que
         }
         let mut session = pool.session().await?;
         let holders = inserted.holders_of::<DB>(&mut session, &claims).await?;
+        session.done(()).await?;
         let mut events = Vec::new();
         let mut duplicates = Vec::new();
         for (i, q) in items.iter().enumerate() {
@@ -61,11 +67,8 @@ pub(super) async fn without_keys<DB: Backend>(pool: &Sessions<DB>, items: &[&Que
                 duplicates.push((i, existing));
             }
         }
-        if !events.is_empty() {
-            DB::insert_audits(&mut session, &events).await?;
-        }
         // Until their events are committed, the duplicates stay undecided.
-        session.done(()).await?;
+        audits.append(events).await?;
         duplicates.into_iter().for_each(|(i, existing)| verdicts[i] = Verdict::Duplicate(existing));
         Ok::<_, crate::StoreError>(())
     };
