@@ -37,6 +37,10 @@ pub(crate) trait ClaimSql {
     /// PostgreSQL: a CTE over the insert's `RETURNING` (see migration 0013
     /// for why not a trigger); SQLite: empty, its row trigger writes them.
     const OUTBOX_TAIL: &'static str;
+    /// Ends the keyed batch's statement (after [`ClaimSql::OUTBOX_TAIL`]):
+    /// returns the inserted ids. PostgreSQL only (SQLite has no such
+    /// statement).
+    const ANSWER_INSERTED: &'static str;
     /// Ends the message insert (after [`ClaimSql::OUTBOX_TAIL`]): returns
     /// the inserted ids and, on PostgreSQL, also the holders the statement
     /// saw of the fingerprints it could not claim (rows of
@@ -100,6 +104,7 @@ impl ClaimSql for sqlx::Postgres {
         SELECT m.id, d.id, 'pending', 0, m.received_at, m.received_at, m.received_at FROM m \
         JOIN destinations d ON d.tenant_id = m.tenant_id AND d.environment_id = m.environment_id \
         WHERE d.enabled AND (d.message_types IS NULL OR d.message_types ? m.message_type))";
+    const ANSWER_INSERTED: &'static str = " SELECT id FROM m";
     /// The claims as the statement's snapshot shows them: those committed
     /// before it, not those `c` inserted. One primary-key probe per row
     /// that `c` did not claim.
@@ -143,6 +148,7 @@ impl ClaimSql for sqlx::Sqlite {
     const INSERT_TAIL: &'static str = " ON CONFLICT (tenant_id, environment_id, fingerprint) \
         WHERE fingerprint IS NOT NULL DO NOTHING RETURNING id";
     const OUTBOX_TAIL: &'static str = "";
+    const ANSWER_INSERTED: &'static str = "";
     const ANSWER_INSERTED_AND_HOLDERS: &'static str = "";
     const HOLDER_ARM: &'static str = "SELECT tenant_id, environment_id, id, message_type, mestyp, \
         docnum, key_fingerprint AS fingerprint, received_at, fingerprint_expires_at FROM messages \

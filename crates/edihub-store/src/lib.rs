@@ -31,11 +31,10 @@
 //!   - `mod.rs`: which path a request takes; retries;
 //!   - `statements.rs`: the message statements (insert, holder probes,
 //!     audit events), one method each, with the row binder every path
-//!     shares; `key_statements.rs`: the request keys' claims and kept
-//!     answers (`keyed_batch_statement.rs`: the keyed batch's one statement
-//!     and its answer; `rendered_keys.rs`: what keys kept by an older edihub
-//!     need read besides); `insert_answer.rs`: what the message insert
-//!     returns (its ids, and on PostgreSQL the holders it met);
+//!     shares; `key_statements.rs`: the request keys' claims, kept answers
+//!     and the keyed batch's one statement (`rendered_keys.rs`: what keys
+//!     kept by an older edihub need read besides); `insert_answer.rs`: what the
+//!     message insert returns (its ids, and on PostgreSQL the holders it met);
 //!   - `decide.rs`: duplicate or new, replay or mismatch: the decisions all
 //!     paths share;
 //!   - `transaction.rs`: one request in one transaction;

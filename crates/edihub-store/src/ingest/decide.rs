@@ -51,7 +51,12 @@ pub(crate) fn repeat(
     key: &KeyClaim,
     states: &[KeyState],
 ) -> Result<Option<(IngestOutcome, NewAuditEvent)>> {
-    let Some(s) = states.iter().find(|s| s.is_of(scope, key)) else {
+    let Some(s) = states.iter().find(|s| {
+        s.tenant_id == scope.tenant_id
+            && s.environment_id == scope.environment_id
+            && s.kind == key.kind.as_str()
+            && s.key == key.key
+    }) else {
         return Ok(None);
     };
     let Some(first) = first_answer(s)? else { return Ok(None) };

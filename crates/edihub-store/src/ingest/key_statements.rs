@@ -15,10 +15,6 @@ use sqlx::query_builder::Separated;
 use sqlx::{Encode, Executor, FromRow, IntoArguments, QueryBuilder, Type};
 use uuid::Uuid;
 
-use super::keyed_batch_statement::{
-    CLAIM_AND_INSERT_ANSWER, CLAIM_AND_INSERT_KEYS, CLAIM_AND_INSERT_KEYS_TAIL, CLAIM_AND_INSERT_TAIL,
-    ClaimAnswer, ClaimedBatch,
-};
 use super::statements::{IngestSql, Row};
 use crate::claims::ClaimSql;
 use crate::{KeyClaim, Result, Scope};
@@ -62,21 +58,51 @@ pub(crate) struct KeyState {
     pub(crate) fingerprint: Option<String>,
 }
 
-impl KeyState {
-    /// Whether this is the state of `key` in `scope`.
-    pub(crate) fn is_of(&self, scope: &Scope, key: &KeyClaim) -> bool {
-        self.tenant_id == scope.tenant_id
-            && self.environment_id == scope.environment_id
-            && self.kind == key.kind.as_str()
-            && self.key == key.key
-    }
-}
-
 const CLAIM_KEYS: &str = "INSERT INTO idempotency_keys \
     (tenant_id, environment_id, kind, key, request_sha256, status_code, response_body, created_at, \
      answer, message_id) ";
 const CLAIM_KEYS_TAIL: &str = " ON CONFLICT (tenant_id, environment_id, kind, key) DO NOTHING \
     RETURNING tenant_id, environment_id, kind, key";
+/// The key claim of [`KeySql::claim_and_insert`], its first CTE: the
+/// claims' `VALUES`, each with its message's fingerprint, claimed unless a
+/// claim of that fingerprint is visible. Such a request is left to its own
+/// transaction, which settles the duplicate; so the statement's claim
+/// insert fails only when a claim commits while it runs.
+const CLAIM_AND_INSERT_KEYS: &str = "WITH k AS (INSERT INTO idempotency_keys \
+    (tenant_id, environment_id, kind, key, request_sha256, status_code, response_body, created_at, \
+     answer, message_id) SELECT c.tenant_id, c.environment_id, c.kind, c.key, c.request_sha256, \
+     c.status_code, c.response_body, c.created_at, c.answer, c.message_id FROM (";
+/// Ends the key claim: only where no claim is visible, returning the
+/// message each claimed key expects; then opens the rows' `VALUES`, read
+/// twice and so inlined (see `ClaimSql::INSERT_HEAD` for PostgreSQL).
+const CLAIM_AND_INSERT_KEYS_TAIL: &str = ") AS c (tenant_id, environment_id, kind, key, request_sha256, \
+    status_code, response_body, created_at, answer, message_id, fingerprint) \
+    WHERE c.fingerprint IS NULL OR NOT EXISTS (SELECT 1 FROM message_claims m \
+    WHERE m.tenant_id = c.tenant_id AND m.environment_id = c.environment_id \
+    AND m.fingerprint = c.fingerprint) \
+    ON CONFLICT (tenant_id, environment_id, kind, key) DO NOTHING RETURNING message_id), \
+    v (id, tenant_id, environment_id, message_type, mestyp, docnum, sender, fingerprint, \
+    key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, idempotency_key, \
+    provider_event_id, packet_index, content_type, payload, received_at, payload_message_id) \
+    AS NOT MATERIALIZED (";
+/// Ends [`KeySql::claim_and_insert`]: the claimed rows' fingerprint
+/// claims, inserted without `ON CONFLICT` (a claim committed meanwhile, or
+/// a second row of one fingerprint, fails the statement), and their
+/// messages as the CTE `m` that `ClaimSql::OUTBOX_TAIL` and
+/// `ClaimSql::ANSWER_INSERTED` follow.
+const CLAIM_AND_INSERT_TAIL: &str = "), f AS (INSERT INTO message_claims \
+    (tenant_id, environment_id, fingerprint, message_id, expires_at, message_type, mestyp, docnum, \
+    received_at) SELECT tenant_id, environment_id, fingerprint, id, fingerprint_expires_at, \
+    message_type, mestyp, docnum, received_at FROM v \
+    WHERE fingerprint IS NOT NULL AND id IN (SELECT message_id FROM k)), \
+    m AS (INSERT INTO messages (id, tenant_id, environment_id, message_type, mestyp, docnum, sender, \
+    key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, idempotency_key, \
+    provider_event_id, packet_index, content_type, payload, received_at, payload_message_id) \
+    SELECT id, tenant_id, environment_id, message_type, mestyp, docnum, sender, \
+    key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, idempotency_key, \
+    provider_event_id, packet_index, content_type, payload, received_at, payload_message_id \
+    FROM v WHERE id IN (SELECT message_id FROM k) \
+    RETURNING id, tenant_id, environment_id, message_type, received_at)";
 const FINISH_KEYS: &str = "WITH v (tenant_id, environment_id, kind, key, answer, message_id) AS (";
 const FINISH_KEYS_TAIL: &str = ") UPDATE idempotency_keys SET answer = v.answer, message_id = v.message_id \
     FROM v WHERE idempotency_keys.tenant_id = v.tenant_id \
@@ -95,9 +121,8 @@ pub(crate) trait KeySql: IngestSql {
     /// Claims `keys` (each the key of the row at its index) and inserts the
     /// messages of the claimed ones in one statement; returns the ids
     /// inserted, which name the claimed keys (each key's expected answer
-    /// points to its message), and the state of the keys claimed before
-    /// it (their repeats' answers, read by the same statement). A key whose
-    /// message's fingerprint has a visible holder is not claimed. PostgreSQL only (a data-modifying
+    /// points to its message). A key whose message's fingerprint has a
+    /// visible holder is not claimed. PostgreSQL only (a data-modifying
     /// CTE over `message_claims`; see `Backend::ONE_STATEMENT_KEYED_BATCH`).
     /// The fingerprint claims are inserted without `ON CONFLICT`: a claim
     /// that commits meanwhile fails the whole statement, and nothing of it
@@ -106,7 +131,7 @@ pub(crate) trait KeySql: IngestSql {
         conn: &mut Self::Connection,
         keys: &[Claim<'_>],
         rows: &[Row<'_>],
-    ) -> impl Future<Output = Result<ClaimedBatch>> + Send;
+    ) -> impl Future<Output = Result<Vec<Uuid>>> + Send;
     /// Binds one key claim: the 10 columns of `CLAIM_KEYS`.
     fn push_claim(b: &mut Separated<'_, Self, &'static str>, c: &Claim<'_>);
     /// Claims request keys; true for each one this statement claimed (a key
@@ -125,13 +150,6 @@ pub(crate) trait KeySql: IngestSql {
         conn: &mut Self::Connection,
         keys: &[(&Scope, &KeyClaim)],
     ) -> impl Future<Output = Result<Vec<KeyState>>> + Send;
-    /// Fills in the message type and fingerprint of the states an older
-    /// edihub stored with a rendered answer (see `rendered_keys`); the
-    /// states of [`KeySql::key_states`] have them already.
-    fn fill_in_messages(
-        conn: &mut Self::Connection,
-        states: &mut [KeyState],
-    ) -> impl Future<Output = Result<()>> + Send;
     /// Deletes the claims among `keys` whose window ended by their `now`
     /// (keys with a window only), so each request may claim its key anew.
     /// A concurrent claimant of the same key waits on the deleted row and
@@ -155,7 +173,7 @@ where
     for<'e> Option<String>: Encode<'e, DB>,
     for<'e> Option<&'e str>: Encode<'e, DB>,
     for<'e> Option<Uuid>: Encode<'e, DB>,
-    for<'r> ClaimAnswer: FromRow<'r, DB::Row>,
+    for<'r> (Uuid,): FromRow<'r, DB::Row>,
     for<'r> (String, String, String, String): FromRow<'r, DB::Row>,
     for<'r> KeyState: FromRow<'r, DB::Row>,
     for<'r> super::rendered_keys::KeyMessage: FromRow<'r, DB::Row>,
@@ -164,7 +182,7 @@ where
         conn: &mut DB::Connection,
         keys: &[Claim<'_>],
         rows: &[Row<'_>],
-    ) -> Result<ClaimedBatch> {
+    ) -> Result<Vec<Uuid>> {
         let mut q = QueryBuilder::<DB>::new(CLAIM_AND_INSERT_KEYS);
         q.push_values(keys.iter().zip(rows), |mut b, (c, r)| {
             DB::push_claim(&mut b, c);
@@ -172,8 +190,9 @@ where
         });
         q.push(CLAIM_AND_INSERT_KEYS_TAIL);
         q.push_values(rows, |mut b, r| DB::push_row(&mut b, r));
-        q.push(CLAIM_AND_INSERT_TAIL).push(DB::OUTBOX_TAIL).push(CLAIM_AND_INSERT_ANSWER);
-        ClaimedBatch::from_answer(q.build_query_as().fetch_all(&mut *conn).await?)
+        q.push(CLAIM_AND_INSERT_TAIL).push(DB::OUTBOX_TAIL).push(DB::ANSWER_INSERTED);
+        let ids: Vec<(Uuid,)> = q.build_query_as().fetch_all(&mut *conn).await?;
+        Ok(ids.into_iter().map(|(id,)| id).collect())
     }
 
     fn push_claim(b: &mut Separated<'_, DB, &'static str>, c: &Claim<'_>) {
@@ -249,10 +268,6 @@ where
         let mut states: Vec<KeyState> = q.build_query_as().fetch_all(&mut *conn).await?;
         super::rendered_keys::fill_in_messages(conn, &mut states).await?;
         Ok(states)
-    }
-
-    async fn fill_in_messages(conn: &mut DB::Connection, states: &mut [KeyState]) -> Result<()> {
-        super::rendered_keys::fill_in_messages(conn, states).await
     }
 
     async fn release_expired_keys(conn: &mut DB::Connection, keys: &[Claim<'_>]) -> Result<()> {

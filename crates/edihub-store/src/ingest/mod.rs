@@ -19,7 +19,6 @@ mod decide;
 pub(crate) mod group;
 pub(crate) mod insert_answer;
 pub(crate) mod key_statements;
-mod keyed_batch_statement;
 pub(crate) mod packet;
 mod rendered_keys;
 pub(crate) mod statements;

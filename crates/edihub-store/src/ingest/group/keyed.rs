@@ -11,12 +11,10 @@ use super::{Queued, Verdict};
 use crate::backend::Backend;
 use crate::ingest::decide::{duplicate_of, kept, repeat};
 use crate::ingest::insert_answer::Inserted;
-use crate::ingest::key_statements::{Claim, KeyState};
+use crate::ingest::key_statements::Claim;
 use crate::ingest::statements::Row;
 use crate::session::Sessions;
-use crate::{
-    Answer, DetectedBy, IngestOutcome, KeyClaim, MessageOutcome, NewAuditEvent, Result, Scope, StoreError,
-};
+use crate::{Answer, DetectedBy, IngestOutcome, MessageOutcome, NewAuditEvent, Result, StoreError};
 
 /// Settles one batch of requests with keys. On PostgreSQL the batch is
 /// first one statement (unless a key has a window); what it leaves (requests whose fingerprint has a
@@ -33,8 +31,8 @@ pub(super) async fn with_keys<DB: Backend>(
     if DB::ONE_STATEMENT_KEYED_BATCH && !windowed {
         let mut verdicts = vec![Verdict::Undecided; items.len()];
         match claimed_in_one_statement(pool, items, &mut verdicts).await {
-            Ok((claimed, known)) => {
-                settle_unclaimed(pool, audits, items, &claimed, known, &mut verdicts).await;
+            Ok(claimed) => {
+                settle_unclaimed(pool, audits, items, &claimed, &mut verdicts).await;
                 let left: Vec<usize> =
                     (0..items.len()).filter(|i| verdicts[*i] == Verdict::Undecided).collect();
                 if !left.is_empty() {
@@ -62,7 +60,7 @@ async fn in_one_transaction<DB: Backend>(
 ) -> Vec<Verdict> {
     let mut verdicts = vec![Verdict::Undecided; items.len()];
     match claimed_in_one_transaction(pool, items, &mut verdicts).await {
-        Ok(claimed) => settle_unclaimed(pool, audits, items, &claimed, Vec::new(), &mut verdicts).await,
+        Ok(claimed) => settle_unclaimed(pool, audits, items, &claimed, &mut verdicts).await,
         Err(e) => {
             // Nothing was committed; each request runs its own transaction.
             tracing::debug!(error = %e, rows = items.len(), "keyed group insert failed");
@@ -72,20 +70,18 @@ async fn in_one_transaction<DB: Backend>(
 }
 
 /// The items that did not claim their key: repeats of a claim committed by
-/// now (an earlier request's, or this batch's), answered from it (from
-/// `known`, the states the claim statement saw, or else read now). One
-/// whose key has no kept answer stays undecided.
+/// now (an earlier request's, or this batch's), answered from it. One whose
+/// key has no kept answer stays undecided.
 async fn settle_unclaimed<DB: Backend>(
     pool: &Sessions<DB>,
     audits: &AuditWriter,
     items: &[&Queued],
     claimed: &[bool],
-    known: Vec<KeyState>,
     verdicts: &mut [Verdict],
 ) {
     let repeats: Vec<usize> = (0..items.len()).filter(|i| !claimed[*i]).collect();
     if !repeats.is_empty()
-        && let Err(e) = settle_repeats(pool, audits, items, &repeats, known, verdicts).await
+        && let Err(e) = settle_repeats(pool, audits, items, &repeats, verdicts).await
     {
         // The claimed requests are committed; the repeats run their own
         // transactions.
@@ -135,20 +131,20 @@ async fn claimed_in_one_statement<DB: Backend>(
     pool: &Sessions<DB>,
     items: &[&Queued],
     verdicts: &mut [Verdict],
-) -> Result<(Vec<bool>, Vec<KeyState>)> {
+) -> Result<Vec<bool>> {
     let (accepted, expected) = expected_answers(items)?;
     let claims = claims(items, &expected)?;
     let rows: Vec<Row<'_>> = items.iter().map(|q| row(q)).collect();
     let mut session = pool.session().await?;
-    let batch = DB::claim_and_insert(&mut session, &claims, &rows).await?;
-    let batch = session.done(batch).await?;
-    let claimed: Vec<bool> = items.iter().map(|q| batch.ids.contains(&q.message.id)).collect();
+    let inserted = DB::claim_and_insert(&mut session, &claims, &rows).await?;
+    let inserted = session.done(inserted).await?;
+    let claimed: Vec<bool> = items.iter().map(|q| inserted.contains(&q.message.id)).collect();
     for ((verdict, answer), claimed) in verdicts.iter_mut().zip(accepted).zip(&claimed) {
         if *claimed {
             *verdict = Verdict::Outcome(IngestOutcome::Processed(answer));
         }
     }
-    Ok((claimed, batch.states))
+    Ok(claimed)
 }
 
 /// The transaction of a keyed batch; returns which items claimed their key
@@ -239,12 +235,13 @@ async fn settle_repeats<DB: Backend>(
     audits: &AuditWriter,
     items: &[&Queued],
     repeats: &[usize],
-    known: Vec<KeyState>,
     verdicts: &mut [Verdict],
 ) -> Result<()> {
+    let mut session = pool.session().await?;
     let keys: Vec<_> =
         repeats.iter().filter_map(|i| Some((&items[*i].scope, items[*i].key.as_ref()?))).collect();
-    let states = states_of(pool, &keys, known).await?;
+    let states = DB::key_states(&mut session, &keys).await?;
+    session.done(()).await?;
     let mut decided: Vec<(usize, IngestOutcome)> = Vec::new();
     let mut events: Vec<(DateTime<Utc>, NewAuditEvent)> = Vec::new();
     for &i in repeats {
@@ -258,29 +255,4 @@ async fn settle_repeats<DB: Backend>(
     audits.append(events).await?;
     decided.into_iter().for_each(|(i, outcome)| verdicts[i] = Verdict::Outcome(outcome));
     Ok(())
-}
-
-/// The states of `keys`: those in `known` that hold an answer, the others
-/// read now (a key claimed while the claim statement ran, or by an earlier
-/// row of the same batch). A key an older edihub stored with a rendered
-/// answer has its message's type and fingerprint read too.
-async fn states_of<DB: Backend>(
-    pool: &Sessions<DB>,
-    keys: &[(&Scope, &KeyClaim)],
-    known: Vec<KeyState>,
-) -> Result<Vec<KeyState>> {
-    let mut states: Vec<KeyState> =
-        known.into_iter().filter(|s| s.answer.is_some() || s.status_code != 0).collect();
-    let missing: Vec<(&Scope, &KeyClaim)> =
-        keys.iter().filter(|(scope, key)| !states.iter().any(|s| s.is_of(scope, key))).copied().collect();
-    let rendered = states.iter().any(|s| s.answer.is_none());
-    if missing.is_empty() && !rendered {
-        return Ok(states);
-    }
-    let mut session = pool.session().await?;
-    DB::fill_in_messages(&mut session, &mut states).await?;
-    if !missing.is_empty() {
-        states.extend(DB::key_states(&mut session, &missing).await?);
-    }
-    session.done(states).await
 }
