@@ -30,9 +30,10 @@ use crate::{NewAuditEvent, Result, StoreError};
 /// Audit events, each with its time.
 pub(super) type Events = Vec<(DateTime<Utc>, NewAuditEvent)>;
 
-/// Rows per statement: the largest audit insert a batch writes on its own
-/// (one event per row of a 64-row batch), so no statement size is prepared
-/// that the group insert's statement cache does not already hold.
+/// Rows per statement: the largest audit insert a batch wrote on its own
+/// (one event per row of a full batch), so the group insert's connections,
+/// whose statement caches are sized for every batch size, hold every size
+/// of this statement too.
 const MAX_ROWS: usize = super::MAX_ROWS;
 
 /// One batch's events and where to say whether they were committed.
@@ -74,31 +75,47 @@ impl AuditWriter {
     }
 }
 
-/// Takes the first waiting batch's events and those of the batches queued
-/// behind it, up to [`MAX_ROWS`] rows (a batch is never split: a larger one
-/// goes alone), and writes them in one statement; then the next.
+/// Writes the waiting events, one statement at a time, until every
+/// [`AuditWriter`] is dropped.
 async fn write<DB: Backend>(mut rx: mpsc::UnboundedReceiver<Append>, pool: Sessions<DB>) {
-    while let Some(first) = rx.recv().await {
-        let mut opening = Some(first);
-        while let Some(head) = opening.take() {
-            let mut events = head.events;
-            let mut waiting = vec![head.committed];
-            while events.len() < MAX_ROWS {
-                let Ok(next) = rx.try_recv() else { break };
-                if events.len() + next.events.len() > MAX_ROWS {
-                    opening = Some(next);
-                    break;
-                }
-                events.extend(next.events);
-                waiting.push(next.committed);
-            }
-            let committed = insert::<DB>(&pool, &events).await;
-            for batch in waiting {
-                // A batch that stopped waiting (its runtime is ending) needs no answer.
-                let _ = batch.send(committed);
-            }
+    let mut held = None;
+    loop {
+        let head = match held.take() {
+            Some(head) => head,
+            None => match rx.recv().await {
+                Some(head) => head,
+                None => return,
+            },
+        };
+        let (events, waiting, next) = gather(head, &mut rx);
+        held = next;
+        let committed = insert::<DB>(&pool, &events).await;
+        for batch in waiting {
+            // A batch that stopped waiting (its runtime is ending) needs no answer.
+            let _ = batch.send(committed);
         }
     }
+}
+
+/// `head`'s events and those of the batches queued behind it, up to
+/// [`MAX_ROWS`] rows, with where to answer each batch. A batch is never
+/// split: the first one that does not fit is returned, to open the next
+/// statement (a batch of more than [`MAX_ROWS`] goes alone).
+fn gather(
+    head: Append,
+    rx: &mut mpsc::UnboundedReceiver<Append>,
+) -> (Events, Vec<oneshot::Sender<bool>>, Option<Append>) {
+    let mut events = head.events;
+    let mut waiting = vec![head.committed];
+    while events.len() < MAX_ROWS {
+        let Ok(next) = rx.try_recv() else { break };
+        if events.len() + next.events.len() > MAX_ROWS {
+            return (events, waiting, Some(next));
+        }
+        events.extend(next.events);
+        waiting.push(next.committed);
+    }
+    (events, waiting, None)
 }
 
 /// One autocommit insert of `events` (a transaction behind a pooler);
@@ -115,5 +132,52 @@ async fn insert<DB: Backend>(pool: &Sessions<DB>, events: &[(DateTime<Utc>, NewA
             tracing::debug!(error = %e, rows = events.len(), "group audit statement failed");
             false
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A batch of `n` events, tagged with `tag` as their action.
+    fn batch(tag: &str, n: usize) -> (Append, oneshot::Receiver<bool>) {
+        let event = NewAuditEvent { action: tag.to_owned(), ..Default::default() };
+        let (committed, answer) = oneshot::channel();
+        (Append { events: vec![(Utc::now(), event); n], committed }, answer)
+    }
+
+    fn actions(events: &Events) -> Vec<&str> {
+        events.iter().map(|(_, e)| e.action.as_str()).collect()
+    }
+
+    #[test]
+    fn gather_takes_whole_batches_up_to_max_rows_and_holds_the_first_that_does_not_fit() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let (head, _) = batch("a", 30);
+        for (tag, n) in [("b", 30), ("c", 10), ("d", 1)] {
+            tx.send(batch(tag, n).0).unwrap();
+        }
+        let (events, waiting, held) = gather(head, &mut rx);
+        assert_eq!(events.len(), 60, "a and b fit; c would pass {MAX_ROWS}");
+        assert_eq!(waiting.len(), 2);
+        assert_eq!(actions(&events).iter().filter(|a| **a == "b").count(), 30);
+        let held = held.expect("c opens the next statement, unsplit");
+        assert_eq!((held.events.len(), held.events[0].1.action.as_str()), (10, "c"));
+
+        let (events, waiting, held) = gather(held, &mut rx);
+        assert_eq!(actions(&events), [vec!["c"; 10], vec!["d"]].concat());
+        assert_eq!(waiting.len(), 2);
+        assert!(held.is_none());
+    }
+
+    #[test]
+    fn gather_sends_a_full_batch_alone() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let (head, _) = batch("full", MAX_ROWS);
+        tx.send(batch("next", 1).0).unwrap();
+        let (events, waiting, held) = gather(head, &mut rx);
+        assert_eq!((events.len(), waiting.len()), (MAX_ROWS, 1));
+        assert!(held.is_none(), "the next batch stays queued");
+        assert_eq!(rx.try_recv().expect("still queued").events.len(), 1);
     }
 }

@@ -2,10 +2,9 @@
 //! Idempotency-Key, a provider's event id or an interchange, whose key
 //! claim, message and kept answer commit together (see [`super`]).
 
-use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::audits::AuditWriter;
+use super::audits::{AuditWriter, Events};
 use super::settle::row;
 use super::{Queued, Verdict};
 use crate::backend::Backend;
@@ -14,7 +13,7 @@ use crate::ingest::insert_answer::Inserted;
 use crate::ingest::key_statements::Claim;
 use crate::ingest::statements::Row;
 use crate::session::Sessions;
-use crate::{Answer, DetectedBy, IngestOutcome, MessageOutcome, NewAuditEvent, Result, StoreError};
+use crate::{Answer, DetectedBy, IngestOutcome, MessageOutcome, Result, StoreError};
 
 /// Settles one batch of requests with keys. On PostgreSQL the batch is
 /// first one statement (unless a key has a window); what it leaves (requests whose fingerprint has a
@@ -243,7 +242,7 @@ async fn settle_repeats<DB: Backend>(
     let states = DB::key_states(&mut session, &keys).await?;
     session.done(()).await?;
     let mut decided: Vec<(usize, IngestOutcome)> = Vec::new();
-    let mut events: Vec<(DateTime<Utc>, NewAuditEvent)> = Vec::new();
+    let mut events: Events = Vec::new();
     for &i in repeats {
         let q = items[i];
         let Some(key) = &q.key else { continue };

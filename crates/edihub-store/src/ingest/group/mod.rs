@@ -22,8 +22,9 @@
 //! SQLite, and for a holder that committed while the insert ran, one
 //! `SELECT` finds them), and their `message.duplicate_blocked` events go to
 //! the group audit (`audits`), which appends the events of many batches in
-//! one multi-row `INSERT`, so a duplicate costs no more than a new message. Anything less clear-cut (the holder's window has passed, the
-//! holder vanished, or a statement failed) is left [`Verdict::Undecided`]
+//! one multi-row `INSERT`, so a duplicate costs no more than a new message.
+//! Anything less clear-cut (the holder's window has passed, the holder
+//! vanished, or a statement failed) is left [`Verdict::Undecided`]
 //! and its caller runs the full ingest transaction, which releases expired
 //! windows and retries; a failed statement changed nothing, so one bad row
 //! cannot fail its neighbours' requests.
