@@ -25,6 +25,11 @@ pub enum StoreError {
     /// server (SQLite).
     #[error("a transaction pooler applies to PostgreSQL only, not to an SQLite file")]
     PoolerWithoutServer,
+    /// The group audit did not commit a batch's duplicate or repeat events
+    /// (its statement failed, the cause logged by its writer, or the writer
+    /// has ended): those requests fall back to a transaction of their own.
+    #[error("group audit not written: {0}")]
+    GroupAuditNotWritten(&'static str),
     /// An invariant of the schema did not hold (a bug, never caused by input).
     #[error("store invariant violated: {0}")]
     Invariant(String),

@@ -70,26 +70,32 @@ impl Inserted {
         Ok(inserted)
     }
 
-    /// The holders of `claims`: those the insert saw, then one probe for
-    /// the claims it saw none of (a holder that committed while the insert
-    /// ran, or an earlier row of the same insert).
-    pub(crate) async fn holders_of<DB: IngestSql>(
-        self,
-        conn: &mut DB::Connection,
-        claims: &[(&Scope, &str)],
-    ) -> Result<Vec<ScopedHolder>> {
-        let mut holders = self.holders;
-        let unseen: Vec<(&Scope, &str)> = claims
+    /// The claims of which the insert saw no holder: a holder that
+    /// committed while the insert ran, or an earlier row of the same insert.
+    /// Only these need a probe (and, in a group batch, a session for it).
+    pub(crate) fn unseen<'a>(&self, claims: &[(&'a Scope, &'a str)]) -> Vec<(&'a Scope, &'a str)> {
+        claims
             .iter()
             .filter(|(scope, fp)| {
-                !holders.iter().any(|h| {
+                !self.holders.iter().any(|h| {
                     h.tenant_id == scope.tenant_id
                         && h.environment_id == scope.environment_id
                         && h.holder.summary.fingerprint.as_deref() == Some(*fp)
                 })
             })
             .copied()
-            .collect();
+            .collect()
+    }
+
+    /// The holders of `claims`: those the insert saw, then one probe for
+    /// the [`Inserted::unseen`] ones.
+    pub(crate) async fn holders_of<DB: IngestSql>(
+        self,
+        conn: &mut DB::Connection,
+        claims: &[(&Scope, &str)],
+    ) -> Result<Vec<ScopedHolder>> {
+        let unseen = self.unseen(claims);
+        let mut holders = self.holders;
         if !unseen.is_empty() {
             holders.extend(DB::holders(conn, &unseen).await?);
         }

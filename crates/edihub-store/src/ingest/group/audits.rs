@@ -66,11 +66,11 @@ impl AuditWriter {
         let (committed, answer) = oneshot::channel();
         self.queue
             .send(Append { events, committed })
-            .map_err(|_| StoreError::Invariant("the group audit writer has ended".into()))?;
+            .map_err(|_| StoreError::GroupAuditNotWritten("the writer has ended"))?;
         match answer.await {
             Ok(true) => Ok(()),
-            Ok(false) => Err(StoreError::Invariant("the group audit statement failed".into())),
-            Err(_) => Err(StoreError::Invariant("the group audit writer ended without an answer".into())),
+            Ok(false) => Err(StoreError::GroupAuditNotWritten("its statement failed")),
+            Err(_) => Err(StoreError::GroupAuditNotWritten("the writer ended without an answer")),
         }
     }
 }
