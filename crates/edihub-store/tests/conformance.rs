@@ -140,6 +140,7 @@ postgres_only!(
     retention_drops_whole_expired_partitions,
     retention_keeps_partitions_with_claims_or_shared_bodies,
     crossed_packets_wait_instead_of_deadlocking,
+    a_refused_group_audit_falls_back_to_one_event_each,
 );
 
 /// A store set up for a transaction pooler, connected directly here: its

@@ -8,6 +8,7 @@
 mod ack_numbers;
 mod admin;
 mod audit;
+mod audit_fault;
 mod backlog;
 mod batch;
 mod console;
@@ -25,6 +26,7 @@ mod verdicts;
 pub use ack_numbers::*;
 pub use admin::*;
 pub use audit::*;
+pub use audit_fault::*;
 pub use backlog::*;
 pub use batch::*;
 pub use console::*;
