@@ -7,6 +7,7 @@
 
 use sqlx::Connection;
 
+use super::batch::duplicates_at_once;
 use super::*;
 use crate::AuditFilter;
 use crate::testing::TestDb;
@@ -49,22 +50,7 @@ pub async fn a_refused_group_audit_falls_back_to_one_event_each(db: &TestDb) {
         sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&mut conn).await.expect("trigger installed");
     }
 
-    let tasks: Vec<_> = (0..BURST)
-        .map(|_| {
-            let (store, scope) = (store.clone(), scope.clone());
-            tokio::spawn(async move {
-                processed(ingest_at(&store, &scope, None, vec![message(Some("f"))], now()).await)
-            })
-        })
-        .collect();
-    for t in tasks {
-        let out = t.await.expect("task");
-        assert!(
-            matches!(&out[0], MessageOutcome::Duplicate { existing, detected_by: DetectedBy::Fingerprint }
-                if existing.id == original_id),
-            "{out:?}"
-        );
-    }
+    duplicates_at_once(&store, &scope, "f", BURST, original_id).await;
 
     let filter = AuditFilter { tenant: Some(scope.tenant_id.clone()), limit: 500, ..Default::default() };
     let events = store.list_audit(&filter).await.unwrap();

@@ -93,6 +93,34 @@ pub async fn own_row_is_not_a_duplicate(store: StoreRef) {
     assert!(store.list_audit(&events).await.unwrap().is_empty());
 }
 
+/// Sends `count` keyless repeats of fingerprint `fp` at once (the group
+/// insert settles them) and checks that each is answered as a duplicate of
+/// `original`.
+pub(super) async fn duplicates_at_once(
+    store: &StoreRef,
+    scope: &Scope,
+    fp: &str,
+    count: usize,
+    original: uuid::Uuid,
+) {
+    let tasks: Vec<_> = (0..count)
+        .map(|_| {
+            let (store, scope, fp) = (store.clone(), scope.clone(), fp.to_owned());
+            tokio::spawn(async move {
+                processed(ingest_at(&store, &scope, None, vec![message(Some(&fp))], now()).await)
+            })
+        })
+        .collect();
+    for t in tasks {
+        let out = t.await.expect("task");
+        assert!(
+            matches!(&out[0], MessageOutcome::Duplicate { existing, detected_by: DetectedBy::Fingerprint }
+                if existing.id == original),
+            "{out:?}"
+        );
+    }
+}
+
 /// Duplicates settled by the group insert are answered and audited exactly
 /// like those found by the ingest transaction (here: inside a packet, which
 /// always takes the transaction).
@@ -102,21 +130,7 @@ pub async fn grouped_duplicates_are_audited_like_single_ones(store: StoreRef) {
     let original_id = outcome_id(&original[0]);
 
     // A burst of keyless repeats: the group insert settles them.
-    let mut tasks = Vec::new();
-    for _ in 0..BURST {
-        let (store, scope) = (store.clone(), scope.clone());
-        tasks.push(tokio::spawn(async move {
-            processed(ingest_at(&store, &scope, None, vec![message(Some("g"))], now()).await)
-        }));
-    }
-    for t in tasks {
-        let out = t.await.expect("task");
-        assert!(
-            matches!(&out[0], MessageOutcome::Duplicate { existing, detected_by: DetectedBy::Fingerprint }
-                if existing.id == original_id),
-            "{out:?}"
-        );
-    }
+    duplicates_at_once(&store, &scope, "g", BURST, original_id).await;
     // The same repeat as the first IDoc of a packet: the transaction path.
     let packet = vec![message(Some("g")), message(Some("g-other"))];
     let out = processed(ingest_at(&store, &scope, None, packet, now()).await);
