@@ -679,7 +679,7 @@ def machine():
     pg_version = run([f"{PG_BIN}/postgres", "--version"]).strip()
     # Scenario T's drop depends on it: with online discard the filesystem
     # trims a dropped partition's extents inside its journal commit
-    # (BENCHMARKS.md, "Scenario T and online discard").
+    # (BENCHMARKS.md, "S6's indexes, T and online discard, D's planning").
     try:
         fs = run(["findmnt", "-no", "FSTYPE,OPTIONS", "--target", PG_DATA]).strip().split(None, 1)
         discard = "discard" in fs[1].split(",") if len(fs) > 1 else False
