@@ -626,7 +626,7 @@ def s6_load(res):
     res["s6_vacuum_s"] = time.time() - t
     # Every new fingerprint probes and inserts into the claims' primary key
     # at a random place, so a hub that has been running keeps that index in
-    # `shared_buffers` when they hold it. The load left it cold (the index
+    # `shared_buffers` when they are large enough. The load left it cold (the index
     # builds and vacuums read 40 GB since): read it in, as a running hub has
     # it (and as the operator's autoprewarm restores it after a restart).
     t = time.time()
