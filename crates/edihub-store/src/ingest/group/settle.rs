@@ -56,13 +56,13 @@ pub(super) async fn without_keys<DB: Backend>(
         }
         // A session only when the insert's answer missed a holder (always
         // on SQLite, whose insert names none).
-        let unseen = inserted.unseen(&claims);
-        let mut holders = inserted.holders;
-        if !unseen.is_empty() {
+        let holders = if inserted.unseen(&claims).is_empty() {
+            inserted.holders
+        } else {
             let mut session = pool.session().await?;
-            let probed = DB::holders(&mut session, &unseen).await?;
-            holders.extend(session.done(probed).await?);
-        }
+            let holders = inserted.holders_of::<DB>(&mut session, &claims).await?;
+            session.done(holders).await?
+        };
         let mut events = Vec::new();
         let mut duplicates = Vec::new();
         for (i, q) in items.iter().enumerate() {
