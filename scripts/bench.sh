@@ -16,7 +16,8 @@
 # Knobs (environment): BENCH_DURATION (20), BENCH_WARMUP (3), BENCH_CONNECTIONS
 # (32), BENCH_SCENARIOS (S1,S2,S7,R,S3,S4,S5,D,S6,T,P; D alone runs its own S1 baseline;
 # R is R1, one replica through PgBouncer, and R2, two), BENCH_S6_ROWS (5000000),
-# BENCH_T_ROWS (5000000) and BENCH_T_DAYS_AGO (100) for T, BENCH_PARTITION_DAYS (81),
+# BENCH_T_ROWS (5000000), BENCH_T_DAYS_AGO (100) and BENCH_T_HOT=1 (the day left in
+# the page cache; by default it is put out, as a day past retention is) for T, BENCH_PARTITION_DAYS (81),
 # BENCH_DB_CONNECTIONS (edihub's pool, 32), BENCH_PG_PORT (55433),
 # BENCH_PG_SETTINGS (extra `-c name=value …` for the cluster), BENCH_PG_EXTRA_SQL
 # (SQL run on the benchmark database once the hub has migrated it, before any

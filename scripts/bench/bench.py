@@ -45,6 +45,7 @@ S6_ROWS = int(E.get("BENCH_S6_ROWS", "5000000"))
 # Scenario T (scripts/bench/partitions.py): the day retention drops, and how old it is.
 T_ROWS = int(E.get("BENCH_T_ROWS", "5000000"))
 T_DAYS_AGO = int(E.get("BENCH_T_DAYS_AGO", "100"))
+T_HOT = E.get("BENCH_T_HOT", "0") == "1"
 PARTITION_DAYS = int(E.get("BENCH_PARTITION_DAYS", "81"))
 OUT = E.get("BENCH_OUT", os.path.join(ROOT, "BENCHMARKS.md"))
 PROFILE = E.get("BENCH_PROFILE", "0") == "1"
@@ -551,6 +552,11 @@ def retention_drop(orders, orders_bytes):
     base = [f"{PG_BIN}/psql", "-h", "127.0.0.1", "-p", PG_PORT, "-U", "postgres", "-d", DB, "-X", "-q",
             "-v", "ON_ERROR_STOP=1"]
     day, load_s = partitions.load_day(psql, base, WORK, gen.TENANT, gen.ENV, T_DAYS_AGO, T_ROWS, log)
+    files = partitions.day_files(psql, PG_DATA, day)
+    if not T_HOT:
+        partitions.evict(files)
+    day_mb, cached_mb = partitions.cached_mb(files)
+    log(f"T: the day's partitions are {day_mb:,.0f} MB on disk, {cached_mb:,.0f} MB of them in the page cache")
     config = os.path.join(WORK, "edihub-pg-t.toml")
     with open(os.path.join(WORK, "edihub-pg.toml")) as f:
         text = f.read()
@@ -566,7 +572,8 @@ def retention_drop(orders, orders_bytes):
         samples = sampler.finish()
         server.stop()
     t = partitions.summarize(samples, partitions.drops_in_log(server.log_path), day, measured_from)
-    t.update(rows=T_ROWS, load_s=load_s, partition=partitions.day_partition("messages", day))
+    t.update(rows=T_ROWS, load_s=load_s, partition=partitions.day_partition("messages", day),
+             day_mb=day_mb, cached_mb=cached_mb)
     log(f"T: drop {t.get('drop_ms')} ms, S1 per second around it {t.get('during_per_s')} "
         f"against a median of {t.get('median_per_s')}")
     return s, t
@@ -765,8 +772,10 @@ def render(res):
 
     if res.get("t"):
         t = res["t"]
+        cache = (f"{t['day_mb']:,.0f} MB of partitions, {t['cached_mb']:,.0f} MB of them in the page cache"
+                 if "day_mb" in t else "page cache not measured")
         L.append(f"T: retention dropped `{t['partition']}` ({t['rows']:,} messages, loaded and attached in "
-                 f"{t['load_s']:.0f} s) while S1's load ran: the drop itself (detach concurrently and drop of "
+                 f"{t['load_s']:.0f} s; {cache}) while S1's load ran: the drop itself (detach concurrently and drop of "
                  f"the day's messages, deliveries and attempts partitions, as the hub logs it) took "
                  f"{fmt(t.get('drop_ms'), 0)} ms; S1 accepted {t.get('during_per_s')} messages in the second(s) "
                  f"around it, against a median second of {fmt(t.get('median_per_s'), 0)}. Messages per second "

@@ -17,6 +17,13 @@ is dropped by the hub's retention task while S1's load runs. It reports the
 time of the drop itself (detach and drop of the day's three partitions, as
 the hub logs it) and S1's rate per second around it against the run's
 median second.
+
+The day is dropped cold by default: its files are put out of the page
+cache first (`evict`), since a day past the retention has not been read
+since its windows closed, weeks before, on a hub whose retention is larger
+than its memory. Freeing cached pages is most of what a `DROP TABLE`
+costs in CPU (BENCHMARKS.md, "T paced, with the day cold");
+`BENCH_T_HOT=1` keeps them cached, the worst case.
 """
 import datetime
 import os
@@ -126,6 +133,43 @@ def load_day(psql, psql_cmd, work, tenant, env, days_ago, n, log):
     psql("CHECKPOINT")
     log(f"T: {n:,} messages in {day_partition('messages', day)}, loaded and attached in {time.time() - t:.0f} s")
     return day, time.time() - t
+
+
+def day_files(psql, pg_data, day):
+    """The files of the day's partitions: every table of the messages
+    family, its indexes, its TOAST table and that table's index, with every
+    segment and fork of each."""
+    names = ", ".join(f"'{day_partition(t, day)}'" for t in ("messages", "deliveries", "delivery_attempts"))
+    rels = psql(f"""WITH t AS (SELECT oid, reltoastrelid FROM pg_class WHERE relname IN ({names})),
+        r AS (SELECT oid FROM t UNION SELECT reltoastrelid FROM t WHERE reltoastrelid <> 0
+              UNION SELECT indexrelid FROM pg_index
+                    WHERE indrelid IN (SELECT oid FROM t UNION SELECT reltoastrelid FROM t))
+        SELECT pg_relation_filepath(oid) FROM r""").split()
+    files = []
+    for rel in rels:
+        folder, node = os.path.split(os.path.join(pg_data, rel))
+        own = re.compile(re.escape(node) + r"(_(fsm|vm|init))?(\.\d+)?$")
+        files.extend(os.path.join(folder, f) for f in os.listdir(folder) if own.match(f))
+    return files
+
+
+def cached_mb(files):
+    """MB of `files` on disk and MB of them in the page cache (util-linux `fincore`)."""
+    out = subprocess.run(["fincore", "-b", "-n", "-o", "RES,SIZE"] + files,
+                         capture_output=True, text=True, check=True).stdout.split()
+    res, size = out[0::2], out[1::2]
+    return sum(map(int, size)) / 2**20, sum(map(int, res)) / 2**20
+
+
+def evict(files):
+    """Puts `files` out of the page cache. Only clean pages go, so the load's
+    CHECKPOINT must have written them first."""
+    for path in files:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
 
 
 class Sampler:

@@ -9,12 +9,16 @@
 //! cutoff and nothing in it is kept (see `edihub_store`'s `partition_drop`);
 //! every row left past the cutoff (SQLite, a table's first partition, a kept
 //! partition) is deleted as before. Each delete step deletes at most
-//! `batch_size` rows per statement and yields between batches, so live
-//! traffic interleaves and no statement holds a table-wide lock. A message
-//! is never purged while its fingerprint still blocks repeats. Each run
-//! first creates the partitions of the coming periods. After a failed run
-//! the task waits twice as long each time, up to an hour, and goes back to
-//! `interval_secs` once a run succeeds. The task stops at the shutdown token.
+//! `batch_size` rows per statement, so no statement holds a table-wide lock.
+//! The run waits `retention.pause_ms` after each statement (each batch,
+//! and the drop of the expired partitions): on a machine that ingest keeps
+//! busy, a run's statements back to back take a visible part of one second
+//! from it; spread out, a small part of several (BENCHMARKS.md, "T paced,
+//! with the day cold"). A message is never purged while its fingerprint
+//! still blocks repeats. Each run first creates the partitions of the
+//! coming periods. After a failed run the task waits twice as long each
+//! time, up to an hour, and goes back to `interval_secs` once a run
+//! succeeds. The task stops at the shutdown token.
 
 use std::time::Duration;
 
@@ -43,6 +47,19 @@ fn days_before(now: DateTime<Utc>, days: u32) -> Option<DateTime<Utc>> {
     (days > 0).then(|| now - chrono::Duration::days(i64::from(days)))
 }
 
+/// Waits `retention.pause_ms` after a statement, or less if `shutdown` comes.
+async fn pause(state: &AppState, shutdown: &CancellationToken) {
+    let ms = state.config.retention.pause_ms;
+    if ms == 0 {
+        tokio::task::yield_now().await;
+        return;
+    }
+    tokio::select! {
+        () = shutdown.cancelled() => {}
+        () = tokio::time::sleep(Duration::from_millis(ms)) => {}
+    }
+}
+
 async fn drain(
     state: &AppState,
     step: RetentionStep,
@@ -55,10 +72,10 @@ async fn drain(
     loop {
         let n = state.store.retention_step(step, cutoff, now, batch).await?;
         total += n;
+        pause(state, shutdown).await;
         if n < batch as u64 || shutdown.is_cancelled() {
             return Ok(total);
         }
-        tokio::task::yield_now().await;
     }
 }
 
@@ -94,10 +111,10 @@ async fn drain_keys(
     loop {
         let n = state.store.purge_keys(which, cutoff, batch).await?;
         total += n;
+        pause(state, shutdown).await;
         if n < batch as u64 || shutdown.is_cancelled() {
             return Ok(total);
         }
-        tokio::task::yield_now().await;
     }
 }
 
@@ -114,6 +131,7 @@ pub async fn run_once(
     };
     let (messages, audit) = (days_before(now, policy.messages_days), days_before(now, policy.audit_days));
     report.partitions = state.store.drop_partitions(messages, audit).await?;
+    pause(state, shutdown).await;
     if let Some(cutoff) = messages {
         report.messages = drain(state, RetentionStep::PurgeMessages, cutoff, now, shutdown).await?;
     }

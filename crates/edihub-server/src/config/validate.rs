@@ -102,6 +102,9 @@ impl Config {
         if !(1..=10_000_000).contains(&self.admin.search_scan_messages) {
             return Err(ConfigError::new("admin.search_scan_messages", "must be from 1 to 10000000"));
         }
+        if self.retention.pause_ms > 10_000 {
+            return Err(ConfigError::new("retention.pause_ms", "must be at most 10000"));
+        }
         self.validate_tenants()?;
         self.validate_types()?;
         self.validate_integrations()?;

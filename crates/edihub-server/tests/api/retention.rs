@@ -18,10 +18,15 @@ use edihub_server::config::RetentionConfig;
 use edihub_server::retention::{RunReport, run_once};
 use tokio_util::sync::CancellationToken;
 
-backend_tests!(released_fingerprint_admits_the_document_again, purges_only_rows_past_their_retention);
+backend_tests!(
+    released_fingerprint_admits_the_document_again,
+    purges_only_rows_past_their_retention,
+    a_run_pauses_after_each_statement
+);
 
 /// A one-second and a ten-year window on ORDERS05's keys; retention in
-/// batches of two, on the default periods, run by the test (hourly timer).
+/// batches of two, on the default periods, without pauses, run by the test
+/// (hourly timer).
 fn config() -> TestConfig {
     TestConfig::new()
         .message_type("WIN1S", |t| {
@@ -39,6 +44,7 @@ fn config() -> TestConfig {
                 messages_days: 90,
                 keys_days: 30,
                 audit_days: 365,
+                pause_ms: 0,
             }
         })
 }
@@ -260,4 +266,25 @@ async fn blocking_fp(app: &TestApp, id: &str) -> String {
     let res = app.get(&format!("/admin/messages/{id}"), Some(&bearer(ADMIN_TOKEN))).await;
     res.expect(200);
     res.json()["fingerprint"].as_str().expect("fingerprint").to_string()
+}
+
+/// A run waits `pause_ms` after every statement, and the shutdown token
+/// cuts the waits short. Nothing is stored, so each of the five steps is one
+/// statement: at least five pauses.
+async fn a_run_pauses_after_each_statement(backend: Backend) {
+    let paused = |ms| config().with(move |c| c.retention.pause_ms = ms);
+    let app = TestApp::start(backend, paused(300)).await;
+    let started = std::time::Instant::now();
+    assert_eq!(run_at(&app, chrono::Utc::now()).await.messages, 0);
+    let took = started.elapsed();
+    assert!(took >= Duration::from_millis(5 * 300), "five steps, a 300 ms pause after each: {took:?}");
+
+    let app = TestApp::start(backend, paused(10_000)).await;
+    let stopping = CancellationToken::new();
+    stopping.cancel();
+    let started = std::time::Instant::now();
+    let report = run_once(&app.state, chrono::Utc::now(), &stopping).await.expect("retention run");
+    assert_eq!(report.messages, 0);
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(10), "a shutdown does not wait out 10 s pauses: {took:?}");
 }
