@@ -772,8 +772,7 @@ def render(res):
 
     if res.get("t"):
         t = res["t"]
-        cache = (f"{t['day_mb']:,.0f} MB of partitions, {t['cached_mb']:,.0f} MB of them in the page cache"
-                 if "day_mb" in t else "page cache not measured")
+        cache = f"{t['day_mb']:,.0f} MB of partitions, {t['cached_mb']:,.0f} MB of them in the page cache"
         L.append(f"T: retention dropped `{t['partition']}` ({t['rows']:,} messages, loaded and attached in "
                  f"{t['load_s']:.0f} s; {cache}) while S1's load ran: the drop itself (detach concurrently and drop of "
                  f"the day's messages, deliveries and attempts partitions, as the hub logs it) took "

@@ -145,11 +145,14 @@ def day_files(psql, pg_data, day):
               UNION SELECT indexrelid FROM pg_index
                     WHERE indrelid IN (SELECT oid FROM t UNION SELECT reltoastrelid FROM t))
         SELECT pg_relation_filepath(oid) FROM r""").split()
+    # Without tablespaces they share one folder: each folder is listed once.
+    folders = {os.path.dirname(os.path.join(pg_data, rel)) for rel in rels}
+    listing = {folder: os.listdir(folder) for folder in folders}
     files = []
     for rel in rels:
         folder, node = os.path.split(os.path.join(pg_data, rel))
         own = re.compile(re.escape(node) + r"(_(fsm|vm|init))?(\.\d+)?$")
-        files.extend(os.path.join(folder, f) for f in os.listdir(folder) if own.match(f))
+        files.extend(os.path.join(folder, f) for f in listing[folder] if own.match(f))
     return files
 
 

@@ -60,23 +60,39 @@ async fn pause(state: &AppState, shutdown: &CancellationToken) {
     }
 }
 
-async fn drain(
+/// Runs `statement` (one batch of at most `batch_size` rows, which it is
+/// given) until a batch comes back short or `shutdown` comes, pausing after
+/// each; returns the rows changed.
+async fn drain<F, Fut>(
     state: &AppState,
-    step: RetentionStep,
-    cutoff: DateTime<Utc>,
-    now: DateTime<Utc>,
     shutdown: &CancellationToken,
-) -> Result<u64, StoreError> {
+    statement: F,
+) -> Result<u64, StoreError>
+where
+    F: Fn(i64) -> Fut,
+    Fut: Future<Output = Result<u64, StoreError>>,
+{
     let batch = i64::from(state.config.retention.batch_size.max(1));
     let mut total = 0;
     loop {
-        let n = state.store.retention_step(step, cutoff, now, batch).await?;
+        let n = statement(batch).await?;
         total += n;
         pause(state, shutdown).await;
         if n < batch as u64 || shutdown.is_cancelled() {
             return Ok(total);
         }
     }
+}
+
+/// The batches of one retention `step`.
+async fn drain_step(
+    state: &AppState,
+    step: RetentionStep,
+    cutoff: DateTime<Utc>,
+    now: DateTime<Utc>,
+    shutdown: &CancellationToken,
+) -> Result<u64, StoreError> {
+    drain(state, shutdown, |batch| state.store.retention_step(step, cutoff, now, batch)).await
 }
 
 /// Deletes request keys: every key after `keys_days`, except the event ids
@@ -94,28 +110,10 @@ async fn purge_keys(
     purges.extend(own.iter().map(|(id, days)| (KeyPurge::EventIdsOf(id), *days)));
     for (which, days) in purges {
         if let Some(cutoff) = days_before(now, days) {
-            total += drain_keys(state, which, cutoff, shutdown).await?;
+            total += drain(state, shutdown, |batch| state.store.purge_keys(which, cutoff, batch)).await?;
         }
     }
     Ok(total)
-}
-
-async fn drain_keys(
-    state: &AppState,
-    which: KeyPurge<'_>,
-    cutoff: DateTime<Utc>,
-    shutdown: &CancellationToken,
-) -> Result<u64, StoreError> {
-    let batch = i64::from(state.config.retention.batch_size.max(1));
-    let mut total = 0;
-    loop {
-        let n = state.store.purge_keys(which, cutoff, batch).await?;
-        total += n;
-        pause(state, shutdown).await;
-        if n < batch as u64 || shutdown.is_cancelled() {
-            return Ok(total);
-        }
-    }
 }
 
 /// One retention run at `now`.
@@ -126,18 +124,18 @@ pub async fn run_once(
 ) -> Result<RunReport, StoreError> {
     let policy = &state.config.retention;
     let mut report = RunReport {
-        released: drain(state, RetentionStep::ReleaseFingerprints, now, now, shutdown).await?,
+        released: drain_step(state, RetentionStep::ReleaseFingerprints, now, now, shutdown).await?,
         ..RunReport::default()
     };
     let (messages, audit) = (days_before(now, policy.messages_days), days_before(now, policy.audit_days));
     report.partitions = state.store.drop_partitions(messages, audit).await?;
     pause(state, shutdown).await;
     if let Some(cutoff) = messages {
-        report.messages = drain(state, RetentionStep::PurgeMessages, cutoff, now, shutdown).await?;
+        report.messages = drain_step(state, RetentionStep::PurgeMessages, cutoff, now, shutdown).await?;
     }
     report.keys = purge_keys(state, now, shutdown).await?;
     if let Some(cutoff) = audit {
-        report.audit = drain(state, RetentionStep::PurgeAudit, cutoff, now, shutdown).await?;
+        report.audit = drain_step(state, RetentionStep::PurgeAudit, cutoff, now, shutdown).await?;
     }
     for (step, rows) in [
         ("release_fingerprints", report.released),
