@@ -61,10 +61,6 @@ pub(crate) trait ClaimSql {
     const RELEASE_EXPIRED: &'static str;
     /// Releases up to `$2` claims whose window ended by `$1`.
     const RELEASE_BATCH: &'static str;
-    /// Deletes up to `$3` messages received before `$1`, never one whose
-    /// claim still blocks at `$2`, nor one whose body a packet sibling
-    /// still points to.
-    const PURGE_MESSAGES: &'static str;
     /// Whether the message aliased `m` holds its claim (a boolean
     /// expression).
     const FINGERPRINT_ACTIVE: &'static str;
@@ -128,14 +124,12 @@ impl ClaimSql for sqlx::Postgres {
     const HOLDER_FINGERPRINT: &'static str = " AND c.fingerprint = ";
     const RELEASE_EXPIRED: &'static str = "DELETE FROM message_claims \
         WHERE tenant_id = $1 AND environment_id = $2 AND fingerprint = $3 AND expires_at <= $4";
+    /// Oldest first, so the `expires_at` index is read even while a young
+    /// claims table has no statistics (PostgreSQL's default guess for it
+    /// reads the whole table).
     const RELEASE_BATCH: &'static str = "DELETE FROM message_claims \
         WHERE (tenant_id, environment_id, fingerprint) IN (SELECT tenant_id, environment_id, fingerprint \
-        FROM message_claims WHERE expires_at <= $1 LIMIT $2)";
-    /// The delete trigger takes an expired claim left on a purged message.
-    const PURGE_MESSAGES: &'static str = "DELETE FROM messages WHERE id IN \
-        (SELECT m.id FROM messages m WHERE m.received_at < $1 \
-         AND NOT EXISTS (SELECT 1 FROM message_claims c WHERE c.message_id = m.id AND c.expires_at > $2) \
-         AND NOT EXISTS (SELECT 1 FROM messages r WHERE r.payload_message_id = m.id) LIMIT $3)";
+        FROM message_claims WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)";
     const FINGERPRINT_ACTIVE: &'static str =
         "EXISTS (SELECT 1 FROM message_claims c WHERE c.message_id = m.id)";
     const CLAIM_COLUMNS: &'static str = "";
@@ -160,10 +154,6 @@ impl ClaimSql for sqlx::Sqlite {
         AND fingerprint_expires_at <= $4";
     const RELEASE_BATCH: &'static str = "UPDATE messages SET fingerprint = NULL WHERE id IN \
         (SELECT id FROM messages WHERE fingerprint IS NOT NULL AND fingerprint_expires_at <= $1 LIMIT $2)";
-    const PURGE_MESSAGES: &'static str = "DELETE FROM messages WHERE id IN \
-        (SELECT m.id FROM messages m WHERE m.received_at < $1 \
-         AND (m.fingerprint IS NULL OR m.fingerprint_expires_at <= $2) \
-         AND NOT EXISTS (SELECT 1 FROM messages r WHERE r.payload_message_id = m.id) LIMIT $3)";
     const FINGERPRINT_ACTIVE: &'static str = "(m.fingerprint IS NOT NULL)";
     const CLAIM_COLUMNS: &'static str = ", fingerprint";
 }

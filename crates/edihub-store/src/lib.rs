@@ -76,6 +76,7 @@ mod destinations;
 mod error;
 mod feed;
 mod ingest;
+mod message_purge;
 mod message_search;
 mod model;
 mod outbox;

@@ -3,12 +3,14 @@
 //!
 //! Each step deletes `LIMIT n` rows through a sub-select, so a purge never
 //! holds a table-wide lock and live traffic interleaves with it; the caller
-//! repeats a step until a batch comes back short.
+//! repeats a step until a batch comes back short. The message purge is
+//! the one step whose statements differ per backend ([`crate::message_purge`]).
 
 use chrono::{DateTime, Utc};
 use sqlx::{Encode, Executor, IntoArguments, QueryBuilder, Type};
 
 use crate::claims::ClaimSql;
+use crate::message_purge::MessagePurgeSql;
 use crate::{KeyPurge, Result, RetentionStep};
 
 const PURGE_KEYS: &str = "DELETE FROM idempotency_keys \
@@ -18,7 +20,10 @@ const PURGE_KEYS: &str = "DELETE FROM idempotency_keys \
 const PURGE_SOME_KEYS: &str = "DELETE FROM idempotency_keys \
     WHERE (tenant_id, environment_id, kind, key) IN \
     (SELECT tenant_id, environment_id, kind, key FROM idempotency_keys WHERE created_at < ";
-const PURGE_AUDIT: &str = "DELETE FROM audit_events WHERE id IN \
+/// The outer `occurred_at < $1` repeats the inner one so that PostgreSQL
+/// plans the delete over the audit partitions before the cutoff only, not
+/// over every one (`audit_events` is partitioned by `occurred_at`).
+const PURGE_AUDIT: &str = "DELETE FROM audit_events WHERE occurred_at < $1 AND id IN \
     (SELECT id FROM audit_events WHERE occurred_at < $1 LIMIT $2)";
 
 /// How many rows a statement changed: each backend's result type has it,
@@ -61,7 +66,7 @@ pub(crate) trait RetentionSql: sqlx::Database {
 
 impl<DB> RetentionSql for DB
 where
-    DB: sqlx::Database + ClaimSql + sqlx::database::HasStatementCache,
+    DB: sqlx::Database + ClaimSql + MessagePurgeSql + sqlx::database::HasStatementCache,
     DB::Arguments: IntoArguments<DB>,
     DB::QueryResult: RowsAffected,
     for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
@@ -79,9 +84,7 @@ where
     ) -> Result<u64> {
         let q = match step {
             RetentionStep::ReleaseFingerprints => sqlx::query(DB::RELEASE_BATCH).bind(now).bind(batch),
-            RetentionStep::PurgeMessages => {
-                sqlx::query(DB::PURGE_MESSAGES).bind(cutoff).bind(now).bind(batch)
-            }
+            RetentionStep::PurgeMessages => return DB::purge_messages(conn, cutoff, now, batch).await,
             RetentionStep::PurgeKeys => sqlx::query(PURGE_KEYS).bind(cutoff).bind(batch),
             RetentionStep::PurgeAudit => sqlx::query(PURGE_AUDIT).bind(cutoff).bind(batch),
         };

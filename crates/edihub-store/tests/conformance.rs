@@ -138,6 +138,7 @@ postgres_only!(
     racing_fingerprints_across_partitions_store_one,
     insert_into_an_uncreated_range_lands,
     retention_drops_whole_expired_partitions,
+    retention_finishes_a_period_a_crash_left_half_dropped,
     retention_keeps_partitions_with_claims_or_shared_bodies,
     crossed_packets_wait_instead_of_deadlocking,
     a_refused_group_audit_falls_back_to_one_event_each,

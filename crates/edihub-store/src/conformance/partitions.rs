@@ -145,6 +145,35 @@ pub async fn retention_drops_whole_expired_partitions(db: &TestDb) {
     store.close().await;
 }
 
+/// A run that stopped halfway through a period (its attempts partition
+/// detached and dropped, its deliveries partition detached, then a crash)
+/// is finished by the next run, which skips what is gone.
+pub async fn retention_finishes_a_period_a_crash_left_half_dropped(db: &TestDb) {
+    let store = db.store().await;
+    let mut conn = sqlx::PgConnection::connect(&db.direct_url()).await.expect("connect");
+    let scope = fresh_scope();
+    store.put_destination(&destination("erp", &scope, None, true)).await.unwrap();
+    let day = day_of(now() + Duration::days(40));
+    let at = day + Duration::hours(1);
+    let m = NewMessage { id: id_at(at), ..message(None) };
+    processed(ingest_at(&store, &scope, None, vec![m.clone()], at).await);
+    let suffix = day.format("%Y%m%d");
+    let crash = format!(
+        "ALTER TABLE delivery_attempts DETACH PARTITION delivery_attempts_p{suffix}; \
+         DROP TABLE delivery_attempts_p{suffix}; ALTER TABLE deliveries DETACH PARTITION deliveries_p{suffix}"
+    );
+    sqlx::raw_sql(sqlx::AssertSqlSafe(crash)).execute(&mut conn).await.expect("half a drop");
+    assert_eq!(partition_state(&mut conn, "deliveries", day).await, (false, true), "detached, not dropped");
+
+    let dropped = store.drop_partitions(Some(day + Duration::days(1)), None).await;
+    assert!(dropped.expect("the run finishes the period") >= 1);
+    for parent in ["messages", "deliveries", "delivery_attempts"] {
+        assert_eq!(partition_state(&mut conn, parent, day).await, (false, false), "{parent} dropped");
+    }
+    assert!(store.get_message(m.id).await.unwrap().is_none());
+    store.close().await;
+}
+
 /// A partition is kept while a claim points into it (a window longer than
 /// the retention) or a message outside it holds a body inside it.
 pub async fn retention_keeps_partitions_with_claims_or_shared_bodies(db: &TestDb) {
