@@ -574,7 +574,7 @@ def retention_drop(orders, orders_bytes):
     t = partitions.summarize(samples, partitions.drops_in_log(server.log_path), day, measured_from)
     t.update(rows=T_ROWS, load_s=load_s, partition=partitions.day_partition("messages", day),
              day_mb=day_mb, cached_mb=cached_mb)
-    log(f"T: drop {t.get('drop_ms')} ms, S1 per second around it {t.get('during_per_s')} "
+    log(f"T: drop {t.get('drop_ms')} ms (span {t.get('span_ms')} ms), S1 per second around it {t.get('during_per_s')} "
         f"against a median of {t.get('median_per_s')}")
     return s, t
 
@@ -776,8 +776,9 @@ def render(res):
         L.append(f"T: retention dropped `{t['partition']}` ({t['rows']:,} messages, loaded and attached in "
                  f"{t['load_s']:.0f} s; {cache}) while S1's load ran: the drop itself (detach concurrently and drop of "
                  f"the day's messages, deliveries and attempts partitions, as the hub logs it) took "
-                 f"{fmt(t.get('drop_ms'), 0)} ms; S1 accepted {t.get('during_per_s')} messages in the second(s) "
-                 f"around it, against a median second of {fmt(t.get('median_per_s'), 0)}. Messages per second "
+                 f"{fmt(t.get('drop_ms'), 0)} ms of statements, spread by `retention.pause_ms` over "
+                 f"{fmt(t.get('span_ms'), 0)} ms; S1 accepted {t.get('during_per_s')} messages in the second(s) "
+                 f"that span touched, against a median second of {fmt(t.get('median_per_s'), 0)}. Messages per second "
                  f"over the measured window: {t['per_second']}.")
         L.append("")
     if S.get("D"):

@@ -221,27 +221,37 @@ def per_second(samples):
     return out
 
 
-DROPPED = re.compile(r"^(\S+)\s+INFO\b.*expired partition dropped.*partition=(\S+).*elapsed_ms=(\d+)")
+DROPPED = re.compile(r"^(\S+)\s+INFO\b.*expired partition dropped.*partition=(\S+).*elapsed_ms=(\d+)(?:.*span_ms=(\d+))?")
 
 
 def drops_in_log(path):
-    """(end time, partition, elapsed ms) of each partition drop the hub logged."""
+    """(end time, partition, statements' ms, span ms) of each partition drop
+    the hub logged: the span runs from the first detach to the end of the
+    drop, pauses between the statements included."""
     out = []
     for line in open(path, errors="replace"):
         m = DROPPED.search(line)
         if m:
             end = datetime.datetime.fromisoformat(m.group(1).replace("Z", "+00:00")).timestamp()
-            out.append((end, m.group(2), int(m.group(3))))
+            out.append((end, m.group(2), int(m.group(3)), int(m.group(4) or m.group(3))))
     return out
 
 
 def summarize(samples, drops, day, warmup_end):
-    """The drop of `day`'s partition and S1's seconds around it."""
+    """The drop of `day`'s partition and S1's seconds around it (every
+    second its span touches)."""
     target = [d for d in drops if d[1] == day_partition("messages", day)]
     seconds = [s for s in per_second(samples) if s[0] >= warmup_end]
-    res = {"drops": [{"partition": p, "ms": ms} for _, p, ms in drops], "per_second": [round(n) for _, n in seconds]}
+    res = {"drops": [{"partition": p, "ms": ms} for _, p, ms, _ in drops], "per_second": [round(n) for _, n in seconds]}
     if not target or not seconds:
         return res
+    end, _, ms, span = target[0]
+    start = end - span / 1000
+    during = [round(n) for t, n in seconds if t < end and t + 1 > start]
+    median = round(statistics.median(n for _, n in seconds))
+    res.update(drop_ms=ms, span_ms=span, median_per_s=median, during_per_s=during,
+               dip=(1 - min(during) / median) if during and median else None)
+    return res
     end, _, ms = target[0]
     start = end - ms / 1000
     during = [round(n) for t, n in seconds if t < end and t + 1 > start]

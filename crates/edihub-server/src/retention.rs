@@ -11,10 +11,12 @@
 //! partition) is deleted as before. Each delete step deletes at most
 //! `batch_size` rows per statement, so no statement holds a table-wide lock.
 //! The run waits `retention.pause_ms` after each statement (each batch,
-//! and the drop of the expired partitions): on a machine that ingest keeps
-//! busy, a run's statements back to back take a visible part of one second
-//! from it; spread out, a small part of several (BENCHMARKS.md, "T paced,
-//! with the day cold"). A message is never purged while its fingerprint
+//! and the drop of the expired partitions), and `detach_pause_ms` between
+//! the detaches of one period: on a machine that ingest keeps busy, a
+//! run's statements back to back, and the replanning each detach causes in
+//! every connection, take a visible part of one second from it; spread
+//! out, a small part of several (BENCHMARKS.md, "T with a cheaper, paced
+//! run"). A message is never purged while its fingerprint
 //! still blocks repeats. Each run first creates the partitions of the
 //! coming periods. After a failed run the task waits twice as long each
 //! time, up to an hour, and goes back to `interval_secs` once a run
@@ -23,7 +25,7 @@
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use edihub_store::{KeyPurge, RetentionStep, StoreError};
+use edihub_store::{KeyPurge, Pace, RetentionStep, StoreError};
 use tokio_util::sync::CancellationToken;
 
 use crate::state::AppState;
@@ -128,7 +130,8 @@ pub async fn run_once(
         ..RunReport::default()
     };
     let (messages, audit) = (days_before(now, policy.messages_days), days_before(now, policy.audit_days));
-    report.partitions = state.store.drop_partitions(messages, audit).await?;
+    let pace = Pace { pause: Duration::from_millis(policy.detach_pause_ms), stop: shutdown.clone() };
+    report.partitions = state.store.drop_partitions(messages, audit, &pace).await?;
     pause(state, shutdown).await;
     if let Some(cutoff) = messages {
         report.messages = drain_step(state, RetentionStep::PurgeMessages, cutoff, now, shutdown).await?;

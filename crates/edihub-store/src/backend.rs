@@ -152,12 +152,13 @@ pub(crate) trait Backend:
     ) -> impl Future<Output = Result<u64>> + Send;
 
     /// Detaches and drops the partitions whose whole range ended by the
-    /// cutoffs (see [`crate::partition_drop`]); returns how many periods it
-    /// dropped.
+    /// cutoffs (see [`crate::partition_drop`]), paced by `pace`; returns
+    /// how many periods it dropped.
     fn drop_expired_partitions(
         sessions: &Sessions<Self>,
         messages: Option<DateTime<Utc>>,
         audit: Option<DateTime<Utc>>,
+        pace: &crate::Pace,
     ) -> impl Future<Output = Result<u64>> + Send;
 }
 

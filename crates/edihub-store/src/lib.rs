@@ -270,12 +270,13 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     async fn create_partitions(&self, now: chrono::DateTime<chrono::Utc>) -> Result<u64>;
     /// Detaches and drops the PostgreSQL partitions whose whole range ended
     /// by the cutoffs and that hold nothing today's rules keep; returns how
-    /// many periods it dropped (SQLite: none). The rest is left to
-    /// [`Store::retention_step`].
+    /// many periods it dropped (SQLite: none), pausing after each statement
+    /// as `pace` says. The rest is left to [`Store::retention_step`].
     async fn drop_partitions(
         &self,
         messages: Option<chrono::DateTime<chrono::Utc>>,
         audit: Option<chrono::DateTime<chrono::Utc>>,
+        pace: &Pace,
     ) -> Result<u64>;
     /// Runs one batch of a retention step; returns the rows changed (a batch
     /// smaller than `batch` means the step is done). `cutoff` is the oldest

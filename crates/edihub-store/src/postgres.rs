@@ -248,8 +248,9 @@ impl Backend for Postgres {
         sessions: &Sessions<Self>,
         messages: Option<DateTime<Utc>>,
         audit: Option<DateTime<Utc>>,
+        pace: &crate::Pace,
     ) -> Result<u64> {
-        partition_drop::drop_expired(sessions, messages, audit).await
+        partition_drop::drop_expired(sessions, messages, audit, pace).await
     }
 }
 

@@ -157,6 +157,7 @@ impl Backend for Sqlite {
         _: &Sessions<Self>,
         _: Option<DateTime<Utc>>,
         _: Option<DateTime<Utc>>,
+        _: &crate::Pace,
     ) -> Result<u64> {
         Ok(0)
     }

@@ -7,6 +7,7 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use crate::Pace;
 use crate::backend::{Backend, SqlStore};
 use crate::feed::{FeedPage, FeedQuery, StoredMessage};
 use crate::{
@@ -44,8 +45,9 @@ impl<DB: Backend> Store for SqlStore<DB> {
         &self,
         messages: Option<DateTime<Utc>>,
         audit: Option<DateTime<Utc>>,
+        pace: &Pace,
     ) -> Result<u64> {
-        DB::drop_expired_partitions(&self.db, messages, audit).await
+        DB::drop_expired_partitions(&self.db, messages, audit, pace).await
     }
 
     fn pool_status(&self) -> (u32, usize) {

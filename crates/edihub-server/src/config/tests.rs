@@ -49,7 +49,10 @@ fn the_demo_config_is_valid() {
 fn defaults_apply() {
     let c = Config::from_toml(&base()).unwrap();
     assert_eq!((c.listen.as_str(), c.max_body_bytes), ("127.0.0.1:8080", 32 * 1024 * 1024));
-    assert_eq!((c.retention.messages_days, c.retention.pause_ms), (90, 100));
+    assert_eq!(
+        (c.retention.messages_days, c.retention.pause_ms, c.retention.detach_pause_ms),
+        (90, 100, 1000)
+    );
     assert_eq!(c.max_connections_per_address, 256);
     assert_eq!(c.max_inflight_webhook_body_bytes, 4 * 1024 * 1024);
     assert_eq!(c.signature_rejection_audit_secs, 60);
@@ -78,6 +81,7 @@ fn refusals_name_the_key() {
         (format!("max_connections_per_address = 0\n{b}"), "max_connections_per_address"),
         (format!("signature_rejection_audit_secs = 0\n{b}"), "signature_rejection_audit_secs"),
         (format!("[retention]\npause_ms = 10001\n{b}"), "retention.pause_ms"),
+        (format!("[retention]\ndetach_pause_ms = 10001\n{b}"), "retention.detach_pause_ms"),
         (b.replace(SHA, "abc"), "admin.token_sha256"),
         (b.replace("[admin]\n", "[admin]\nsearch_scan_messages = 0\n"), "admin.search_scan_messages"),
         (b.replace(&"1".repeat(64), "zz"), "tenants[0].environments[0].api_keys_sha256[0]"),

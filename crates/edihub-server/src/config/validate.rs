@@ -105,6 +105,9 @@ impl Config {
         if self.retention.pause_ms > 10_000 {
             return Err(ConfigError::new("retention.pause_ms", "must be at most 10000"));
         }
+        if self.retention.detach_pause_ms > 10_000 {
+            return Err(ConfigError::new("retention.detach_pause_ms", "must be at most 10000"));
+        }
         self.validate_tenants()?;
         self.validate_types()?;
         self.validate_integrations()?;

@@ -45,6 +45,7 @@ fn config() -> TestConfig {
                 keys_days: 30,
                 audit_days: 365,
                 pause_ms: 0,
+                detach_pause_ms: 0,
             }
         })
 }

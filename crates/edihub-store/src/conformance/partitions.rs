@@ -15,7 +15,8 @@ use super::outbox::destination;
 use super::races::{RACERS, blocked_events, one_winner};
 use super::*;
 use crate::testing::TestDb;
-use crate::{AuditFilter, RetentionStep};
+use crate::{AuditFilter, Pace, RetentionStep};
+use tokio_util::sync::CancellationToken;
 
 /// A UUIDv7 whose time is `at` (random below), as `Uuid::now_v7` mints at `at`.
 pub fn id_at(at: DateTime<Utc>) -> Uuid {
@@ -126,7 +127,7 @@ pub async fn retention_drops_whole_expired_partitions(db: &TestDb) {
     let after_window = at + Duration::hours(2);
     let released = store.retention_step(RetentionStep::ReleaseFingerprints, after_window, after_window, 100);
     assert_eq!(released.await.unwrap(), 1);
-    let dropped = store.drop_partitions(Some(cutoff), Some(cutoff)).await.unwrap();
+    let dropped = store.drop_partitions(Some(cutoff), Some(cutoff), &Pace::default()).await.unwrap();
     // The day's messages and audit partitions, and the empty ones made
     // ahead for tomorrow (the test store makes one period ahead).
     assert_eq!(dropped, 4);
@@ -145,9 +146,10 @@ pub async fn retention_drops_whole_expired_partitions(db: &TestDb) {
     store.close().await;
 }
 
-/// A run that stopped halfway through a period (its attempts partition
-/// detached and dropped, its deliveries partition detached, then a crash)
-/// is finished by the next run, which skips what is gone.
+/// A run that stops halfway through a period (stopped by shutdown at a
+/// pause: its attempts partition detached; then a crash after the
+/// deliveries partition's detach, the attempts table dropped) is finished
+/// by the next run, which skips what is gone.
 pub async fn retention_finishes_a_period_a_crash_left_half_dropped(db: &TestDb) {
     let store = db.store().await;
     let mut conn = sqlx::PgConnection::connect(&db.direct_url()).await.expect("connect");
@@ -157,21 +159,46 @@ pub async fn retention_finishes_a_period_a_crash_left_half_dropped(db: &TestDb) 
     let at = day + Duration::hours(1);
     let m = NewMessage { id: id_at(at), ..message(None) };
     processed(ingest_at(&store, &scope, None, vec![m.clone()], at).await);
+    let cutoff = day + Duration::days(1);
+
+    let stopped = Pace { pause: std::time::Duration::from_secs(60), stop: CancellationToken::new() };
+    stopped.stop.cancel();
+    assert_eq!(store.drop_partitions(Some(cutoff), None, &stopped).await.unwrap(), 0, "stopped");
+    // The first expired period (maybe an earlier day of this store's) had
+    // its attempts partition detached, then the pause met the stop.
+    assert_eq!(detached(&mut conn, "delivery_attempts").await, 1, "one detach");
+    assert_eq!(detached(&mut conn, "deliveries").await + detached(&mut conn, "messages").await, 0);
+    assert_eq!(partition_state(&mut conn, "messages", day).await, (true, true), "the leader waits");
+    assert!(store.get_message(m.id).await.unwrap().is_some());
+
     let suffix = day.format("%Y%m%d");
     let crash = format!(
-        "ALTER TABLE delivery_attempts DETACH PARTITION delivery_attempts_p{suffix}; \
-         DROP TABLE delivery_attempts_p{suffix}; ALTER TABLE deliveries DETACH PARTITION deliveries_p{suffix}"
+        "DROP TABLE delivery_attempts_p{suffix}; ALTER TABLE deliveries DETACH PARTITION deliveries_p{suffix}"
     );
     sqlx::raw_sql(sqlx::AssertSqlSafe(crash)).execute(&mut conn).await.expect("half a drop");
-    assert_eq!(partition_state(&mut conn, "deliveries", day).await, (false, true), "detached, not dropped");
-
-    let dropped = store.drop_partitions(Some(day + Duration::days(1)), None).await;
+    let paced = Pace { pause: std::time::Duration::from_millis(200), stop: CancellationToken::new() };
+    let started = std::time::Instant::now();
+    let dropped = store.drop_partitions(Some(cutoff), None, &paced).await;
     assert!(dropped.expect("the run finishes the period") >= 1);
+    assert!(started.elapsed() >= paced.pause, "it paused after the period");
     for parent in ["messages", "deliveries", "delivery_attempts"] {
         assert_eq!(partition_state(&mut conn, parent, day).await, (false, false), "{parent} dropped");
+        assert_eq!(detached(&mut conn, parent).await, 0, "no {parent} table left behind");
     }
     assert!(store.get_message(m.id).await.unwrap().is_none());
     store.close().await;
+}
+
+/// How many tables named as partitions of `parent` are not attached to it.
+async fn detached(conn: &mut sqlx::PgConnection, parent: &str) -> i64 {
+    sqlx::query_scalar(
+        "SELECT count(*) FROM pg_class c WHERE c.relkind = 'r' AND c.relname LIKE $1 || '\\_p%' \
+         AND NOT EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhrelid = c.oid)",
+    )
+    .bind(parent)
+    .fetch_one(conn)
+    .await
+    .expect("catalog")
 }
 
 /// A partition is kept while a claim points into it (a window longer than
@@ -192,7 +219,7 @@ pub async fn retention_keeps_partitions_with_claims_or_shared_bodies(db: &TestDb
     processed(ingest_at(&store, &scope, None, vec![holder.clone(), sibling.clone()], body_day).await);
 
     let cutoff = body_day + Duration::days(1);
-    store.drop_partitions(Some(cutoff), None).await.unwrap();
+    store.drop_partitions(Some(cutoff), None, &Pace::default()).await.unwrap();
     assert_eq!(
         partition_state(&mut conn, "messages", claimed_day).await,
         (true, true),
