@@ -249,8 +249,13 @@ def summarize(samples, drops, day, warmup_end):
     start = end - span / 1000
     during = [round(n) for t, n in seconds if t < end and t + 1 > start]
     median = round(statistics.median(n for _, n in seconds))
+    # The noise to read the dip against: the slowest second at least one
+    # second away from the span, past the first three of a freshly started
+    # hub and before the last (cut short when the load stops).
+    away = [round(n) for t, n in seconds[3:-1] if t + 1 < start - 1 or t > end + 1]
     res.update(drop_ms=ms, span_ms=span, median_per_s=median, during_per_s=during,
-               dip=(1 - min(during) / median) if during and median else None)
+               dip=(1 - min(during) / median) if during and median else None,
+               quiet_min_per_s=min(away) if away else None)
     return res
     end, _, ms = target[0]
     start = end - ms / 1000

@@ -11,7 +11,8 @@
 //! backend's own SQL,
 //! the outbox's lease claim, the feed's visibility rule and PostgreSQL's
 //! time partitions (SQLite has none); where a fingerprint's claim lives is
-//! [`ClaimSql`]. [`SqlStore`] is the store over either, and its
+//! [`ClaimSql`], and retention's message purge is
+//! [`crate::message_purge::MessagePurgeSql`]. [`SqlStore`] is the store over either, and its
 //! [`crate::Store`] implementation (in `store.rs`) is written once.
 
 use chrono::{DateTime, Utc};

@@ -56,7 +56,8 @@
 //!   lookups; `message_search.rs`: message search, in bounded pages;
 //!   `console.rs`: the overview's aggregates, `activity_rollup.rs` their
 //!   hourly rollup, `delivery_backlog.rs` its delivery backlog per
-//!   destination; `retention.rs`: batched purges.
+//!   destination; `retention.rs`: batched purges (`message_purge.rs`: the
+//!   message purge, whose statements differ per backend).
 //! - `conformance/`, `testing.rs` (feature `testing`): the suite every
 //!   backend must pass, and throwaway test databases.
 //!
