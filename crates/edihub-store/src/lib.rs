@@ -116,6 +116,7 @@ pub use outbox::{
 pub use outcome::{
     Answer, DetectedBy, IngestOutcome, IngestRequest, KeyClaim, KeyReusePolicy, MessageOutcome, Replay,
 };
+pub use partition_drop::Pace;
 pub use partitions::{PartitionLayout, PartitionPeriod};
 pub use postgres::PgStore;
 pub use settings::{PoolSettings, Pooler};

@@ -244,27 +244,6 @@ pub struct MessageMeta {
     pub received_at: DateTime<Utc>,
 }
 
-/// How a partition drop is paced: it waits `pause` after each of its
-/// statements, and stops at `stop` (a period it leaves half done is
-/// finished by the next run).
-#[derive(Debug, Clone, Default)]
-pub struct Pace {
-    /// The wait after each statement.
-    pub pause: std::time::Duration,
-    /// Ends the drop early, at its next pause.
-    pub stop: tokio_util::sync::CancellationToken,
-}
-
-impl Pace {
-    /// Waits `pause`; false if `stop` came first (or had come).
-    pub async fn wait(&self) -> bool {
-        tokio::select! {
-            () = self.stop.cancelled() => false,
-            () = tokio::time::sleep(self.pause) => !self.stop.is_cancelled(),
-        }
-    }
-}
-
 /// The retention work, one kind of row at a time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

@@ -26,9 +26,30 @@
 use chrono::{DateTime, Utc};
 use sqlx::{AssertSqlSafe, PgConnection, Postgres};
 
+use crate::Result;
 use crate::partitions::{self, Family, Partition};
 use crate::session::Sessions;
-use crate::{Pace, Result};
+
+/// How a partition drop is paced: it waits `pause` between a period's
+/// detaches and after each period, and stops at `stop` (a period it leaves
+/// half done is finished by the next run).
+#[derive(Debug, Clone, Default)]
+pub struct Pace {
+    /// The wait after each statement.
+    pub pause: std::time::Duration,
+    /// Ends the drop early, at its next pause.
+    pub stop: tokio_util::sync::CancellationToken,
+}
+
+impl Pace {
+    /// Waits `pause`; false if `stop` came first (or had come).
+    pub async fn wait(&self) -> bool {
+        tokio::select! {
+            () = self.stop.cancelled() => false,
+            () = tokio::time::sleep(self.pause) => !self.stop.is_cancelled(),
+        }
+    }
+}
 
 /// Whether something in `p` (a messages partition) keeps it: a claim
 /// pointing into it, a body a message outside it points to, or a row
@@ -123,7 +144,7 @@ async fn timed(sessions: &Sessions<Postgres>, sql: String, working: &mut std::ti
 /// once per table. Each detach makes every session that uses the parent
 /// plan its statements again, so `pace` waits between the detaches: the
 /// replanning of a busy hub's connections is spread over several seconds
-/// instead of taken from one (BENCHMARKS.md, "T with a cheaper run").
+/// instead of taken from one (BENCHMARKS.md, "T with a cheaper, paced run").
 /// A table a crashed or stopped run already detached (or dropped) is
 /// skipped, so the next run finishes the period instead of failing on it.
 async fn drop_period(

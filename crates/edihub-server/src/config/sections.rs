@@ -28,8 +28,9 @@ pub struct RetentionConfig {
     /// (BENCHMARKS.md, "T paced, with the day cold"). At most 10000; 0 runs
     /// them back to back.
     pub pause_ms: u64,
-    /// Milliseconds the drop of an expired period (PostgreSQL) waits
-    /// between detaching its tables' partitions: each detach makes every
+    /// Milliseconds the drop of expired partitions (PostgreSQL) waits
+    /// between detaching a period's tables' partitions, and after each
+    /// period: each detach makes every
     /// connection plan its statements again, and spread apart those bursts
     /// land in different seconds (BENCHMARKS.md, "T with a cheaper, paced
     /// run"). Longer than `pause_ms` because it is paid once a period, not
