@@ -776,7 +776,7 @@ def render(res):
         L.append(f"T: retention dropped `{t['partition']}` ({t['rows']:,} messages, loaded and attached in "
                  f"{t['load_s']:.0f} s; {cache}) while S1's load ran: the drop itself (detach concurrently and drop of "
                  f"the day's messages, deliveries and attempts partitions, as the hub logs it) took "
-                 f"{fmt(t.get('drop_ms'), 0)} ms of statements, spread by `retention.pause_ms` over "
+                 f"{fmt(t.get('drop_ms'), 0)} ms of statements, spread by `retention.detach_pause_ms` over "
                  f"{fmt(t.get('span_ms'), 0)} ms; S1 accepted {t.get('during_per_s')} messages in the second(s) "
                  f"that span touched, against a median second of {fmt(t.get('median_per_s'), 0)} (the slowest "
                  f"second away from it: {fmt(t.get('quiet_min_per_s'), 0)}). Messages per second "

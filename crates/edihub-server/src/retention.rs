@@ -51,15 +51,8 @@ fn days_before(now: DateTime<Utc>, days: u32) -> Option<DateTime<Utc>> {
 
 /// Waits `retention.pause_ms` after a statement, or less if `shutdown` comes.
 async fn pause(state: &AppState, shutdown: &CancellationToken) {
-    let ms = state.config.retention.pause_ms;
-    if ms == 0 {
-        tokio::task::yield_now().await;
-        return;
-    }
-    tokio::select! {
-        () = shutdown.cancelled() => {}
-        () = tokio::time::sleep(Duration::from_millis(ms)) => {}
-    }
+    let pause = Duration::from_millis(state.config.retention.pause_ms);
+    Pace { pause, stop: shutdown.clone() }.wait().await;
 }
 
 /// Runs `statement` (one batch of at most `batch_size` rows, which it is

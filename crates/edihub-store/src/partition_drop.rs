@@ -35,15 +35,20 @@ use crate::session::Sessions;
 /// half done is finished by the next run).
 #[derive(Debug, Clone, Default)]
 pub struct Pace {
-    /// The wait after each statement.
+    /// The wait between two statements.
     pub pause: std::time::Duration,
     /// Ends the drop early, at its next pause.
     pub stop: tokio_util::sync::CancellationToken,
 }
 
 impl Pace {
-    /// Waits `pause`; false if `stop` came first (or had come).
+    /// Waits `pause` (a zero pause only yields); false if `stop` came
+    /// first (or had come).
     pub async fn wait(&self) -> bool {
+        if self.pause.is_zero() {
+            tokio::task::yield_now().await;
+            return !self.stop.is_cancelled();
+        }
         tokio::select! {
             () = self.stop.cancelled() => false,
             () = tokio::time::sleep(self.pause) => !self.stop.is_cancelled(),
