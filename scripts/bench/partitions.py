@@ -25,6 +25,7 @@ than its memory. Freeing cached pages is most of what a `DROP TABLE`
 costs in CPU (BENCHMARKS.md, "T paced, with the day cold");
 `BENCH_T_HOT=1` keeps them cached, the worst case.
 """
+import bisect
 import datetime
 import os
 import re
@@ -201,22 +202,20 @@ class Sampler:
         return self.samples
 
 
+def count_at(samples, x):
+    """Messages accepted by time x, interpolated between the samples."""
+    i = max(1, min(bisect.bisect_left(samples, (x,)), len(samples) - 1))
+    (t0, n0), (t1, n1) = samples[i - 1], samples[i]
+    return n0 if t1 == t0 else n0 + (n1 - n0) * (x - t0) / (t1 - t0)
+
+
 def per_second(samples):
     """(start, messages) of each whole second between the first and last sample."""
     if len(samples) < 2:
         return []
-    out, i = [], 0
-    t = samples[0][0]
+    out, t = [], samples[0][0]
     while t + 1 <= samples[-1][0]:
-        def at(x):
-            # The count at time x, interpolated between samples.
-            nonlocal i
-            while i + 1 < len(samples) and samples[i + 1][0] < x:
-                i += 1
-            (t0, n0), (t1, n1) = samples[i], samples[min(i + 1, len(samples) - 1)]
-            return n0 if t1 == t0 else n0 + (n1 - n0) * (x - t0) / (t1 - t0)
-        a = at(t)
-        out.append((t, at(t + 1) - a))
+        out.append((t, count_at(samples, t + 1) - count_at(samples, t)))
         t += 1
     return out
 
@@ -226,8 +225,9 @@ DROPPED = re.compile(r"^(\S+)\s+INFO\b.*expired partition dropped.*partition=(\S
 
 def drops_in_log(path):
     """(end time, partition, statements' ms, span ms) of each partition drop
-    the hub logged: the span runs from the first detach to the end of the
-    drop, pauses between the statements included."""
+    the hub logged: the span runs from the start of the retention's drop
+    step (its listing and keep checks) to the end of the drop, pauses
+    included; statements' ms are the detaches' and the drop's alone."""
     out = []
     for line in open(path, errors="replace"):
         m = DROPPED.search(line)
@@ -238,8 +238,9 @@ def drops_in_log(path):
 
 
 def summarize(samples, drops, day, warmup_end):
-    """The drop of `day`'s partition and S1's seconds around it (every
-    second its span touches)."""
+    """The drop of `day`'s partition and S1's rate around it: over the
+    drop's span (the rate during it), and in every second the span
+    touches."""
     target = [d for d in drops if d[1] == day_partition("messages", day)]
     seconds = [s for s in per_second(samples) if s[0] >= warmup_end]
     res = {"drops": [{"partition": p, "ms": ms} for _, p, ms, _ in drops], "per_second": [round(n) for _, n in seconds]}
@@ -249,18 +250,20 @@ def summarize(samples, drops, day, warmup_end):
     start = end - span / 1000
     during = [round(n) for t, n in seconds if t < end and t + 1 > start]
     median = round(statistics.median(n for _, n in seconds))
-    # The noise to read the dip against: the slowest second at least one
-    # second away from the span, past the first three of a freshly started
-    # hub and before the last (cut short when the load stops).
+    rate = (count_at(samples, end) - count_at(samples, start)) / max(span / 1000, 1e-3)
+    # The noise to read the dips against: the slowest second, and the
+    # slowest window as long as the span (in quarter-second steps), at
+    # least one second away from the span, past the first three seconds of
+    # a freshly started hub and before the last (cut short when the load
+    # stops).
     away = [round(n) for t, n in seconds[3:-1] if t + 1 < start - 1 or t > end + 1]
-    res.update(drop_ms=ms, span_ms=span, median_per_s=median, during_per_s=during,
-               dip=(1 - min(during) / median) if during and median else None,
-               quiet_min_per_s=min(away) if away else None)
-    return res
-    end, _, ms = target[0]
-    start = end - ms / 1000
-    during = [round(n) for t, n in seconds if t < end and t + 1 > start]
-    median = round(statistics.median(n for _, n in seconds))
-    res.update(drop_ms=ms, median_per_s=median, during_per_s=during,
-               dip=(1 - min(during) / median) if during and median else None)
+    lo, hi, width = seconds[3][0], seconds[-1][0], span / 1000
+    windows = [lo + k / 4 for k in range(int((hi - width - lo) * 4) + 1)]
+    away_rates = [(count_at(samples, w + width) - count_at(samples, w)) / width for w in windows
+                  if w + width < start - 1 or w > end + 1]
+    res.update(drop_ms=ms, span_ms=span, median_per_s=median, during_per_s=during, span_per_s=round(rate),
+               dip=(1 - rate / median) if median else None,
+               second_dip=(1 - min(during) / median) if during and median else None,
+               quiet_min_per_s=min(away) if away else None,
+               quiet_span_per_s=round(min(away_rates)) if away_rates else None)
     return res

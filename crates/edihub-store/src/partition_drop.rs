@@ -59,14 +59,24 @@ impl Pace {
 /// Whether something in `p` (a messages partition) keeps it: a claim
 /// pointing into it, a body a message outside it points to, or a row
 /// received at or after `cutoff`.
+///
+/// A body is shared only among one request's messages, whose ids the hub
+/// mints together when it parses the request, so a sibling outside `p` is
+/// at most a request's time from it: the probe looks one day either side,
+/// never further. That lets PostgreSQL plan it over the two neighbouring
+/// partitions alone; over all of them, a connection that had not opened
+/// them yet spent 166 ms planning it (BENCHMARKS.md, "T from the start of
+/// the run").
 async fn kept(conn: &mut PgConnection, p: &Partition, cutoff: DateTime<Utc>) -> Result<bool> {
     let (Some(from), Some(to)) = (p.from, p.to) else { return Ok(true) };
-    let lo = uuid::Uuid::from_u128(u128::from(from.timestamp_millis().max(0) as u64) << 80);
-    let hi = uuid::Uuid::from_u128(u128::from(to.timestamp_millis().max(0) as u64) << 80);
+    let bound =
+        |at: DateTime<Utc>| uuid::Uuid::from_u128(u128::from(at.timestamp_millis().max(0) as u64) << 80);
+    let (lo, hi) = (bound(from), bound(to));
+    let (before, after) = (bound(from - chrono::Duration::days(1)), bound(to + chrono::Duration::days(1)));
     let sql = format!(
         "SELECT EXISTS (SELECT 1 FROM message_claims WHERE message_id >= $1 AND message_id < $2) \
          OR EXISTS (SELECT 1 FROM messages WHERE payload_message_id >= $1 AND payload_message_id < $2 \
-                    AND NOT (id >= $1 AND id < $2)) \
+                    AND ((id >= $4 AND id < $1) OR (id >= $2 AND id < $5))) \
          OR EXISTS (SELECT 1 FROM {} WHERE received_at >= $3)",
         p.name
     );
@@ -74,6 +84,8 @@ async fn kept(conn: &mut PgConnection, p: &Partition, cutoff: DateTime<Utc>) -> 
         .bind(lo)
         .bind(hi)
         .bind(cutoff)
+        .bind(before)
+        .bind(after)
         .persistent(false)
         .fetch_one(&mut *conn)
         .await?;
@@ -196,25 +208,28 @@ pub(crate) async fn drop_expired(
     audit: Option<DateTime<Utc>>,
     pace: &Pace,
 ) -> Result<u64> {
+    // The first period's span starts here, so that it holds the listing
+    // and the keep checks; each later one starts after the pause before it.
+    let mut started = std::time::Instant::now();
     finalize_pending(sessions).await?;
     let mut dropped = 0;
     for (family, cutoff) in [(Family::Messages, messages), (Family::Audit, audit)] {
         let Some(cutoff) = cutoff else { continue };
         for p in expired(sessions, family, cutoff).await? {
             let Some(suffix) = p.name.strip_prefix(family.tables()[0]) else { continue };
-            let started = std::time::Instant::now();
             let period = drop_period(sessions, family, suffix, pace).await?;
             if !period.finished {
                 return Ok(dropped);
             }
-            // `make bench` (scenario T) reads these: the statements' time,
-            // and the span from the first detach to the end of the drop.
+            // `make bench` (scenario T) reads these: the detaches' and the
+            // drop's time, and the span of the period's work.
             let (elapsed_ms, span_ms) = (period.working.as_millis(), started.elapsed().as_millis());
             tracing::info!(partition = %p.name, elapsed_ms, span_ms, "expired partition dropped");
             dropped += 1;
             if !pace.wait().await {
                 return Ok(dropped);
             }
+            started = std::time::Instant::now();
         }
     }
     Ok(dropped)

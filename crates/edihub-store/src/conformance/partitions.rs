@@ -233,5 +233,21 @@ pub async fn retention_keeps_partitions_with_claims_or_shared_bodies(db: &TestDb
     assert!(store.get_message(long.id).await.unwrap().is_some());
     let kept = store.get_message(sibling.id).await.unwrap().expect("sibling");
     assert_eq!(kept.payload, &holder.payload[..], "the sibling still reads the shared body");
+
+    // A body after midnight whose sibling's id is before it: the probe
+    // looks a day either side of the period. The sibling's own day goes in
+    // the same run (nothing keeps it); the body's day stays, as it was
+    // kept when the run checked it, and goes in the next run.
+    let late_day = day_of(now() + Duration::days(70));
+    let late_holder = NewMessage { id: id_at(late_day + Duration::minutes(30)), ..message(None) };
+    let early_sibling =
+        NewMessage { id: id_at(late_day - Duration::minutes(30)), packet_index: 1, ..message(None) };
+    processed(ingest_at(&store, &scope, None, vec![late_holder, early_sibling], late_day).await);
+    store.drop_partitions(Some(late_day + Duration::days(1)), None, &Pace::default()).await.unwrap();
+    assert_eq!(
+        partition_state(&mut conn, "messages", late_day).await,
+        (true, true),
+        "a body shared with the day before keeps it"
+    );
     store.close().await;
 }
