@@ -237,33 +237,46 @@ def drops_in_log(path):
     return out
 
 
-def summarize(samples, drops, day, warmup_end):
+FINISHED = re.compile(r"^(\S+)\s+INFO\b.*retention run finished")
+
+
+def runs_in_log(path):
+    """The end time of each retention run the hub logged."""
+    return [datetime.datetime.fromisoformat(m.group(1).replace("Z", "+00:00")).timestamp()
+            for m in map(FINISHED.search, open(path, errors="replace")) if m]
+
+
+def summarize(samples, drops, day, warmup_end, run_ends=()):
     """The drop of `day`'s partition and S1's rate around it: over the
-    drop's span (the rate during it), and in every second the span
+    retention run from its drop step to its end (the rate during it; the
+    drop's span alone when no end was logged), and in every second that
     touches."""
     target = [d for d in drops if d[1] == day_partition("messages", day)]
     seconds = [s for s in per_second(samples) if s[0] >= warmup_end]
     res = {"drops": [{"partition": p, "ms": ms} for _, p, ms, _ in drops], "per_second": [round(n) for _, n in seconds]}
     if not target or not seconds:
         return res
-    end, _, ms, span = target[0]
-    start = end - span / 1000
+    dropped, _, ms, span = target[0]
+    start = dropped - span / 1000
+    end = min((e for e in run_ends if e >= dropped), default=dropped)
     during = [round(n) for t, n in seconds if t < end and t + 1 > start]
     median = round(statistics.median(n for _, n in seconds))
-    rate = (count_at(samples, end) - count_at(samples, start)) / max(span / 1000, 1e-3)
+    width = max(end - start, 1e-3)
+    rate = (count_at(samples, end) - count_at(samples, start)) / width
     # The noise to read the dips against: the slowest second, and the
-    # slowest window as long as the span (in quarter-second steps), at
-    # least one second away from the span, past the first three seconds of
+    # slowest window as long as the run (in quarter-second steps), at
+    # least one second away from it, past the first three seconds of
     # a freshly started hub and before the last (cut short when the load
     # stops).
     away = [round(n) for t, n in seconds[3:-1] if t + 1 < start - 1 or t > end + 1]
-    lo, hi, width = seconds[3][0], seconds[-1][0], span / 1000
+    lo, hi = seconds[3][0], seconds[-1][0]
     windows = [lo + k / 4 for k in range(int((hi - width - lo) * 4) + 1)]
     away_rates = [(count_at(samples, w + width) - count_at(samples, w)) / width for w in windows
                   if w + width < start - 1 or w > end + 1]
-    res.update(drop_ms=ms, span_ms=span, median_per_s=median, during_per_s=during, span_per_s=round(rate),
+    res.update(drop_ms=ms, span_ms=span, run_ms=round(width * 1000), median_per_s=median, during_per_s=during,
+               run_per_s=round(rate),
                dip=(1 - rate / median) if median else None,
                second_dip=(1 - min(during) / median) if during and median else None,
                quiet_min_per_s=min(away) if away else None,
-               quiet_span_per_s=round(min(away_rates)) if away_rates else None)
+               quiet_run_per_s=round(min(away_rates)) if away_rates else None)
     return res
