@@ -254,7 +254,7 @@ def summarize(samples, drops, day, warmup_end, run_ends=()):
     target = [d for d in drops if d[1] == day_partition("messages", day)]
     seconds = [s for s in per_second(samples) if s[0] >= warmup_end]
     res = {"drops": [{"partition": p, "ms": ms} for _, p, ms, _ in drops], "per_second": [round(n) for _, n in seconds]}
-    if not target or not seconds:
+    if not target or len(seconds) < 5:
         return res
     dropped, _, ms, span = target[0]
     start = dropped - span / 1000
@@ -276,7 +276,6 @@ def summarize(samples, drops, day, warmup_end, run_ends=()):
     res.update(drop_ms=ms, span_ms=span, run_ms=round(width * 1000), median_per_s=median, during_per_s=during,
                run_per_s=round(rate),
                dip=(1 - rate / median) if median else None,
-               second_dip=(1 - min(during) / median) if during and median else None,
                quiet_min_per_s=min(away) if away else None,
                quiet_run_per_s=round(min(away_rates)) if away_rates else None)
     return res

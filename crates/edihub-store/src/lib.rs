@@ -273,7 +273,8 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Detaches and drops the PostgreSQL partitions whose whole range ended
     /// by the cutoffs and that hold nothing today's rules keep; returns how
     /// many periods it dropped (SQLite: none), pausing between a period's
-    /// detaches and after each period as `pace` says. The rest is left to [`Store::retention_step`].
+    /// detaches and after each period as `pace` says. The rest is left to
+    /// [`Store::retention_step`].
     async fn drop_partitions(
         &self,
         messages: Option<chrono::DateTime<chrono::Utc>>,

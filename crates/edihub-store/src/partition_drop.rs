@@ -65,14 +65,13 @@ impl Pace {
 /// at most a request's time from it: the probe looks one day either side,
 /// never further. That lets PostgreSQL plan it over the two neighbouring
 /// partitions alone; over all of them, a connection that had not opened
-/// them yet spent 166 ms planning it (BENCHMARKS.md, "T from the start of
-/// the run").
+/// them yet spent 166 ms planning it (BENCHMARKS.md, "T over the whole
+/// retention run").
 async fn kept(conn: &mut PgConnection, p: &Partition, cutoff: DateTime<Utc>) -> Result<bool> {
     let (Some(from), Some(to)) = (p.from, p.to) else { return Ok(true) };
-    let bound =
-        |at: DateTime<Utc>| uuid::Uuid::from_u128(u128::from(at.timestamp_millis().max(0) as u64) << 80);
-    let (lo, hi) = (bound(from), bound(to));
-    let (before, after) = (bound(from - chrono::Duration::days(1)), bound(to + chrono::Duration::days(1)));
+    let day = chrono::Duration::days(1);
+    let (lo, hi) = (partitions::first_id_at(from), partitions::first_id_at(to));
+    let (before, after) = (partitions::first_id_at(from - day), partitions::first_id_at(to + day));
     let sql = format!(
         "SELECT EXISTS (SELECT 1 FROM message_claims WHERE message_id >= $1 AND message_id < $2) \
          OR EXISTS (SELECT 1 FROM messages WHERE payload_message_id >= $1 AND payload_message_id < $2 \

@@ -137,6 +137,12 @@ pub(crate) fn period_start(period: PartitionPeriod, at: DateTime<Utc>) -> DateTi
 }
 
 /// The first instant of the period after the one holding `at`.
+/// The first message id of millisecond `at`: the bound of a messages
+/// partition, and of any id range by receive time (UUIDv7).
+pub(crate) fn first_id_at(at: DateTime<Utc>) -> uuid::Uuid {
+    uuid::Uuid::from_u128(u128::from(at.timestamp_millis().max(0).unsigned_abs()) << 80)
+}
+
 fn period_end(period: PartitionPeriod, at: DateTime<Utc>) -> DateTime<Utc> {
     let start = period_start(period, at);
     match period {

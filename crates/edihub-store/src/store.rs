@@ -133,7 +133,7 @@ impl<DB: Backend> Store for SqlStore<DB> {
         // The bound is the first id of `since`'s UTC day, so the statement's
         // text (and PostgreSQL's cached plan of it) changes once a day.
         let day = since.date_naive().and_time(chrono::NaiveTime::MIN).and_utc();
-        let bound = Uuid::from_u128(u128::from(day.timestamp_millis().max(0).unsigned_abs()) << 80);
+        let bound = crate::partitions::first_id_at(day);
         let text = DB::CLAIM_RECENT_DELIVERIES.replace("{since}", &DB::id_literal(bound));
         let mut session = self.db.session().await?;
         let statement = sqlx::AssertSqlSafe(text);
