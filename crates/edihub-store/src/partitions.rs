@@ -89,10 +89,7 @@ impl Family {
     /// The partition key's literal for the instant `at`.
     fn literal(self, at: DateTime<Utc>) -> String {
         match self {
-            Family::Messages => {
-                let hex = format!("{:012x}", at.timestamp_millis().max(0));
-                format!("'{}-{}-0000-0000-000000000000'", &hex[..8], &hex[8..12])
-            }
+            Family::Messages => format!("'{}'", first_id_at(at)),
             Family::Audit => format!("'{}'", at.format("%Y-%m-%d %H:%M:%S+00")),
         }
     }
@@ -136,13 +133,13 @@ pub(crate) fn period_start(period: PartitionPeriod, at: DateTime<Utc>) -> DateTi
     Utc.from_utc_datetime(&day.and_time(NaiveTime::MIN))
 }
 
-/// The first instant of the period after the one holding `at`.
 /// The first message id of millisecond `at`: the bound of a messages
 /// partition, and of any id range by receive time (UUIDv7).
 pub(crate) fn first_id_at(at: DateTime<Utc>) -> uuid::Uuid {
     uuid::Uuid::from_u128(u128::from(at.timestamp_millis().max(0).unsigned_abs()) << 80)
 }
 
+/// The first instant of the period after the one holding `at`.
 fn period_end(period: PartitionPeriod, at: DateTime<Utc>) -> DateTime<Utc> {
     let start = period_start(period, at);
     match period {
