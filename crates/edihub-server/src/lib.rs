@@ -69,6 +69,7 @@
 
 pub mod admin_http;
 pub mod api_doc;
+pub mod as2;
 pub mod auth;
 pub mod catalog;
 pub mod config;

@@ -7,6 +7,7 @@
 //! `EDIHUB_ADMIN__TOKEN_SHA256`). Unknown keys in the file are errors;
 //! unknown `EDIHUB_*` variables are ignored and reported (see `env`).
 
+mod as2;
 mod delivery;
 mod env;
 mod secrets;
@@ -20,6 +21,7 @@ use figment::Figment;
 use figment::providers::{Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 
+pub use as2::{As2Config, As2PartnerConfig, As2StationConfig, PemConfig};
 pub use delivery::{DeliveryConfig, DeliverySignatureConfig, DestinationConfig, parse_delay};
 pub use env::{DatabaseUrlSource, LoadNotes};
 pub use secrets::SecretSource;
@@ -109,6 +111,8 @@ pub struct Config {
     pub delivery: DeliveryConfig,
     /// Push destinations of new messages.
     pub destinations: Vec<DestinationConfig>,
+    /// AS2 stations and trading partners.
+    pub as2: As2Config,
     /// Prefix a `secret_env` variable must start with unless the config
     /// file's own integrations name it (see `integrations::names`).
     pub webhook_secret_prefix: String,
@@ -156,6 +160,7 @@ impl Default for Config {
             integrations: Vec::new(),
             delivery: DeliveryConfig::default(),
             destinations: Vec::new(),
+            as2: As2Config::default(),
             webhook_secret_prefix: DEFAULT_SECRET_PREFIX.into(),
             secrets: SecretSource::Environment,
             load_notes: LoadNotes::default(),
@@ -254,6 +259,7 @@ impl std::fmt::Debug for Config {
             .field("message_types", &self.message_types)
             .field("integrations", &self.integrations)
             .field("destinations", &self.destinations)
+            .field("as2", &self.as2)
             .field("secrets", &self.secrets)
             .finish_non_exhaustive()
     }

@@ -112,6 +112,7 @@ impl Config {
         self.validate_types()?;
         self.validate_integrations()?;
         self.validate_delivery()?;
+        self.validate_as2()?;
         Ok(())
     }
 
