@@ -42,13 +42,16 @@ fmt:
 
 ## Formatting and clippy, warnings as errors.
 lint:
+	./scripts/build-deps.sh
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 
 build:
+	./scripts/build-deps.sh
 	$(CARGO) build --workspace --locked
 
 release:
+	./scripts/build-deps.sh
 	$(CARGO) build --release --locked -p edihub
 
 clean:

@@ -94,13 +94,19 @@ fi
 # The binary under test must not pick up a stray DATABASE_URL.
 unset DATABASE_URL
 
-# Python packages the tests check against, installed only when missing. A failed
+# pkg-config, libssl-dev and the openssl command (scripts/build-deps.sh).
+./scripts/build-deps.sh
+
+# Python packages the tests check against, installed only when missing (found,
+# not imported: importing runs a package's own start-up checks). A failed
 # install does not stop the run: the tests that need the package fail and say why.
 #   standardwebhooks: the Standard Webhooks reference (crates/edihub-server/tests/api/signature_schemes.rs)
 #   pyx12, pydifact:  independent X12 and EDIFACT readers of the acknowledgements
 #                     (crates/edihub-server/tests/api/edi_acks.rs, tests/ack_check/)
-for module in standardwebhooks pyx12 pydifact; do
-    if command -v python3 >/dev/null 2>&1 && ! python3 -c "import $module" 2>/dev/null; then
+#   pyas2lib:         an independent AS2 implementation (crates/edihub-server/tests/as2/)
+for module in standardwebhooks pyx12 pydifact pyas2lib; do
+    if command -v python3 >/dev/null 2>&1 &&
+        ! python3 -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('$module') is None)" 2>/dev/null; then
         log "installing the $module Python package for the tests"
         PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 \
             python3 -m pip install --quiet "$module" >&2 ||

@@ -163,11 +163,11 @@ pub fn parse_fields(body: &[u8]) -> Result<Headers, As2Error> {
         if line.trim().is_empty() {
             continue;
         }
-        if line.starts_with([' ', '\t']) {
-            if let Some((_, value)) = fields.last_mut() {
-                value.push_str(line);
-                continue;
-            }
+        if line.starts_with([' ', '\t'])
+            && let Some((_, value)) = fields.last_mut()
+        {
+            value.push_str(line);
+            continue;
         }
         let (name, value) = line
             .split_once(':')

@@ -41,7 +41,7 @@ pub mod receipt;
 pub mod signed;
 
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 
 pub use error::As2Error;
 pub use partner::Registry;

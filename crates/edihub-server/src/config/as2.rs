@@ -116,3 +116,7 @@ impl Config {
         crate::as2::Registry::check_config(self)
     }
 }
+
+#[cfg(test)]
+#[path = "as2_tests.rs"]
+mod tests;

@@ -231,3 +231,31 @@ fn a_tampered_pyas2lib_message_is_refused_with_its_disposition() {
         .unwrap_err();
     assert_eq!(err.disposition().to_string(), "processed/Error: authentication-failed", "{err}");
 }
+
+#[test]
+fn pyas2lib_refuses_a_tampered_edihub_mdn() {
+    let (us, them) = (Identity::new("edihub.test"), Identity::new("partner.test"));
+    let signed = Security { signed: true, encrypted: true, compressed: false };
+    let case = Case {
+        name: "mdn".into(),
+        security: signed,
+        encryption: EncryptionAlgorithm::Aes128Cbc,
+        digest: MicAlgorithm::Sha384,
+    };
+    let dir = setup(&us, &them, std::slice::from_ref(&case));
+    let built = helper("build", dir.path());
+    let (headers, body) = read_http(dir.path(), "mdn.msg");
+    let envelope = Envelope::read(&headers).unwrap();
+    let profile = partner(&them, signed, MicAlgorithm::Sha384, EncryptionAlgorithm::Aes128Cbc);
+    let station = station(&us);
+    let opened = inbound::open(&headers, &body, &station, &profile, None, 1 << 20, Utc::now());
+    let mdn = inbound::receipt(&envelope, &opened, &station, &profile).unwrap().unwrap();
+    let text = String::from_utf8(mdn.body.clone()).unwrap();
+    let tampered = text.replacen("Reporting-UA: edihub", "Reporting-UA: edihuB", 1);
+    assert_ne!(text, tampered);
+    write_http(&dir, "mdn.mdn", &mdn.headers, tampered.as_bytes());
+    let sent = json!({"message_id": envelope.message_id.as_str(), "mic": built["mdn"]["mic"]});
+    dir.write("mdn.sent.json", sent.to_string().as_bytes());
+    let verdict = &helper("verify-mdns", dir.path())["mdn"];
+    assert_eq!(verdict[0], "failed/Failure", "pyas2lib accepted a tampered MDN: {verdict}");
+}
