@@ -54,6 +54,12 @@
 //!   aggregated audit of refused signatures (`rejections`).
 //! - [`metrics`]: the Prometheus counters behind `GET /metrics`.
 //!
+//! AS2
+//! - [`as2`]: the AS2 protocol (RFC 4130): MIME entities, CMS signatures,
+//!   encryption and compression, MICs, MDNs built and read, opening a
+//!   partner's message and building one to it, and the stations and
+//!   partner profiles of the `[as2]` configuration section.
+//!
 //! Delivering
 //! - [`delivery`]: the worker that pushes stored messages to their
 //!   destinations: which claim it makes (`claim`), one HTTP attempt
@@ -65,7 +71,8 @@
 //! - `tests/api/`: the HTTP tests, one binary with a module per area;
 //!   `tests/api/support/` is their harness (the typed `TestConfig`, the
 //!   in-process app on either backend, the live server, raw HTTP, webhook
-//!   signing, bursts). Unit tests sit beside their code (`config/tests.rs`).
+//!   signing, bursts). `tests/as2/` checks AS2 against pyas2lib and the
+//!   `openssl cms` command. Unit tests sit beside their code (`config/tests.rs`).
 
 pub mod admin_http;
 pub mod api_doc;
