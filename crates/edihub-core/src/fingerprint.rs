@@ -122,7 +122,7 @@ pub fn fingerprint(doc: &Document, spec: &FingerprintSpec) -> Fingerprint {
     }
 
     if let Some(header) = doc.edi_header() {
-        return edi_control_numbers(header, head("control_numbers"), key_values);
+        return edi_control_numbers(header, key_values, head);
     }
     let Some(docnum) = doc.docnum() else {
         return Fingerprint { hex: None, basis: Basis::None, key_values };
@@ -136,21 +136,37 @@ pub fn fingerprint(doc: &Document, spec: &FingerprintSpec) -> Fingerprint {
     finish(hashed, Basis::Docnum, key_values)
 }
 
-/// The fallback of an EDI message: its control numbers within the
-/// interchange, scoped by sender and receiver: GS06 + ST02 for X12 (groups
-/// are numbered per sender), UNB 0020 + UNH 0062 for EDIFACT (messages are
-/// numbered per interchange).
-fn edi_control_numbers(header: &EdiHeader, mut hashed: Hashed, key_values: Vec<KeyValue>) -> Fingerprint {
+/// The fallback of an EDI message: the control numbers that make it unique
+/// over time, scoped by sender and receiver.
+///
+/// X12 makes ST02 unique only within its group and GS06 within its
+/// interchange; ISA13 is the number a sender keeps unique over time, so an
+/// X12 transaction set is identified by ISA13 + GS06 + ST02. Its arrays
+/// carry their own basis tag, `interchange_control_numbers`: a claim whose
+/// array lacks ISA13 (tag `control_numbers`) is never matched by an X12
+/// set. EDIFACT makes UNH 0062 unique within the interchange, so UNB 0020 +
+/// UNH 0062 identify a message (UNG 0048 would add nothing), under the tag
+/// `control_numbers`. An interchange that repeats one of these numbers
+/// where it must be unique is refused when it is read, so no two messages
+/// of one interchange share a fingerprint here.
+fn edi_control_numbers(
+    header: &EdiHeader,
+    key_values: Vec<KeyValue>,
+    head: impl Fn(&str) -> Hashed,
+) -> Fingerprint {
     let ic = &header.interchange;
-    let outer = match ic.syntax {
-        EdiSyntax::X12 => header.group_control.as_deref().unwrap_or(""),
-        EdiSyntax::Edifact => &ic.control_number,
+    let mut hashed = match ic.syntax {
+        EdiSyntax::X12 => head("interchange_control_numbers"),
+        EdiSyntax::Edifact => head("control_numbers"),
     };
     for party in [&ic.sender, &ic.receiver] {
         hashed.str(party.qualifier.as_deref().unwrap_or(""));
         hashed.str(&party.id);
     }
-    hashed.str(outer);
+    hashed.str(&ic.control_number);
+    if ic.syntax == EdiSyntax::X12 {
+        hashed.str(header.group_control.as_deref().unwrap_or(""));
+    }
     hashed.str(&header.control_number);
     finish(hashed, Basis::Docnum, key_values)
 }

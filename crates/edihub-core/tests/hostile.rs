@@ -195,7 +195,7 @@ fn letters_digits_and_spaces_as_edi_delimiters_are_refused() {
     for (what, body, content_type) in [
         ("X12 newline terminator", isa('U', "00401", '\n'), x12),
         ("X12 00501 ISA11 U", isa('U', "00501", '~'), x12),
-        ("X12 ISA12 800 ISA11 U", isa('U', "800", '~'), x12),
+        ("X12 ISA12 00800 ISA11 U", isa('U', "00800", '~'), x12),
         ("X12 00501 repetition ^", isa('^', "00501", '~'), x12),
         ("EDIFACT default separators", edifact(":+.? '"), edi),
     ] {
@@ -209,7 +209,9 @@ fn letters_digits_and_spaces_as_edi_delimiters_are_refused() {
 /// the `edi` fuzz target found (RELIABILITY.md, F-2) that an ISA12 of
 /// `800>401` is answered with ISA12 `800` and ISA11 `U`, which read back
 /// as version 800 with a letter for repetition separator once such
-/// separators were refused; a letter in ISA11 is now no separator.
+/// separators were refused; a letter in ISA11 is no separator. Seven
+/// characters, that ISA12 is refused for its width (TA1 note 017), and the
+/// TA1's own ISA keeps every field at its width (`800` padded to five).
 #[test]
 fn refusals_with_odd_isa_versions_are_acknowledged_readably() {
     let body = "ISA*00*          *00*          *ZZ*SENDER         *ZZ*RECEIVER       *240101*1200*U*800>401*\
@@ -220,5 +222,10 @@ fn refusals_with_odd_isa_versions_are_acknowledged_readably() {
         let ack = edihub_core::acknowledge_refusal(&refused, kind, 9, at).expect("an X12 acknowledgement");
         let err = refuse(&ack, None);
         assert!(err.to_string().contains("holds no message"), "a TA1 alone, read back: {err}");
+        let text = String::from_utf8(ack).expect("ASCII");
+        assert!(
+            text.contains("*U*800  *000000009*") && text.contains("~TA1*000000001*240101*1200*R*017~"),
+            "{text}"
+        );
     }
 }

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use super::envelope::Envelope;
 use super::refusal::{Failure, refused};
 use super::segment::trim;
-use super::segments::{tokenize, tokenize_located};
+use super::segments::{tokenize, tokenize_located, trim_trailing};
 use super::{EdiSyntax, Interchange, Party, RawMessage, Segment, Separators, malformed};
 use crate::CoreError;
 
@@ -42,10 +42,11 @@ pub(super) fn parse(bytes: &[u8]) -> Result<(Vec<RawMessage>, Envelope), Failure
         }
         None => (DEFAULT, bytes, None),
     };
-    let text = decode(trim_start(rest), seps)?;
-    match tokenize_located(SYNTAX, &text, seps, 1) {
+    let decoded = decode(trim_start(rest), seps)?;
+    let text = trim_trailing(&decoded, seps.segment);
+    match tokenize_located(SYNTAX, text, seps, 1) {
         Ok(segments) => walk(&Arc::new(segments), seps, una),
-        Err(located) => Err(match header(&text, seps, una) {
+        Err(located) => Err(match header(text, seps, una) {
             Some(envelope) => refused(&envelope, None, located),
             None => Failure::bare(located.0),
         }),

@@ -94,6 +94,9 @@ pub(crate) struct GroupRef {
     pub reference: Option<String>,
     /// GS08 (`004010`); UNG S008 for EDIFACT.
     pub version: String,
+    /// The number of messages the group's trailer declares (GE01, UNE
+    /// 0060) when it was read and is a number.
+    pub declared: Option<usize>,
     pub messages: Vec<MessageRef>,
 }
 
@@ -113,6 +116,7 @@ impl GroupRef {
             receiver: composite(elements.sender + 1),
             reference: seg.map(|s| s.el(elements.reference).to_string()),
             version: composite(elements.version).join(":"),
+            declared: None,
             messages: Vec::new(),
         }
     }

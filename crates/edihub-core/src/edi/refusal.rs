@@ -23,14 +23,19 @@ pub(crate) enum Mismatch {
     Reference,
     /// An interchange without any message.
     Empty,
+    /// A control number repeated where it must be unique: ST02 within its
+    /// group, GS06 within its interchange; UNH 0062 and UNG 0048 within
+    /// their interchange.
+    Repeated,
 }
 
-/// The trailer element in error within a message (SE, UNT).
+/// The element in error within a message: of its trailer (SE, UNT), or
+/// of its header (ST, UNH) for a repeated control number.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TrailerSite {
-    /// `SE`, `UNT`.
+    /// `SE`, `UNT` (`ST`, `UNH`).
     pub tag: String,
-    /// The trailer's position in its message, the header being 1.
+    /// The segment's position in its message, the header being 1.
     pub position: usize,
     /// The element in error (1: the count, 2: the reference).
     pub element: usize,
@@ -44,13 +49,18 @@ pub(crate) enum Fault {
     /// A syntax error after the header; `premature_end` when the
     /// interchange stops early (an unterminated segment, no trailer).
     Syntax { premature_end: bool },
+    /// An element of the interchange header (ISA, UNB) is missing or has
+    /// the wrong width: element `element` (1-based after the tag),
+    /// component `component` (1-based; 1 for a simple element).
+    Header { element: usize, component: usize },
     /// The interchange trailer (IEA, UNZ) disagrees, or there is no message.
     Interchange(Mismatch),
-    /// The trailer (GE, UNE) of the envelope's last group disagrees;
-    /// `declared` is its count as sent.
-    Group { mismatch: Mismatch, declared: usize },
+    /// The trailer (GE, UNE) of the envelope's last group disagrees, or
+    /// its reference repeats an earlier group's.
+    Group { mismatch: Mismatch },
     /// The trailer of the last message of the envelope's last group
-    /// disagrees (boxed: errors travel by value through the walk).
+    /// disagrees, or its control number repeats an earlier message's
+    /// (boxed: errors travel by value through the walk).
     Message { mismatch: Mismatch, site: Box<TrailerSite> },
 }
 
@@ -130,6 +140,13 @@ pub(crate) fn trailer(trailer: &Segment, position: usize, element: usize) -> Box
         element,
         value: trailer.el(element).to_string(),
     })
+}
+
+/// A message whose control number (element `element` of its header
+/// `header`, ST02 or UNH 0062) repeats an earlier message's where it must
+/// be unique.
+pub(crate) fn repeated_message(header: &Segment, element: usize, error: CoreError) -> Located {
+    (error, Fault::Message { mismatch: Mismatch::Repeated, site: trailer(header, 1, element) })
 }
 
 /// The refusal of a body that does not parse as an interchange, if its

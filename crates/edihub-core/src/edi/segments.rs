@@ -5,7 +5,8 @@
 //! component, the repetition separator a repeat, and the release character
 //! (EDIFACT only) makes the next character literal. Line breaks after a
 //! terminator are skipped (many senders put one segment per line) unless the
-//! line break *is* the terminator.
+//! line break *is* the terminator. White space after the last terminator is
+//! dropped before tokenizing ([`trim_trailing`]).
 
 use serde_json::Value;
 
@@ -26,6 +27,19 @@ pub(crate) fn tokenize(
     first_number: usize,
 ) -> Result<Text, CoreError> {
     tokenize_located(syntax, text, seps, first_number).map_err(|(e, _)| e)
+}
+
+/// `text` without the white space (spaces, tabs, line breaks) after its
+/// last segment terminator: neither standard defines anything after the
+/// interchange trailer, and translators ignore what files end with. A
+/// terminator that is itself white space (a line break) is kept.
+pub(crate) fn trim_trailing(text: &str, terminator: char) -> &str {
+    let trimmed = text.trim_end_matches(|c: char| c.is_ascii_whitespace());
+    if terminator.is_ascii_whitespace() && text[trimmed.len()..].starts_with(terminator) {
+        &text[..trimmed.len() + terminator.len_utf8()]
+    } else {
+        trimmed
+    }
 }
 
 /// The largest text tokenized: a part's offsets are 32-bit, and unescaped

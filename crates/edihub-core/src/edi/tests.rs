@@ -208,3 +208,113 @@ fn a_text_over_the_offsets_limit_is_refused_before_tokenizing() {
         format!("EDIFACT syntax error: the interchange is larger than {MAX_TEXT} bytes")
     );
 }
+
+#[test]
+fn white_space_after_the_last_terminator_is_ignored() {
+    let x = x12("00401", 'U', "BEG*00~\n", 1);
+    for tail in [" ".repeat(79), "\r\n".into(), "\t \r\n\n".into()] {
+        let doc = one(&format!("{x}{tail}"), "application/EDI-X12");
+        assert_eq!(doc.docnum(), Some("0001"), "{tail:?}");
+    }
+    // A line break that is the terminator stays one; the lines after it are ignored.
+    let lines = x.replace("~\n", "\n");
+    let lines = format!("{}\n\n  \n", lines.trim_end());
+    assert_eq!(one(&lines, "application/EDI-X12").docnum(), Some("0001"));
+    let e = edifact("", &["BGM+220'"]);
+    for tail in ["   ", "\r\n", "\n\t\n"] {
+        assert_eq!(one(&format!("{e}{tail}"), "application/EDIFACT").docnum(), Some("M1"), "{tail:?}");
+    }
+    // Anything else after the trailer is still refused, and an unterminated
+    // last segment is named as such, not as white space.
+    let e2 = err(&format!("{x}  X"));
+    assert!(e2.to_string().contains("is not terminated"), "{e2}");
+    let e3 = err(&format!("{}   ", e.trim_end_matches('\'')));
+    assert!(e3.to_string().contains("segment 5 (UNZ) is not terminated"), "{e3}");
+}
+
+#[test]
+fn an_isa_of_the_wrong_width_is_refused_naming_the_field() {
+    let x = x12("00401", 'U', "BEG*00~\n", 1);
+    let cases = [
+        // 105 characters: ISA06 one short.
+        (
+            x.replace("*SENDER         *", "*SENDER        *"),
+            "ISA06 has 14 characters; X12 fixes it at 15",
+            6,
+        ),
+        // 107 characters: ISA13 one long.
+        (x.replace("*000000001*0*P*", "*0000000001*0*P*"), "ISA13 has 10 characters; X12 fixes it at 9", 13),
+        // A line break inside the ISA.
+        (
+            x.replace("*ZZ*RECEIVER       *", "*ZZ*RECEIVER\n       *"),
+            "ISA08 has 16 characters, with a line break",
+            8,
+        ),
+        // A line break in place of a padding space: 106 characters, still refused.
+        (
+            x.replace("*ZZ*RECEIVER       *", "*ZZ*RECEIVER      \n*"),
+            "ISA08 has 15 characters, with a line break",
+            8,
+        ),
+    ];
+    for (body, want, element) in cases {
+        let e = err(&body);
+        assert_eq!(e.class(), ErrorClass::Malformed, "{e}");
+        assert!(e.to_string().contains(want), "{e} should say {want}");
+        let refusal = crate::refusal(body.as_bytes(), None).expect("the ISA is read");
+        assert_eq!(refusal.fault, super::refusal::Fault::Header { element, component: 1 });
+        assert_eq!(refusal.envelope().interchange.control_number.trim_start_matches('0'), "1");
+    }
+}
+
+#[test]
+fn repeated_control_numbers_refuse_the_interchange() {
+    let two_sets = x12("00401", 'U', "BEG*00*A~\n", 1)
+        .replace("GE*1*77~", "ST*850*0001~\nBEG*00*B~\nSE*3*0001~\nGE*2*77~");
+    let e = err(&two_sets);
+    assert_eq!(e.class(), ErrorClass::Unusable, "{e}");
+    assert!(e.to_string().contains("ST02 `0001` (segment 6) repeats the control number"), "{e}");
+    // The same number in two groups is two sets, but GS06 repeated is refused.
+    let group = "GS*PO*S*R*20240101*1200*77*X*004010~\nST*850*0001~\nBEG*00*B~\nSE*3*0001~\nGE*1*77~\n";
+    let two_groups = x12("00401", 'U', "BEG*00*A~\n", 1).replace("IEA*1*", &format!("{group}IEA*2*"));
+    let e = err(&two_groups);
+    assert!(
+        e.to_string().contains("GS06 `77` (segment 7) repeats the control number of an earlier group"),
+        "{e}"
+    );
+    let other_group = two_groups
+        .replace("*77*X*004010~\nST*850*0001~\nBEG*00*B", "*78*X*004010~\nST*850*0001~\nBEG*00*B")
+        .replace("GE*1*77~\nIEA*2", "GE*1*78~\nIEA*2");
+    assert_eq!(parse_body(other_group.as_bytes(), None).expect("two groups").documents.len(), 2);
+
+    let two_messages =
+        edifact("", &["BGM+220+A'"]).replace("UNZ+1", "UNH+M1+ORDERS:D:96A:UN'BGM+220+B'UNT+3+M1'UNZ+2");
+    let e = err(&two_messages);
+    assert_eq!(e.class(), ErrorClass::Unusable, "{e}");
+    assert!(e.to_string().contains("UNH 0062 `M1` (segment 5) repeats the reference"), "{e}");
+    // 0062 is unique within the interchange: in another group too.
+    let grouped = |g2: &str| {
+        format!(
+            "UNB+UNOC:3+S:14+R:14+240101:1200+IC1'UNG+ORDERS+S+R+240101:1200+G1+UN+D:96A'UNH+M1+ORDERS:D:96A:UN'\
+             UNT+2+M1'UNE+1+G1'UNG+ORDERS+S+R+240101:1200+{g2}+UN+D:96A'UNH+M2+ORDERS:D:96A:UN'UNT+2+M2'UNE+1+{g2}'UNZ+2+IC1'"
+        )
+    };
+    assert_eq!(parse_body(grouped("G2").as_bytes(), None).expect("two groups").documents.len(), 2);
+    let e = err(&grouped("G1"));
+    assert!(
+        e.to_string().contains("UNG 0048 `G1` (segment 6) repeats the reference of an earlier group"),
+        "{e}"
+    );
+    let e = err(&grouped("G2").replace("M2", "M1"));
+    assert!(e.to_string().contains("UNH 0062 `M1` (segment 7) repeats"), "{e}");
+}
+
+#[test]
+fn a_unb_without_syntax_version_is_refused() {
+    let body = edifact("", &[]).replace("UNOC:3", "UNOC");
+    let e = err(&body);
+    assert_eq!(e.class(), ErrorClass::Malformed, "{e}");
+    assert!(e.to_string().contains("S001 0002 (syntax version number) is missing"), "{e}");
+    let refusal = crate::refusal(body.as_bytes(), None).expect("the UNB is read");
+    assert_eq!(refusal.fault, super::refusal::Fault::Header { element: 1, component: 2 });
+}

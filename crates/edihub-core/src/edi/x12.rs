@@ -5,8 +5,11 @@
 //! after it (offset 105) the segment terminator. From version 00402 on,
 //! ISA11 (offset 82) is the repetition separator; before, it is the
 //! standards identifier `U`. The ISA is read by counting its 16 element
-//! separators rather than by offsets, so a sender that pads a field wrongly
-//! still gets a precise error instead of garbled separators.
+//! separators rather than by offsets, and then each field's width is
+//! checked: a field padded wrongly or broken by a line break (an ISA of
+//! 105 or 107 characters) is refused naming the field, and, since the
+//! header could still be read, with a TA1 whose note code names it too.
+//! Delimiters are never guessed from a misplaced ISA.
 //!
 //! The envelope is `ISA`, optional `TA1` interchange acknowledgements,
 //! `GS…GE` groups, `ST…SE` transaction sets, `IEA`.
@@ -17,8 +20,8 @@
 use std::sync::Arc;
 
 use super::envelope::Envelope;
-use super::refusal::{Failure, refused};
-use super::segments::{tokenize, tokenize_located};
+use super::refusal::{Failure, Fault, refused};
+use super::segments::{tokenize, tokenize_located, trim_trailing};
 use super::{EdiSyntax, Interchange, Party, RawMessage, Segment, Separators, malformed};
 use crate::CoreError;
 
@@ -35,7 +38,7 @@ pub(super) fn parse(bytes: &[u8]) -> Result<(Vec<RawMessage>, Envelope), Failure
     let start = bytes.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(bytes.len());
     let text = std::str::from_utf8(&bytes[start..])
         .map_err(|e| CoreError::InvalidText { encoding: "UTF-8", offset: start + e.valid_up_to() })?;
-    let (seps, isa_len) = separators(text)?;
+    let (seps, isa_len, fields) = separators(text)?;
     let isa = tokenize(SYNTAX, &text[..isa_len], Separators { repetition: None, ..seps }, 1)?;
     let isa = isa.segment(0);
     let interchange = Interchange {
@@ -45,14 +48,18 @@ pub(super) fn parse(bytes: &[u8]) -> Result<(Vec<RawMessage>, Envelope), Failure
         receiver: party(&isa, 7, 8),
     };
     let envelope = Envelope::x12(&isa, interchange, seps);
-    match tokenize_located(SYNTAX, &text[isa_len..], seps, 2) {
+    if let Some(located) = check_widths(&fields) {
+        return Err(refused(&envelope, None, located));
+    }
+    match tokenize_located(SYNTAX, trim_trailing(&text[isa_len..], seps.segment), seps, 2) {
         Ok(segments) => Walk::new(envelope, &Arc::new(segments)).run(),
         Err(located) => Err(refused(&envelope, None, located)),
     }
 }
 
-/// The separators, and the length of the ISA segment with its terminator.
-fn separators(text: &str) -> Result<(Separators, usize), CoreError> {
+/// The separators, the length of the ISA segment with its terminator, and
+/// ISA01 to ISA15 as sent (for their widths).
+fn separators(text: &str) -> Result<(Separators, usize, Vec<String>), CoreError> {
     if !text.starts_with("ISA") {
         return Err(malformed(SYNTAX, "the interchange must start with ISA".into()));
     }
@@ -91,7 +98,33 @@ fn separators(text: &str) -> Result<(Separators, usize), CoreError> {
         elements[10].chars().next().filter(|c| version >= 402 && !c.is_alphanumeric() && *c != ' ');
     let seps = Separators { element, component, repetition, segment, release: None };
     check_delimiters(&seps)?;
-    Ok((seps, isa_len))
+    elements.truncate(15);
+    Ok((seps, isa_len, elements))
+}
+
+/// The widths X12 fixes for ISA01 to ISA15 (ISA16 is one character by
+/// how it is read): with the tag, 16 separators, ISA16 and the terminator,
+/// 106 characters.
+const ISA_WIDTHS: [usize; 15] = [2, 10, 2, 10, 2, 15, 2, 15, 6, 4, 1, 5, 9, 1, 1];
+
+/// The first ISA field whose width is not the fixed one, or that holds a
+/// line break, as a refusal of the header (400).
+fn check_widths(fields: &[String]) -> Option<super::refusal::Located> {
+    let (i, field, width) = fields.iter().zip(ISA_WIDTHS).enumerate().find_map(|(i, (field, width))| {
+        let sent = field.chars().count();
+        (sent != width || field.contains(['\r', '\n'])).then_some((i, field, sent))
+    })?;
+    let element = i + 1;
+    let line_break = if field.contains(['\r', '\n']) { ", with a line break" } else { "" };
+    let error = malformed(
+        SYNTAX,
+        format!(
+            "ISA{element:02} has {width} characters{line_break}; X12 fixes it at {} (the ISA is 106 characters, \
+             its fields padded with spaces, on one line)",
+            ISA_WIDTHS[i]
+        ),
+    );
+    Some((error, Fault::Header { element, component: 1 }))
 }
 
 /// Each delimiter has one role, and none is a letter, a digit or a space.

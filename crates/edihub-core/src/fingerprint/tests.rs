@@ -238,3 +238,59 @@ proptest::proptest! {
         proptest::prop_assert_eq!(String::from_utf8(ours).unwrap(), String::from_utf8(theirs).unwrap());
     }
 }
+
+/// The control-number fallback of EDI messages: X12 hashes ISA13 with GS06
+/// and ST02 (a set re-sent under a new ISA13 is a new set), EDIFACT UNB
+/// 0020 with UNH 0062; both scoped by sender and receiver.
+#[test]
+fn edi_control_numbers_include_the_interchange() {
+    let x12 = |isa13: &str, beg: &str| {
+        format!(
+            "ISA*00*          *00*          *ZZ*SENDER         *ZZ*RECEIVER       *240101*1200*^*00501*{isa13}*0*P*:~\
+             GS*HB*S*R*20240101*1200*77*X*005010X279A1~ST*271*0001*005010X279A1~BHT*0022*11*{beg}*20240101~\
+             SE*3*0001~GE*1*77~IEA*1*{isa13}~"
+        )
+    };
+    let spec = FingerprintSpec { message_type: "X12.271", key_fields: &[], exclude_fields: &[] };
+    let of = |body: String| {
+        let doc = crate::parse_body(body.as_bytes(), None).unwrap().documents.remove(0);
+        fingerprint(&doc, &spec)
+    };
+    let first = of(x12("000000001", "A"));
+    assert_eq!(first.basis, Basis::Docnum);
+    let expected = json!([
+        "edihub-fp-1",
+        "X12.271",
+        "",
+        "interchange_control_numbers",
+        "ZZ",
+        "SENDER",
+        "ZZ",
+        "RECEIVER",
+        "000000001",
+        "77",
+        "0001"
+    ]);
+    assert_eq!(first.hex, Some(sha_of_canonical(expected)));
+    // Other content under a new ISA13 is another set; the same ISA13 is the same set.
+    assert_ne!(of(x12("000000002", "B")).hex, first.hex);
+    assert_eq!(of(x12("000000001", "A")).hex, first.hex);
+
+    let edifact = "UNB+UNOC:3+SENDER:14+RECEIVER:14+240101:1200+IC1'UNG+ORDERS+S+R+240101:1200+G1+UN+D:96A'\
+                   UNH+M1+ORDERS:D:96A:UN'BGM+220+A'UNT+3+M1'UNE+1+G1'UNZ+1+IC1'";
+    let doc = crate::parse_body(edifact.as_bytes(), None).unwrap().documents.remove(0);
+    let spec = FingerprintSpec { message_type: "EDIFACT.ORDERS", key_fields: &[], exclude_fields: &[] };
+    let expected = json!([
+        "edihub-fp-1",
+        "EDIFACT.ORDERS",
+        "",
+        "control_numbers",
+        "14",
+        "SENDER",
+        "14",
+        "RECEIVER",
+        "IC1",
+        "M1"
+    ]);
+    assert_eq!(fingerprint(&doc, &spec).hex, Some(sha_of_canonical(expected)));
+}

@@ -7,12 +7,16 @@
 //! and all lower levels); the error is named where it lies: in the UCI
 //! (`29` a count that does not match, `28` references that do not match,
 //! `32` no message, `13` a missing trailer or unterminated segment, `18`
-//! another syntax error), in a UCF (the group's trailer), or in a UCM with
-//! a UCS (the trailer's position) and UCD (the element) for a message.
+//! another syntax error; `13` with the UNB element, 0013 `UNB` and S011,
+//! for a missing syntax version), in a UCF (the group's trailer, or `26`
+//! for a UNG 0048 repeated in the interchange), or in a UCM with a UCS (the
+//! trailer's position) and UCD (the element) for a message, or with `26`
+//! (duplicate detected) alone for a UNH 0062 repeated in the interchange.
 //!
 //! The envelope repeats the received UNA (when there was one), syntax
-//! identifier and version, and test indicator (0035), with sender and
-//! recipient swapped. The CONTRL message is `CONTRL:D:3:UN` for syntax
+//! identifier and version (when the UNB had none, which is refused: `4` for
+//! UNOW and UNOY, the version that defines them, else `3`), and test
+//! indicator (0035), with sender and recipient swapped. The CONTRL message is `CONTRL:D:3:UN` for syntax
 //! versions up to 3 and `CONTRL:4:1:UN` for version 4, whose dates also
 //! have a century (S004 `CCYYMMDD`).
 
@@ -33,7 +37,12 @@ pub(super) fn contrl(envelope: &Envelope, verdict: Verdict<'_>, number: i64, at:
         w.out.push_str("UNA");
         w.out.push_str(una);
     }
-    let version4 = envelope.syntax_version == "4";
+    let syntax_version = match envelope.syntax_version.as_str() {
+        "" if matches!(envelope.syntax_id.as_str(), "UNOW" | "UNOY") => "4",
+        "" => "3",
+        given => given,
+    };
+    let version4 = syntax_version == "4";
     let date = if version4 { at.long_date() } else { at.short_date() };
     let ic = &envelope.interchange;
     let (recipient, sender) = (party(&ic.receiver), party(&ic.sender));
@@ -41,7 +50,7 @@ pub(super) fn contrl(envelope: &Envelope, verdict: Verdict<'_>, number: i64, at:
     w.segment(
         "UNB",
         &[
-            &[&envelope.syntax_id, &envelope.syntax_version],
+            &[&envelope.syntax_id, syntax_version],
             &as_strs(&recipient),
             &as_strs(&sender),
             &[&date, &at.hhmm()],
@@ -58,20 +67,24 @@ pub(super) fn contrl(envelope: &Envelope, verdict: Verdict<'_>, number: i64, at:
     let identifier: &[&str] =
         if version4 { &["CONTRL", "4", "1", "UN"] } else { &["CONTRL", "D", "3", "UN"] };
     w.segment("UNH", &[&["1"], identifier]);
-    let uci = |w: &mut Writer<'_>, action: &str, code: &str| {
-        w.segment(
-            "UCI",
-            &[&[&ic.control_number], &as_strs(&sender), &as_strs(&recipient), &[action], &[code]],
-        );
+    let uci = |w: &mut Writer<'_>, action: &str, code: &str, site: &[&[&str]]| {
+        let head: [&[&str]; 5] =
+            [&[&ic.control_number], &as_strs(&sender), &as_strs(&recipient), &[action], &[code]];
+        w.segment("UCI", &[&head[..], site].concat());
     };
     match verdict {
-        Verdict::Duplicate => uci(&mut w, "4", "26"),
+        Verdict::Duplicate => uci(&mut w, "4", "26", &[]),
         Verdict::Accepted => {
-            uci(&mut w, "7", "");
+            uci(&mut w, "7", "", &[]);
             messages(&mut w, envelope);
         }
+        Verdict::Refused(Fault::Header { element, component }) => {
+            // 0013 names the segment, S011 the element and component.
+            let (element, component) = (element.to_string(), component.to_string());
+            uci(&mut w, "4", "13", &[&["UNB"], &[&element, &component]]);
+        }
         Verdict::Refused(fault) => {
-            uci(&mut w, "4", interchange_code(fault));
+            uci(&mut w, "4", interchange_code(fault), &[]);
             located(&mut w, envelope, fault);
         }
     }
@@ -100,18 +113,20 @@ fn interchange_code(fault: &Fault) -> &'static str {
     match fault {
         Fault::Syntax { premature_end: true } => "13",
         Fault::Syntax { premature_end: false } => "18",
+        Fault::Header { .. } => "13",
         Fault::Interchange(mismatch) => code(*mismatch),
         Fault::Group { .. } | Fault::Message { .. } => "",
     }
 }
 
 /// 29 (control count does not match), 28 (references do not match), 32
-/// (lower level empty).
+/// (lower level empty), 26 (duplicate detected).
 fn code(mismatch: Mismatch) -> &'static str {
     match mismatch {
         Mismatch::Count => "29",
         Mismatch::Reference => "28",
         Mismatch::Empty => "32",
+        Mismatch::Repeated => "26",
     }
 }
 
@@ -131,6 +146,11 @@ fn located(w: &mut Writer<'_>, envelope: &Envelope, fault: &Fault) {
     let (Fault::Message { mismatch, site }, Some(message)) = (fault, group.messages.last()) else { return };
     let error = code(*mismatch);
     w.segment("UCM", &[&[&message.control], &as_strs(&message.identifier), &["4"], &[error]]);
+    // A repeated reference is an error of the message as a whole, reported
+    // in its UCM; a trailer's error is located by UCS and UCD.
+    if *mismatch == Mismatch::Repeated {
+        return;
+    }
     w.segment("UCS", &[&[&site.position.to_string()]]);
     w.segment("UCD", &[&[error], &[&site.element.to_string()]]);
 }

@@ -166,3 +166,98 @@ fn contrl_of_interchange_and_group_errors() {
     );
     parse_back(&text);
 }
+
+#[test]
+fn x12_repeated_st02_rejects_the_repeat_with_code_23() {
+    // Two more sets in the group, the third repeating the first's ST02;
+    // GE01 says 4 (one set after the error, not read).
+    let body = x12_850().replace(
+        "SE*10*0001~GE*1*6267~",
+        "SE*10*0001~ST*850*0002~BEG*00*NE*X**20240228~SE*3*0002~\
+         ST*850*0001~BEG*00*NE*Y**20240228~SE*3*0001~ST*850*0003~BEG*00*NE*Z**20240228~SE*3*0003~GE*4*6267~",
+    );
+    let text = refused(&body, AckKind::X12Functional);
+    assert!(
+        text.contains("AK1*PO*6267~AK2*850*0001~AK5*R~AK2*850*0002~AK5*R~AK2*850*0001~AK5*R*23~AK9*R*4*3*0~"),
+        "{text}"
+    );
+    parse_back(&text);
+    let text = refused(&body, AckKind::X12Implementation);
+    assert!(text.contains("AK2*850*0001~IK5*R*23~AK9*R*4*3*0~"), "{text}");
+    parse_back(&text);
+}
+
+#[test]
+fn x12_ak902_is_ge01_as_sent() {
+    // SE01 of the first of two sets disagrees: the walk stops there, AK902
+    // still gives GE01 (2), AK903 the one set read.
+    let body = x12_850()
+        .replace("SE*10*0001~GE*1*6267~", "SE*9*0001~ST*850*0002~BEG*00*NE*X**20240228~SE*3*0002~GE*2*6267~");
+    let text = refused(&body, AckKind::X12Functional);
+    assert!(text.contains("AK5*R*4~AK9*R*2*1*0~"), "{text}");
+    // Without a GE in the interchange, the sets read.
+    let no_ge = x12_850().replace("SE*10*0001~GE*1*6267~", "SE*9*0001~");
+    assert!(refused(&no_ge, AckKind::X12Functional).contains("AK5*R*4~AK9*R*1*1*0~"));
+}
+
+#[test]
+fn x12_repeated_gs06_rejects_the_group() {
+    let second = "GS*PO*TPASCX12*012345678*20240229*0339*6267*X*004010~ST*850*0001~BEG*00*NE*X**20240228~SE*3*0001~GE*1*6267~";
+    let body = x12_850().replace("GE*1*6267~IEA*1*", &format!("GE*1*6267~{second}IEA*2*"));
+    // 004010 defines no code for it: the group is rejected without one.
+    let text = refused(&body, AckKind::X12Functional);
+    assert!(text.contains("ST*997*0002~AK1*PO*6267~AK2*850*0001~AK5*R~AK9*R*1*1*0~SE*6*0002~"), "{text}");
+    parse_back(&text);
+    // A 999 (005010) names it: AK905 19.
+    let text = refused(&body, AckKind::X12Implementation);
+    assert!(
+        text.contains("ST*999*0002*005010X231A1~AK1*PO*6267*004010~AK2*850*0001~IK5*R~AK9*R*1*1*0*19~"),
+        "{text}"
+    );
+    parse_back(&text);
+}
+
+#[test]
+fn x12_isa_width_errors_are_a_ta1_with_the_fields_note() {
+    for (from, to, note) in [
+        ("*ZZ*TPASCX12       *", "*ZZ*TPASCX12      *", "006"),
+        ("*240229*0339*", "*2402290*0339*", "014"),
+        ("*000006267*0*P*", "*00006267*0*P*", "018"),
+    ] {
+        let body = x12_850().replace("*U*00400*", "*U*00401*");
+        assert!(body.contains(from), "{from}");
+        let text = refused(&body.replace(from, to), AckKind::X12Functional);
+        assert!(text.contains(&format!("*R*{note}~IEA*0*000000008~")), "{note}: {text}");
+        assert_eq!(text.find("~"), Some(105), "the TA1's ISA is 106 characters: {text}");
+        ta1_parses_back(&text);
+    }
+}
+
+#[test]
+fn contrl_of_repeated_references_says_duplicate_detected() {
+    let body = d96a().replace("UNZ+1+36790", "UNH+1+ORDERS:D:96A:UN:EAN008'BGM+220+X'UNT+3+1'UNZ+2+36790");
+    let text = refused(&body, AckKind::Contrl);
+    assert!(text.contains("Company_UNEDIFACT_ID:ZZ+4'UCM+1+ORDERS:D:96A:UN:EAN008+4+26'UNT+4+1'"), "{text}");
+    parse_back(&text);
+    let grouped = "UNB+UNOA:3+5400110000009:14+5013546107732:14+010502:1237+27'\
+                   UNG+ORDERS+5400110000009:14+5013546107732:14+010502:1237+1+UN+D:96A'\
+                   UNH+1+ORDERS:D:96B:UN'BGM+220+C1'UNT+3+1'UNE+1+1'\
+                   UNG+ORDERS+5400110000009:14+5013546107732:14+010502:1237+1+UN+D:96A'\
+                   UNH+2+ORDERS:D:96B:UN'BGM+220+C2'UNT+3+2'UNE+1+1'UNZ+2+27'";
+    let text = refused(grouped, AckKind::Contrl);
+    assert!(
+        text.contains(
+            "UCI+27+5400110000009:14+5013546107732:14+4'UCF+1+5400110000009:14+5013546107732:14+4+26'UNT+4+1'"
+        ),
+        "{text}"
+    );
+    parse_back(&text);
+}
+
+#[test]
+fn contrl_of_a_unb_without_version_names_the_element() {
+    let text = refused(&d96a().replace("UNB+UNOA:2+", "UNB+UNOA+"), AckKind::Contrl);
+    assert!(text.starts_with("UNB+UNOA:3+"), "a version of its own: {text}");
+    assert!(text.contains("+4+13+UNB+1:2'UNT+3+1'"), "{text}");
+    parse_back(&text);
+}

@@ -181,3 +181,38 @@ fn kinds_parse_from_the_query_value() {
     assert_eq!(wrap(999_999_999, 999_999_999), 999_999_999);
     assert_eq!(wrap(1_000_000_000, 999_999_999), 1);
 }
+
+#[test]
+fn x12_999_repeats_the_received_repetition_separator() {
+    // ISA12 00403: ISA11 `-` is the repetition separator, and the 999 keeps it.
+    let body = String::from_utf8(real(X12_850)).unwrap().replace("*U*00400*", "*-*00403*");
+    let text =
+        text(acknowledge(&envelope(body.as_bytes()), AckKind::X12Implementation, false, 3, AT).unwrap());
+    assert!(text.contains("*0905*-*00501*000000003*"), "{text}");
+    parse_back(&text);
+    // Without one (00401, ISA11 `U`) it takes the first free character.
+    let text = ack(X12_850, AckKind::X12Implementation, false, 3);
+    assert!(text.contains("*0905*^*00501*000000003*"), "{text}");
+}
+
+#[test]
+fn x12_997_gs08_is_the_base_version_and_the_999s_its_guide() {
+    // A 271 under the 005010X279A1 guide.
+    let body = String::from_utf8(real(X12_850))
+        .unwrap()
+        .replace("*U*00400*", "*^*00501*")
+        .replace("*X*004010~", "*X*005010X279A1~");
+    let env = envelope(body.as_bytes());
+    let ack997 = text(acknowledge(&env, AckKind::X12Functional, false, 3, AT).unwrap());
+    assert!(
+        ack997.contains("GS*FA*012345678*TPASCX12*20261130*0905*3*X*005010~ST*997*0001~AK1*PO*6267~"),
+        "{ack997}"
+    );
+    let ack999 = text(acknowledge(&env, AckKind::X12Implementation, false, 3, AT).unwrap());
+    assert!(
+        ack999.contains("*3*X*005010X231A1~ST*999*0001*005010X231A1~AK1*PO*6267*005010X279A1~"),
+        "the 999 names the received guide in AK103: {ack999}"
+    );
+    parse_back(&ack997);
+    parse_back(&ack999);
+}

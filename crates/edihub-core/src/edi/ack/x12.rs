@@ -4,17 +4,27 @@
 //! for a repeated interchange or an interchange envelope in error.
 //!
 //! Codes of a refusal: TA105 `001` (ISA13/IEA02 differ), `021` (IEA01
-//! count), `023` (premature end), `024` (other invalid content); AK905
-//! `5` (GE01 count) and `4` (GE02/GS06 differ); AK502/IK502 `4` (SE01
-//! count) and `3` (SE02/ST02 differ), with AK3/IK3 naming the SE and
-//! its position (code `8`, data element errors) and AK4/IK4 the element
-//! (data element 96 or 329, code `7`, the value as sent).
+//! count), `023` (premature end), `024` (other invalid content), and for an
+//! ISA field of the wrong width the field's own note (`005`–`020`, see
+//! [`header_note`]); AK905 `5` (GE01 count), `4` (GE02/GS06 differ) and
+//! `19` (GS06 repeated in the interchange; from 005010 on, the versions
+//! that define it); AK502/IK502 `4` (SE01 count) and `3` (SE02/ST02
+//! differ), with AK3/IK3 naming the SE and its position (code `8`, data
+//! element errors) and AK4/IK4 the element (data element 96 or 329, code
+//! `7`, the value as sent), and `23` (ST02 repeated in the group). AK902
+//! is the group's GE01 as sent when the interchange holds it, else the sets
+//! read; AK903 the sets read (each named by an AK2).
 //!
 //! The envelope mirrors the received one: its ISA11 and ISA12 (a 999 is
-//! a 005010 transaction, so its ISA12 is `00501`), its separators and its
-//! usage indicator (ISA15), with the interchange sender and receiver (ISA05
-//! to ISA08) and the group's application sender and receiver (GS02, GS03)
-//! swapped. ISA13 and GS06 both carry the acknowledgement's number.
+//! a 005010 transaction, so its ISA12 is `00501`, with the received
+//! repetition separator in ISA11 when there was one), its separators and
+//! its usage indicator (ISA15), with the interchange sender and receiver
+//! (ISA05 to ISA08) and the group's application sender and receiver (GS02,
+//! GS03) swapped. ISA13 and GS06 both carry the acknowledgement's number.
+//! GS08 is the version of the acknowledgement itself: the 999's
+//! implementation guide `005010X231A1`, or for a 997 the received
+//! group's version without an implementation guide suffix (`005010X279A1`
+//! → `005010`), as the 997 follows the base standard.
 
 use super::super::envelope::{Envelope, GroupRef};
 use super::super::refusal::{Fault, Mismatch, TrailerSite};
@@ -38,17 +48,17 @@ pub(super) fn acknowledgement(
     let implementation = kind == AckKind::X12Implementation;
     let mut seps = envelope.separators;
     let (isa11, isa12) = if implementation && envelope.syntax_version.as_str() < "00501" {
-        let repetition = free_repetition(&seps);
+        let repetition = seps.repetition.unwrap_or_else(|| free_repetition(&seps));
         seps.repetition = Some(repetition);
         (repetition.to_string(), "00501".to_string())
     } else {
-        (envelope.syntax_id.clone(), envelope.syntax_version.clone())
+        (fit(&envelope.syntax_id, 1), fit(&envelope.syntax_version, 5))
     };
     let mut w = Writer::new(&seps);
     let ic = &envelope.interchange;
-    let qualifier = |q: &Option<String>| format!("{:<2}", q.as_deref().unwrap_or("ZZ"));
+    let qualifier = |q: &Option<String>| fit(q.as_deref().unwrap_or("ZZ"), 2);
     let (rq, sq) = (qualifier(&ic.receiver.qualifier), qualifier(&ic.sender.qualifier));
-    let (rid, sid) = (format!("{:<15}", ic.receiver.id), format!("{:<15}", ic.sender.id));
+    let (rid, sid) = (fit(&ic.receiver.id, 15), fit(&ic.sender.id, 15));
     let isa13 = format!("{control:09}");
     let component = seps.component.to_string();
     let usage = if envelope.test { "T" } else { "P" };
@@ -95,6 +105,17 @@ pub(super) fn acknowledgement(
     w.out
 }
 
+/// A value for an ISA field of `width` characters: padded with spaces, cut
+/// when longer, without control characters. The received ISA may be
+/// refused for a field of the wrong width; its TA1 still has to be an ISA
+/// of 106 characters the partner can read.
+fn fit(value: &str, width: usize) -> String {
+    let mut out: String = value.chars().filter(|c| !c.is_control()).take(width).collect();
+    let len = out.chars().count();
+    out.extend(std::iter::repeat_n(' ', width - len));
+    out
+}
+
 /// TA105 of an interchange rejected as a whole (a TA1 alone), or `None`
 /// when groups are acknowledged.
 fn interchange_note(verdict: Verdict<'_>) -> Option<&'static str> {
@@ -102,12 +123,24 @@ fn interchange_note(verdict: Verdict<'_>) -> Option<&'static str> {
         Verdict::Accepted | Verdict::Refused(Fault::Group { .. } | Fault::Message { .. }) => None,
         Verdict::Duplicate => Some("025"),
         Verdict::Refused(Fault::Syntax { premature_end: true }) => Some("023"),
-        Verdict::Refused(Fault::Syntax { premature_end: false } | Fault::Interchange(Mismatch::Empty)) => {
-            Some("024")
-        }
+        Verdict::Refused(Fault::Header { element, .. }) => Some(header_note(*element)),
         Verdict::Refused(Fault::Interchange(Mismatch::Count)) => Some("021"),
         Verdict::Refused(Fault::Interchange(Mismatch::Reference)) => Some("001"),
+        Verdict::Refused(
+            Fault::Syntax { premature_end: false } | Fault::Interchange(Mismatch::Empty | Mismatch::Repeated),
+        ) => Some("024"),
     }
+}
+
+/// The TA1 note of an ISA field in error: each field has its own ("Invalid
+/// Interchange Sender ID" for ISA06, …); `022` (Invalid Control Structure)
+/// for any other.
+fn header_note(element: usize) -> &'static str {
+    const NOTES: [&str; 16] = [
+        "010", "011", "012", "013", "005", "006", "007", "008", "014", "015", "016", "017", "018", "019",
+        "020", "027",
+    ];
+    element.checked_sub(1).and_then(|i| NOTES.get(i)).copied().unwrap_or("022")
 }
 
 /// TA101–TA105: the received ISA13, ISA09, ISA10; `status`; `note`.
@@ -138,7 +171,7 @@ fn functional_group(
     let version = if implementation {
         IMPLEMENTATION_999.to_string()
     } else {
-        first.map(|g| g.version.clone()).unwrap_or_default()
+        first.map(|g| base_version(&g.version).to_string()).unwrap_or_default()
     };
     let gs06 = control.to_string();
     w.segment(
@@ -161,9 +194,19 @@ fn functional_group(
             Some(fault) if i + 1 == last => Status::Rejected(Some(fault)),
             Some(_) => Status::Rejected(None),
         };
-        transaction_set(w, group, implementation, i + 1, status);
+        transaction_set(w, group, (implementation, &version), i + 1, status);
     }
     w.segment("GE", &[&[&envelope.groups.len().to_string()], &[&gs06]]);
+}
+
+/// A GS08 without its implementation guide suffix: the version, release
+/// and subrelease (`005010X279A1` → `005010`); as sent when it does not
+/// start with those six digits.
+fn base_version(gs08: &str) -> &str {
+    match gs08.get(..6) {
+        Some(base) if base.bytes().all(|b| b.is_ascii_digit()) => base,
+        _ => gs08,
+    }
 }
 
 /// How a group is acknowledged.
@@ -174,8 +217,15 @@ enum Status<'a> {
     Rejected(Option<&'a Fault>),
 }
 
-/// One 997/999 acknowledging `group`, as transaction set number `n`.
-fn transaction_set(w: &mut Writer<'_>, group: &GroupRef, implementation: bool, n: usize, status: Status<'_>) {
+/// One 997/999 acknowledging `group`, as transaction set number `n`;
+/// `kind` is whether it is a 999, and the acknowledgement's own GS08.
+fn transaction_set(
+    w: &mut Writer<'_>,
+    group: &GroupRef,
+    (implementation, version): (bool, &str),
+    n: usize,
+    status: Status<'_>,
+) {
     let st02 = format!("{n:04}");
     let start = w.count;
     let reference = group.reference.as_deref().unwrap_or("");
@@ -200,22 +250,46 @@ fn transaction_set(w: &mut Writer<'_>, group: &GroupRef, implementation: bool, n
         }
     }
     let n_sets = sets.to_string();
+    let included = group.declared.unwrap_or(sets).to_string();
     match status {
         Status::Accepted => w.segment("AK9", &[&["A"], &[&n_sets], &[&n_sets], &[&n_sets]]),
-        Status::Rejected(Some(Fault::Group { mismatch, declared })) => {
-            let code = if *mismatch == Mismatch::Count { "5" } else { "4" };
-            w.segment("AK9", &[&["R"], &[&declared.to_string()], &[&n_sets], &["0"], &[code]]);
+        Status::Rejected(Some(Fault::Group { mismatch })) => {
+            let code = group_code(*mismatch, version);
+            w.segment("AK9", &[&["R"], &[&included], &[&n_sets], &["0"], &[code]]);
         }
-        Status::Rejected(_) => w.segment("AK9", &[&["R"], &[&n_sets], &[&n_sets], &["0"]]),
+        Status::Rejected(_) => w.segment("AK9", &[&["R"], &[&included], &[&n_sets], &["0"]]),
     }
     let se01 = (w.count - start + 1).to_string();
     w.segment("SE", &[&[&se01], &[&st02]]);
 }
 
-/// AK3/AK4/AK5 (IK3/IK4/IK5) of the transaction set whose SE disagrees.
+/// AK905 of a group in error: `5` (GE01 count), `4` (GE02/GS06 differ),
+/// `19` (GS06 not unique within the interchange) in acknowledgements of
+/// version 005010 and later, the versions that define it; none before.
+fn group_code(mismatch: Mismatch, version: &str) -> &'static str {
+    match mismatch {
+        Mismatch::Count => "5",
+        Mismatch::Reference => "4",
+        Mismatch::Repeated if version >= "005010" => "19",
+        Mismatch::Repeated | Mismatch::Empty => "",
+    }
+}
+
+/// AK3/AK4/AK5 (IK3/IK4/IK5) of the transaction set in error: a trailer
+/// that disagrees is named with its element; a repeated ST02 is an error
+/// of the set as a whole (AK5 code `23`, "Transaction Set Control Number
+/// Not Unique within the Functional Group").
 fn set_error(w: &mut Writer<'_>, prefix: &str, mismatch: Mismatch, site: &TrailerSite) {
     // SE01 is data element 96, SE02 data element 329.
-    let (element_ref, code) = if mismatch == Mismatch::Count { ("96", "4") } else { ("329", "3") };
+    let (element_ref, code) = match mismatch {
+        Mismatch::Count => ("96", "4"),
+        Mismatch::Reference => ("329", "3"),
+        // `Empty` names no message; it is listed for completeness.
+        Mismatch::Repeated | Mismatch::Empty => {
+            w.segment(&format!("{prefix}5"), &[&["R"], &["23"]]);
+            return;
+        }
+    };
     let position = site.position.to_string();
     w.segment(&format!("{prefix}3"), &[&[&site.tag], &[&position], &[""], &["8"]]);
     w.segment(&format!("{prefix}4"), &[&[&site.element.to_string()], &[element_ref], &["7"], &[&site.value]]);

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::{SYNTAX, interchange, required};
 use crate::edi::envelope::{Envelope, GroupRef, MessageRef, UNG};
-use crate::edi::refusal::{Failure, Fault, Located, Mismatch, refused, syntax, trailer};
+use crate::edi::refusal::{Failure, Fault, Located, Mismatch, refused, repeated_message, syntax, trailer};
 use crate::edi::segment::trim;
 use crate::edi::{EdiHeader, Interchange, RawMessage, Segment, Separators, Text, count, disagree, malformed};
 
@@ -28,10 +28,20 @@ pub(super) fn walk(
     let unb =
         segs.next().filter(|s| s.tag() == "UNB").ok_or_else(|| malformed(SYNTAX, "no UNB segment".into()))?;
     let interchange = interchange(&unb)?;
+    let envelope = Envelope::edifact(&unb, interchange.clone(), seps, una);
+    // The version is mandatory (it decides the syntax rules, and the
+    // CONTRL's version): refused rather than assumed.
+    if envelope.syntax_version.is_empty() {
+        let e = malformed(
+            SYNTAX,
+            format!("segment {} (UNB): S001 0002 (syntax version number) is missing", unb.number),
+        );
+        return Err(refused(&envelope, None, (e, Fault::Header { element: 1, component: 2 })));
+    }
     let mut walk = Walk {
-        interchange: Arc::new(interchange.clone()),
+        interchange: Arc::new(interchange),
         text,
-        envelope: Envelope::edifact(&unb, interchange, seps, una),
+        envelope,
         loose: GroupRef::open(None, UNG),
         messages: Vec::new(),
         group: None,
@@ -98,6 +108,18 @@ impl<'a> Walk<'a> {
                     None => &mut self.loose,
                 };
                 let raw = message((&self.interchange, self.text), reference, refs, unh, &seg)?;
+                let control = &raw.header.control_number;
+                if self.messages.iter().any(|m| m.header.control_number == *control) {
+                    let e = disagree(
+                        SYNTAX,
+                        format!(
+                            "UNH 0062 `{control}` (segment {}) repeats the reference of an earlier message: \
+                             EDIFACT makes it unique within its interchange",
+                            unh.number
+                        ),
+                    );
+                    return Err(repeated_message(&unh, 1, e));
+                }
                 self.messages.push(raw);
             }
             ("UNH" | "UNG" | "UNE" | "UNZ" | "UNB", Some(unh)) => {
@@ -129,7 +151,7 @@ impl<'a> Walk<'a> {
                 self.group = Some(Group { reference, messages, number: seg.number });
             }
             ("UNE", None) if self.group.is_some() => {
-                close_group(self.group.as_ref().expect("group"), &seg)?;
+                close_group(self.group.as_mut().expect("group"), &seg, &self.envelope.groups)?;
                 let group = self.group.take().expect("group");
                 self.envelope.groups.push(group.messages);
             }
@@ -206,8 +228,11 @@ fn message(
     Ok(RawMessage { header, text: Arc::clone(text), body })
 }
 
-fn close_group(group: &Group, une: &Segment) -> Result<(), Located> {
+/// Checks UNE against its UNG and the interchange's earlier groups,
+/// keeping UNE 0060 in the group's reference.
+fn close_group(group: &mut Group, une: &Segment, earlier: &[GroupRef]) -> Result<(), Located> {
     let declared = count(SYNTAX, une, 1, "UNE 0060 (number of messages)").map_err(syntax)?;
+    group.messages.declared = Some(declared);
     let messages = group.messages.messages.len();
     if declared != messages {
         let e = disagree(
@@ -217,14 +242,25 @@ fn close_group(group: &Group, une: &Segment) -> Result<(), Located> {
                 group.reference, messages
             ),
         );
-        return Err((e, Fault::Group { mismatch: Mismatch::Count, declared }));
+        return Err((e, Fault::Group { mismatch: Mismatch::Count }));
     }
     if une.el(2) != group.reference {
         let e = disagree(
             SYNTAX,
             format!("UNE 0048 `{}` does not match UNG 0048 `{}`", une.el(2), group.reference),
         );
-        return Err((e, Fault::Group { mismatch: Mismatch::Reference, declared }));
+        return Err((e, Fault::Group { mismatch: Mismatch::Reference }));
+    }
+    if earlier.iter().any(|g| g.reference.as_deref() == Some(group.reference.as_str())) {
+        let e = disagree(
+            SYNTAX,
+            format!(
+                "UNG 0048 `{}` (segment {}) repeats the reference of an earlier group: EDIFACT makes it \
+                 unique within its interchange",
+                group.reference, group.number
+            ),
+        );
+        return Err((e, Fault::Group { mismatch: Mismatch::Repeated }));
     }
     Ok(())
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::{SYNTAX, required};
 use crate::edi::envelope::{Envelope, GS, GroupRef, MessageRef};
-use crate::edi::refusal::{Failure, Fault, Located, Mismatch, refused, syntax, trailer};
+use crate::edi::refusal::{Failure, Fault, Located, Mismatch, refused, repeated_message, syntax, trailer};
 use crate::edi::{EdiHeader, Interchange, RawMessage, Segment, Text, count, disagree, malformed};
 
 /// An open group: GS, its version and the sets seen in it.
@@ -29,12 +29,14 @@ pub(super) struct Walk<'a> {
     group: Option<Group<'a>>,
     /// The ST of the transaction set being read.
     open: Option<Segment<'a>>,
+    /// The index of the segment being read (in `text`).
+    at: usize,
 }
 
 impl<'a> Walk<'a> {
     pub(super) fn new(envelope: Envelope, text: &'a Arc<Text>) -> Walk<'a> {
         let interchange = Arc::new(envelope.interchange.clone());
-        Walk { envelope, interchange, text, messages: Vec::new(), group: None, open: None }
+        Walk { envelope, interchange, text, messages: Vec::new(), group: None, open: None, at: 0 }
     }
 
     /// Walks the segments after the ISA and checks counts and references.
@@ -42,6 +44,7 @@ impl<'a> Walk<'a> {
         let text: &'a Text = self.text;
         let mut segs = text.segments(0..text.len());
         while let Some(seg) = segs.next() {
+            self.at = seg.index();
             let done = self.step(seg).map_err(|e| self.refused(e))?;
             if done {
                 return match segs.next() {
@@ -60,8 +63,24 @@ impl<'a> Walk<'a> {
         Err(self.refused((e, Fault::Syntax { premature_end: true })))
     }
 
+    /// The refusal of the interchange at the segment being read. An open
+    /// group takes the count its GE declares, when the interchange holds
+    /// that GE: a 997/999 reports it (AK902) although the walk stops before it.
     fn refused(&self, located: Located) -> Failure {
-        refused(&self.envelope, self.group.as_ref().map(|g| &g.sets), located)
+        let open = self.group.as_ref().map(|g| {
+            let mut sets = g.sets.clone();
+            sets.declared = sets.declared.or_else(|| self.declared_ahead());
+            sets
+        });
+        refused(&self.envelope, open.as_ref(), located)
+    }
+
+    /// GE01 of the open group's GE, when the segments after the one being
+    /// read hold it (before any other GS or IEA) and it is a number.
+    fn declared_ahead(&self) -> Option<usize> {
+        let mut after = self.text.segments(self.at + 1..self.text.len());
+        let ge = after.find(|s| matches!(s.tag(), "GE" | "GS" | "IEA")).filter(|s| s.tag() == "GE")?;
+        ge.el(1).parse().ok()
     }
 
     /// One segment; true after the IEA.
@@ -97,7 +116,7 @@ impl<'a> Walk<'a> {
                 self.group = Some(Group { control, gs: seg, sets });
             }
             ("GE", None, Some(g)) => {
-                close_group(g, &seg)?;
+                close_group(g, &seg, &self.envelope.groups)?;
                 let group = self.group.take().expect("group");
                 self.envelope.groups.push(group.sets);
             }
@@ -151,6 +170,18 @@ fn transaction_set(
         );
         return Err((e, Fault::Message { mismatch: Mismatch::Reference, site: trailer(se, counted, 2) }));
     }
+    let earlier = &group.sets.messages[..group.sets.messages.len() - 1];
+    if earlier.iter().any(|m| m.control == control) {
+        let e = disagree(
+            SYNTAX,
+            format!(
+                "ST02 `{control}` (segment {}) repeats the control number of an earlier transaction set in group {}: \
+                 X12 makes it unique within its group",
+                st.number, group.control
+            ),
+        );
+        return Err(repeated_message(&st, 2, e));
+    }
     let header = EdiHeader {
         interchange: Arc::clone(interchange),
         message_type,
@@ -161,8 +192,11 @@ fn transaction_set(
     Ok(RawMessage { header, text: Arc::clone(text), body })
 }
 
-fn close_group(group: &Group, ge: &Segment) -> Result<(), Located> {
+/// Checks GE against its GS and the interchange's earlier groups, keeping
+/// GE01 in the group's reference for its acknowledgement.
+fn close_group(group: &mut Group, ge: &Segment, earlier: &[GroupRef]) -> Result<(), Located> {
     let declared = count(SYNTAX, ge, 1, "GE01 (number of transaction sets)").map_err(syntax)?;
+    group.sets.declared = Some(declared);
     let sets = group.sets.messages.len();
     if declared != sets {
         let e = disagree(
@@ -172,11 +206,22 @@ fn close_group(group: &Group, ge: &Segment) -> Result<(), Located> {
                 group.control, sets
             ),
         );
-        return Err((e, Fault::Group { mismatch: Mismatch::Count, declared }));
+        return Err((e, Fault::Group { mismatch: Mismatch::Count }));
     }
     if ge.el(2) != group.control {
         let e = disagree(SYNTAX, format!("GE02 `{}` does not match GS06 `{}`", ge.el(2), group.control));
-        return Err((e, Fault::Group { mismatch: Mismatch::Reference, declared }));
+        return Err((e, Fault::Group { mismatch: Mismatch::Reference }));
+    }
+    if earlier.iter().any(|g| g.reference.as_deref() == Some(group.control.as_str())) {
+        let e = disagree(
+            SYNTAX,
+            format!(
+                "GS06 `{}` (segment {}) repeats the control number of an earlier group: X12 makes it unique \
+                 within its interchange",
+                group.control, group.gs.number
+            ),
+        );
+        return Err((e, Fault::Group { mismatch: Mismatch::Repeated }));
     }
     Ok(())
 }
