@@ -154,13 +154,21 @@ impl PendingAck {
     }
 
     /// The answer to a committed ingest: the JSON answer's status and
-    /// headers, the acknowledgement as its body.
+    /// headers, the acknowledgement as its body. A control number claimed
+    /// by other content is refused with 422 and the duplicate's rejection
+    /// (TA1 `025`, UCI `26`): the copy is not processed.
     pub fn respond(self, outcome: IngestOutcome) -> Result<Response, ApiError> {
-        let duplicate = matches!(outcome, IngestOutcome::Replayed { .. });
+        let duplicate = matches!(outcome, IngestOutcome::Replayed { .. } | IngestOutcome::KeyMismatch);
         let bytes = acknowledge(&self.envelope, self.kind, duplicate, self.number, ack_time())
             .ok_or_else(other_syntax)?;
-        let (mut parts, _) = outcome_response(outcome)?.into_parts();
         let media = media(self.kind.syntax());
+        if outcome == IngestOutcome::KeyMismatch {
+            let mut response = Response::new(Body::from(bytes));
+            *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+            response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(media));
+            return Ok(response);
+        }
+        let (mut parts, _) = outcome_response(outcome)?.into_parts();
         parts.headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(media));
         Ok(Response::from_parts(parts, Body::from(bytes)))
     }

@@ -63,8 +63,9 @@ impl From<CoreError> for ApiError {
         match e.class() {
             ErrorClass::Malformed => ApiError::BadRequest(e.to_string()),
             ErrorClass::Unsupported => ApiError::UnsupportedMediaType(format!(
-                "{e}; send the document itself as the body with Content-Type application/xml or \
-                 application/json (with curl: --data-binary @FILE -H 'Content-Type: application/xml')"
+                "{e}; send the document itself as the body with Content-Type application/xml, \
+                 application/json, application/EDIFACT or application/EDI-X12 (text/plain and \
+                 application/octet-stream are sniffed; with curl: --data-binary @FILE -H 'Content-Type: application/xml')"
             )),
             ErrorClass::Unusable => ApiError::Unprocessable(e.to_string()),
         }

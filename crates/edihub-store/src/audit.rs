@@ -25,6 +25,10 @@ pub const DELIVERY_FAILED: &str = "delivery.failed";
 pub const DELIVERY_REPLAYED: &str = "delivery.replayed";
 /// The action written when a key returns with another payload.
 pub const KEY_MISMATCH: &str = "idempotency_key.mismatch";
+/// The action written when an EDIFACT or X12 interchange control number
+/// (same sender and receiver, within its window) returns with other
+/// content: the interchange is refused, never answered with the first's.
+pub const INTERCHANGE_MISMATCH: &str = "interchange.mismatch";
 
 /// Largest detail value an audit event keeps whole, in bytes of JSON. Key
 /// values and document numbers come from senders: without a bound, one large
@@ -149,7 +153,8 @@ impl NewAuditEvent {
 
 impl NewAuditEvent {
     /// The event of a request whose key was claimed before: a blocked
-    /// duplicate when its response is replayed, else a key mismatch.
+    /// duplicate when its response is replayed, else a key (or
+    /// interchange) mismatch.
     /// `original` is the message the first request stored, if any.
     pub(crate) fn key_repeat(
         scope: &crate::Scope,
@@ -163,6 +168,7 @@ impl NewAuditEvent {
             action: match (replay, key.kind) {
                 (true, crate::DetectedBy::Interchange) => INTERCHANGE_DUPLICATE_BLOCKED,
                 (true, _) => DUPLICATE_BLOCKED,
+                (false, crate::DetectedBy::Interchange) => INTERCHANGE_MISMATCH,
                 (false, _) => KEY_MISMATCH,
             }
             .to_string(),

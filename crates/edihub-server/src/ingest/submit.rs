@@ -10,7 +10,7 @@ use edihub_core::Interchange;
 use edihub_store::{DetectedBy, IngestOutcome, IngestRequest, KeyClaim, MessageOutcome, NewMessage, Scope};
 
 use super::{now, outcome_response};
-use crate::edi::envelope;
+use crate::edi::{envelope, reused_number};
 use crate::edi_ack::PendingAck;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -49,9 +49,12 @@ pub async fn submit(state: &AppState, submission: Submission<'_>) -> Result<Resp
     {
         state.feed.notify();
     }
-    match ack {
-        Some(ack) => ack.respond(outcome),
-        None => outcome_response(outcome),
+    match (ack, &interchange) {
+        (Some(ack), _) => ack.respond(outcome),
+        // The control number was claimed by other content: refused, never
+        // answered with the other interchange's messages.
+        (None, Some(ic)) if outcome == IngestOutcome::KeyMismatch => Err(reused_number(ic)),
+        (None, _) => outcome_response(outcome),
     }
 }
 

@@ -24,7 +24,7 @@ use crate::api_doc::errors::{
     NotAcceptable, SenderTypeForbidden, TooLarge, Unauthenticated, Unavailable, UnsupportedType,
 };
 use crate::auth::{Sender, SenderIdentity};
-use crate::edi::interchange_claim;
+use crate::edi::{interchange_claim, interchange_content};
 use crate::edi_ack::{self, PendingAck};
 use crate::error::ApiError;
 use crate::extract::ApiQuery;
@@ -130,20 +130,24 @@ async fn receive(
 /// The request's key claim. An interchange's control number is its request
 /// key (see `crate::edi`): a request has one key claim, and for EDI the
 /// control number is the one the standards define, so an Idempotency-Key is
-/// not claimed then.
+/// not claimed then. An interchange's content is compared without the
+/// white space around it ([`interchange_content`]), a request's by its bytes.
 fn request_key(
     sender: &SenderIdentity,
     interchange: Option<&Interchange>,
     idempotency_key: Option<String>,
     bytes: &[u8],
 ) -> Result<Option<KeyClaim>, ApiError> {
-    let request_sha256 = hex::encode(Sha256::digest(bytes));
+    let digest = |bytes: &[u8]| hex::encode(Sha256::digest(bytes));
     Ok(match interchange {
-        Some(ic) => Some(interchange_claim(ic, request_sha256, sender.interchange_window_seconds)?),
+        Some(ic) => {
+            let content = digest(interchange_content(bytes));
+            Some(interchange_claim(ic, content, sender.interchange_window_seconds)?)
+        }
         None => idempotency_key.map(|key| KeyClaim {
             kind: DetectedBy::IdempotencyKey,
             key,
-            request_sha256,
+            request_sha256: digest(bytes),
             on_reuse: sender.on_key_reuse,
             window_seconds: None,
         }),

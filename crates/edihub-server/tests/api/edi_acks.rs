@@ -153,17 +153,18 @@ async fn x12_acks_pass_pyx12(backend: Backend) {
         repeat.text()
     );
     pyx12_valid(&repeat);
-    // A new interchange number with the same transaction sets: each set is a
-    // duplicate message, and still acknowledged as accepted (the hub has it).
+    // A new interchange number with the same transaction sets: without key
+    // fields each set is identified by ISA13 + GS06 + ST02, so they are new
+    // sets, acknowledged as accepted.
     let renumbered = String::from_utf8(real(X12_DUAL)).unwrap().replace("000000020", "000000021");
     let third = post(&app, renumbered.into_bytes(), "ack=999", &[]).await;
-    third.expect(200);
+    third.expect(202);
     let ack = ack_of(&third, "application/EDI-X12");
     assert_eq!(ack.documents[0].edi_header().unwrap().hub_type(), "X12.999");
     assert_eq!(segments(&ack, 0)[0], json!(["AK1", "IN", "1", "004010"]));
     assert_eq!(segments(&ack, 1)[2], json!(["IK5", "A"]));
     pyx12_valid(&third);
-    assert_eq!(app.count_prod().await, 3);
+    assert_eq!(app.count_prod().await, 6);
 }
 
 async fn contrl_then_a_rejection_of_the_repeated_interchange(backend: Backend) {
@@ -187,17 +188,22 @@ async fn contrl_then_a_rejection_of_the_repeated_interchange(backend: Backend) {
         ])
     );
 
-    // The D10B file repeats interchange 36790 of the same sender: rejected
-    // as a duplicate (action 4, syntax error 26), under the next number.
-    let again = post(&app, real(D10B), "ack=contrl", &[]).await;
+    // The interchange again: rejected as a duplicate (action 4, syntax
+    // error 26), under the next number. The D10B file repeats interchange
+    // 36790 of the same sender with other content: the same rejection, 422.
+    let rejected =
+        json!([["UCI", "36790", ["TP_UNEDIFACT_ID", "ZZ"], ["Company_UNEDIFACT_ID", "ZZ"], "4", "26"]]);
+    let again = post(&app, real(D96A), "ack=contrl", &[]).await;
     again.expect(200);
     assert!(again.replayed());
     let read = pydifact_read(&again);
     assert_eq!(read["control_reference"], "2");
-    assert_eq!(
-        read["messages"][0]["segments"],
-        json!([["UCI", "36790", ["TP_UNEDIFACT_ID", "ZZ"], ["Company_UNEDIFACT_ID", "ZZ"], "4", "26"]])
-    );
+    assert_eq!(read["messages"][0]["segments"], rejected);
+    let other = post(&app, real(D10B), "ack=contrl", &[]).await;
+    other.expect(422);
+    let read = pydifact_read(&other);
+    assert_eq!(read["control_reference"], "3");
+    assert_eq!(read["messages"][0]["segments"], rejected);
     assert_eq!(app.count_prod().await, 1);
 }
 
@@ -214,7 +220,7 @@ async fn ack_numbers_count_per_partner(backend: Backend) {
     assert_eq!(number(&d96a), "1");
     assert_eq!(number(&post(&app, real(D96A), "ack=contrl", &[]).await), "2");
     // A request without an acknowledgement takes no number.
-    post(&app, real(D10B), "", &[]).await.expect(200);
+    post(&app, real(D96A), "", &[]).await.expect(200);
     assert_eq!(number(&post(&app, other(), "ack=contrl", &[]).await), "2");
     // Another environment counts on its own.
     let mut qa = receive_request(Some(&bearer(ACME_QA)), Some("application/EDIFACT"), real(D96A), &[]);

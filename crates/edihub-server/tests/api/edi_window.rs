@@ -1,7 +1,8 @@
 //! The interchange window per environment: a repeated interchange control
 //! number (same sender and receiver) is a duplicate of the whole interchange
-//! within the environment's `interchange_window`, and a new interchange
-//! after it, whatever `retention.keys_days` keeps.
+//! (or, with other content, refused) within the environment's
+//! `interchange_window`, and a new interchange after it, whatever
+//! `retention.keys_days` keeps.
 
 use crate::support::*;
 
@@ -32,15 +33,18 @@ async fn interchange_window_ends_per_environment(backend: Backend) {
     let app = TestApp::start(backend, config).await;
     for key in [ACME_PROD, ACME_QA] {
         post(&app, key, x12("000000501", "0001")).await.expect(202);
-        // The same number with another set inside: the whole interchange is a duplicate.
-        let again = post(&app, key, x12("000000501", "0002")).await;
+        // The same interchange again: a duplicate of the whole interchange.
+        let again = post(&app, key, x12("000000501", "0001")).await;
         again.expect(200);
         assert!(again.replayed());
+        // The same number with another set inside: refused within the window.
+        post(&app, key, x12("000000501", "0002")).await.expect(422);
     }
     assert_eq!((app.count("acme", "prod").await, app.count("acme", "qa").await), (1, 1));
     let blocked = app.audit_events("action=interchange.duplicate_blocked").await;
     assert_eq!(blocked.len(), 2, "one per environment: {blocked:?}");
     assert!(blocked.iter().all(|e| e["idempotency_key"] == "X12|ZZ:PARTNERA|ZZ:ACME|000000501"));
+    assert_eq!(app.audit_events("action=interchange.mismatch").await.len(), 2);
 
     tokio::time::sleep(std::time::Duration::from_millis(2600)).await;
     // prod: the window is over, the number makes a new interchange (its
@@ -49,9 +53,10 @@ async fn interchange_window_ends_per_environment(backend: Backend) {
     after.expect(202);
     assert!(!after.replayed());
     assert_outcome(&after.json()["messages"][0], "accepted");
-    post(&app, ACME_PROD, x12("000000501", "0004")).await.expect(200);
+    post(&app, ACME_PROD, x12("000000501", "0003")).await.expect(200);
+    post(&app, ACME_PROD, x12("000000501", "0004")).await.expect(422);
     // qa: still within its 30 days.
-    let qa = post(&app, ACME_QA, x12("000000501", "0003")).await;
+    let qa = post(&app, ACME_QA, x12("000000501", "0001")).await;
     qa.expect(200);
     assert!(qa.replayed());
     assert_eq!((app.count("acme", "prod").await, app.count("acme", "qa").await), (2, 1));

@@ -14,6 +14,7 @@ mod support;
 
 // The receive endpoint.
 mod edi_acks;
+mod edi_content;
 mod edi_hostile;
 mod edi_refusals;
 mod edi_window;

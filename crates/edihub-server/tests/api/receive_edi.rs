@@ -122,11 +122,9 @@ async fn edifact_cross_version_pair_is_one_order(backend: Backend) {
     assert_eq!(messages(&body)[0]["mestyp"], "D96A");
 
     // The D10B file reuses interchange number 36790 between the same
-    // partners: a repeated interchange, whatever its content.
-    let second = post(&app, None, real(D10B)).await;
-    second.expect(200);
-    assert!(second.replayed());
-    let events = app.audit_events("action=interchange.duplicate_blocked").await;
+    // partners for other content: refused, not answered with the D96A's result.
+    post(&app, None, real(D10B)).await.expect_problem(422, "was already received with other content");
+    let events = app.audit_events("action=interchange.mismatch").await;
     let [e] = events.as_slice() else { panic!("one interchange event: {events:?}") };
     assert_eq!(e["details"]["same_payload"], false);
     assert_eq!(e["original_message_id"], id);
@@ -157,15 +155,16 @@ async fn interchange_with_three_sets_gives_three_results(backend: Backend) {
     let want = [("X12.810", "000000001"), ("X12.810", "000000002"), ("X12.850", "000191240")];
     assert_eq!(got, want.map(|(t, d)| (t.to_string(), d.to_string())));
     assert_eq!(app.count_prod().await, 3);
-    // In a new interchange (ISA13/IEA02), the 810s are caught by their
-    // control numbers (GS06 + ST02, no key fields), the 850 by BEG03.
+    // In a new interchange (ISA13/IEA02), the 850 is caught by BEG03; the
+    // 810s have no key fields, and their control numbers (ISA13 + GS06 +
+    // ST02) are new: new invoices.
     let text = String::from_utf8(real("staedi_invoice810_po850_dual.edi")).unwrap();
     let again = post(&app, Some("application/EDI-X12"), text.replace("000000020", "000000021")).await;
-    again.expect(200);
+    again.expect(202);
     let body = again.json();
     let by: Vec<&str> = messages(&body).iter().map(|m| m["detected_by"].as_str().unwrap_or("-")).collect();
-    assert_eq!(by, ["fingerprint"; 3], "{body}");
-    assert_eq!(app.count_prod().await, 3);
+    assert_eq!(by, ["-", "-", "fingerprint"], "{body}");
+    assert_eq!(app.count_prod().await, 5);
 }
 
 async fn counts_that_disagree_are_422_and_store_nothing(backend: Backend) {

@@ -3,7 +3,9 @@
 use chrono::Duration;
 
 use super::*;
-use crate::{AuditFilter, DUPLICATE_BLOCKED, KEY_MISMATCH};
+use crate::{
+    AuditFilter, DUPLICATE_BLOCKED, INTERCHANGE_DUPLICATE_BLOCKED, INTERCHANGE_MISMATCH, KEY_MISMATCH,
+};
 
 /// New → accepted; same fingerprint → duplicate of the original, audited.
 pub async fn new_then_duplicate(store: StoreRef) {
@@ -160,6 +162,28 @@ pub async fn interchange_window_releases_its_claim(store: StoreRef) {
         );
     }
     assert_eq!(store.count_messages(&scope).await.unwrap(), 6, "two sends of each interchange stored");
+    // A claim that refuses reuse (as interchanges do): other content under
+    // the number is a mismatch, audited as one, and stores nothing; the
+    // same content replays.
+    let strict = |sha: &str| KeyClaim {
+        on_reuse: KeyReusePolicy::Reject,
+        request_sha256: sha.into(),
+        ..claim("X12|ZZ:A|ZZ:B|3")
+    };
+    processed(ingest_at(&store, &scope, Some(strict("sha-ic")), vec![message(Some("s1"))], t).await);
+    let other = ingest_at(&store, &scope, Some(strict("sha-other")), vec![message(Some("s2"))], t).await;
+    assert_eq!(other, IngestOutcome::KeyMismatch);
+    let same = ingest_at(&store, &scope, Some(strict("sha-ic")), vec![message(Some("s3"))], t).await;
+    assert!(matches!(same, IngestOutcome::Replayed(_)), "{same:?}");
+    let events = store
+        .list_audit(&AuditFilter { tenant: Some(scope.tenant_id.clone()), limit: 2, ..Default::default() })
+        .await
+        .unwrap();
+    let actions: Vec<&str> = events.iter().map(|e| e.action.as_str()).collect();
+    assert_eq!(actions, [INTERCHANGE_DUPLICATE_BLOCKED, INTERCHANGE_MISMATCH]);
+    assert_eq!(events[1].details.0["same_payload"], false);
+    assert_eq!(events[1].detected_by.as_deref(), Some("interchange"));
+    assert_eq!(store.count_messages(&scope).await.unwrap(), 7);
     // An Idempotency-Key (no window) still replays a day later.
     let plain = key("k-plain", "sha-p");
     processed(ingest_at(&store, &scope, Some(plain.clone()), vec![message(Some("p1"))], t).await);

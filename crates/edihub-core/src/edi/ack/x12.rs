@@ -144,9 +144,16 @@ fn header_note(element: usize) -> &'static str {
 }
 
 /// TA101–TA105: the received ISA13, ISA09, ISA10; `status`; `note`.
+/// TA101 has nine digits: a received ISA13 of another width (refused with
+/// note `018`) is written as its number in nine digits when it has one.
 fn ta1(w: &mut Writer<'_>, envelope: &Envelope, status: &str, note: &str) {
-    let ic = &envelope.interchange;
-    w.segment("TA1", &[&[&ic.control_number], &[&envelope.date], &[&envelope.time], &[status], &[note]]);
+    let sent = envelope.interchange.control_number.as_str();
+    let number = sent.trim_start_matches('0');
+    let control = match number.len() {
+        len if len <= 9 && sent.bytes().all(|b| b.is_ascii_digit()) => format!("{number:0>9}"),
+        _ => sent.to_string(),
+    };
+    w.segment("TA1", &[&[&control], &[&envelope.date], &[&envelope.time], &[status], &[note]]);
 }
 
 /// A repetition separator for a 00501 envelope when the received one
