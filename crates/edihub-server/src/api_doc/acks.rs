@@ -69,7 +69,8 @@ impl IntoResponses for RefusedWithAck {
             (
                 "422".to_string(),
                 refusal(
-                    "Well-formed but unusable (for an interchange: counts or references that disagree); with an \
+                    "Well-formed but unusable (for an interchange: counts or references that disagree, control \
+                     numbers repeated within it, or its control number reused for other content); with an \
                      acknowledgement asked for, that acknowledgement (a 997/999, TA1 or CONTRL rejecting it)",
                     X12_COUNT_REFUSED,
                     EDIFACT_COUNT_REFUSED,

@@ -103,7 +103,9 @@ pub struct EnvironmentConfig {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub consumer_keys_sha256: Vec<String>,
     /// What a repeated Idempotency-Key with another payload gets:
-    /// `reject` (422, the default) or `replay` (the first response).
+    /// `reject` (422, the default) or `replay` (the first response). An
+    /// EDIFACT/X12 interchange control number reused for other content is
+    /// refused either way (see `crate::edi`).
     #[serde(default)]
     pub on_key_reuse: KeyReusePolicy,
     /// The only message types this environment's API keys may send
