@@ -8,7 +8,7 @@ use edihub_store::Store;
 use crate::auth::Credentials;
 use crate::catalog::Catalog;
 use crate::config::Config;
-use crate::feed::FeedSignal;
+use crate::feed::{Cursors, FeedSignal, RenderBudget};
 use crate::ingest::BodyBudget;
 use crate::integrations::Registry;
 use crate::integrations::rejections::Rejections;
@@ -41,6 +41,10 @@ pub struct Inner {
     pub rejections: Rejections,
     /// Wakes the pull feed's waiting requests when messages are stored.
     pub feed: FeedSignal,
+    /// The memory the feed's pages being rendered share (`feed.render_budget_bytes`).
+    pub render_budget: RenderBudget,
+    /// The key that seals feed cursors, read from the database on first use.
+    pub cursors: Cursors,
 }
 
 impl AppState {
@@ -57,6 +61,8 @@ impl AppState {
             webhook_body_budget: BodyBudget::new(config.max_inflight_webhook_body_bytes),
             rejections: Rejections::default(),
             feed: FeedSignal::default(),
+            render_budget: RenderBudget::new(config.feed.render_budget_bytes),
+            cursors: Cursors::default(),
             config,
         }))
     }

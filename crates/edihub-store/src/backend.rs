@@ -84,8 +84,10 @@ pub(crate) trait Backend:
 
     /// One page of the pull feed (see [`crate::feed`]): `$1` tenant, `$2`
     /// environment, `$3`/`$4` the position to read after, `$5` a message
-    /// type or NULL, `$6` the limit; [`crate::feed::FeedRow`] rows in
-    /// position order, only those no running transaction can precede.
+    /// type or NULL, `$6` the most rows to return, `$7` the most to
+    /// examine; [`crate::feed::FeedRow`] rows in position order, only those
+    /// no running transaction can precede: the examined ones of the type,
+    /// and the last one examined.
     const FEED_PAGE: &'static str;
 
     /// Leases the head of a `fifo` destination's line (see

@@ -232,10 +232,16 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// `None` once purged.
     async fn message_body(&self, body_id: uuid::Uuid) -> Result<Option<bytes::Bytes>>;
     /// One page of an environment's pull feed: the messages after
-    /// `query.after`, oldest first. Following [`FeedPage::next`] yields
-    /// every message once, in a stable order, even when transactions commit
-    /// out of order (see the `feed` module).
+    /// `query.after`, oldest first, with where their bodies are. Following
+    /// [`FeedPage::next`] yields every message once, in a stable order,
+    /// even when transactions commit out of order (see the `feed` module).
     async fn feed(&self, query: &FeedQuery<'_>) -> Result<FeedPage>;
+    /// The bodies held by `body_ids` ([`FeedMessage::body_id`]), in no
+    /// particular order; a purged one is left out.
+    async fn message_bodies(&self, body_ids: &[uuid::Uuid]) -> Result<Vec<(uuid::Uuid, bytes::Bytes)>>;
+    /// The database's secret key of feed cursors (32 bytes, made by a
+    /// migration): every replica seals and opens cursors with the same key.
+    async fn feed_cursor_key(&self) -> Result<Vec<u8>>;
     /// How many messages an environment holds.
     async fn count_messages(&self, scope: &Scope) -> Result<i64>;
     /// Appends an audit event outside any ingest transaction.

@@ -214,6 +214,18 @@ impl<DB: Backend> Store for SqlStore<DB> {
         session.done(value).await
     }
 
+    async fn message_bodies(&self, body_ids: &[Uuid]) -> Result<Vec<(Uuid, bytes::Bytes)>> {
+        let mut session = self.db.session().await?;
+        let value = DB::message_bodies(&mut session, body_ids).await?;
+        session.done(value).await
+    }
+
+    async fn feed_cursor_key(&self) -> Result<Vec<u8>> {
+        let mut session = self.db.session().await?;
+        let value = DB::feed_cursor_key(&mut session).await?;
+        session.done(value).await
+    }
+
     async fn count_messages(&self, scope: &Scope) -> Result<i64> {
         let mut session = self.db.session().await?;
         let value = DB::count_messages(&mut session, scope).await?;

@@ -84,6 +84,8 @@ suite!(
     feed_pages_in_order,
     feed_cursor_survives_a_purge,
     feed_follows_concurrent_ingest,
+    feed_scan_is_bounded,
+    feed_page_ends_at_its_byte_budget,
 );
 
 /// Acknowledgement numbers go on increasing after the store is closed and

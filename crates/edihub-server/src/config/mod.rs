@@ -99,6 +99,8 @@ pub struct Config {
     pub signature_rejection_audit_secs: u64,
     /// Background release and purge of old data.
     pub retention: RetentionConfig,
+    /// The pull feed's page and scan bounds.
+    pub feed: FeedConfig,
     /// The admin credential.
     pub admin: AdminConfig,
     /// Tenants and their environments.
@@ -154,6 +156,7 @@ impl Default for Config {
             shutdown_grace_secs: 30,
             signature_rejection_audit_secs: 60,
             retention: RetentionConfig::default(),
+            feed: FeedConfig::default(),
             admin: AdminConfig::default(),
             tenants: Vec::new(),
             message_types: Vec::new(),

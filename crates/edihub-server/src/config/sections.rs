@@ -52,6 +52,33 @@ impl Default for RetentionConfig {
     }
 }
 
+/// The pull feed's bounds (`GET /api/edi-hub/messages`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FeedConfig {
+    /// Bytes of envelopes one page holds at most: a page ends early rather
+    /// than grow past it, and the stored bodies it reads stay within it too.
+    /// Its first message is always on it, so a message whose envelope alone
+    /// is larger comes on a page of its own.
+    pub page_bytes: usize,
+    /// Most messages one read with `message_type` examines: a type that
+    /// matches nothing costs one bounded step, and the answer's
+    /// `next_cursor` moves past what it examined.
+    pub scan_messages: i64,
+    /// Memory the pages being rendered at once may take together, as
+    /// estimated from their stored bodies (a parsed body takes several
+    /// times its size): a read whose estimate does not fit waits for its
+    /// turn (within `request_timeout_secs`), and one larger than the whole
+    /// budget is rendered alone.
+    pub render_budget_bytes: usize,
+}
+
+impl Default for FeedConfig {
+    fn default() -> Self {
+        Self { page_bytes: 8 * 1024 * 1024, scan_messages: 10_000, render_budget_bytes: 256 * 1024 * 1024 }
+    }
+}
+
 /// The admin credential, stored only as a hash, and the admin search.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -102,6 +102,15 @@ impl Config {
         if !(1..=10_000_000).contains(&self.admin.search_scan_messages) {
             return Err(ConfigError::new("admin.search_scan_messages", "must be from 1 to 10000000"));
         }
+        if self.feed.page_bytes < 1024 {
+            return Err(ConfigError::new("feed.page_bytes", "must be at least 1024"));
+        }
+        if !(1..=10_000_000).contains(&self.feed.scan_messages) {
+            return Err(ConfigError::new("feed.scan_messages", "must be from 1 to 10000000"));
+        }
+        if self.feed.render_budget_bytes < 1024 * 1024 {
+            return Err(ConfigError::new("feed.render_budget_bytes", "must be at least 1048576"));
+        }
         if self.retention.pause_ms > 10_000 {
             return Err(ConfigError::new("retention.pause_ms", "must be at most 10000"));
         }

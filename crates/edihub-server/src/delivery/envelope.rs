@@ -9,13 +9,11 @@
 //! `Value` object sorts them (`serde_json` without `preserve_order`), so
 //! the bytes are what an envelope has always been.
 //!
-//! A packet's messages share the body they arrived in; [`Envelopes`] parses
-//! each shared body once for all the messages of a feed page.
-
-use std::collections::HashMap;
+//! A packet's messages share the body they arrived in; the feed parses each
+//! shared body once for all the messages of a page (`feed::render`).
 
 use chrono::{DateTime, Utc};
-use edihub_store::{FeedMessage, MessageMeta};
+use edihub_store::MessageMeta;
 use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;
@@ -57,32 +55,6 @@ pub(crate) fn envelope_of<'a>(meta: &'a MessageMeta, documents: &'a [Value]) -> 
         payload: usize::try_from(meta.packet_index).ok().and_then(|i| documents.get(i)),
         received_at: meta.received_at,
         tenant: &meta.tenant_id,
-    }
-}
-
-/// The envelopes of one feed page's messages, each shared body parsed once.
-#[derive(Debug, Default)]
-pub struct Envelopes {
-    /// Parsed bodies by the address of their bytes (a packet's messages
-    /// share one buffer).
-    parsed: HashMap<usize, Vec<Value>>,
-}
-
-impl Envelopes {
-    /// The envelopes of `messages`, in their order.
-    pub(crate) fn of<'a>(&'a mut self, messages: &'a [FeedMessage]) -> Vec<Envelope<'a>> {
-        for m in messages {
-            self.parsed
-                .entry(m.payload.as_ptr() as usize)
-                .or_insert_with(|| documents(&m.payload, m.meta.content_type.as_deref()));
-        }
-        let parsed = &self.parsed;
-        messages
-            .iter()
-            .map(|m| {
-                envelope_of(&m.meta, parsed.get(&(m.payload.as_ptr() as usize)).map_or(&[], Vec::as_slice))
-            })
-            .collect()
     }
 }
 

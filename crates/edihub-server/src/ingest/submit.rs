@@ -47,7 +47,7 @@ pub async fn submit(state: &AppState, submission: Submission<'_>) -> Result<Resp
     if let IngestOutcome::Processed(answer) = &outcome
         && answer.outcomes.iter().any(|o| matches!(o, MessageOutcome::Accepted(_)))
     {
-        state.feed.notify();
+        state.feed.notify(scope);
     }
     match (ack, &interchange) {
         (Some(ack), _) => ack.respond(outcome),

@@ -10,19 +10,20 @@
 
 use std::time::Duration;
 
+use axum::body::Body;
 use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
-use edihub_store::{FeedPosition, FeedQuery, StoreError};
-use serde::{Deserialize, Serialize};
+use edihub_store::{FeedPosition, FeedQuery, Scope};
+use serde::Deserialize;
 
 use crate::api_doc::FeedPage;
 use crate::api_doc::errors::{BadInput, SenderKeyOnFeed, Unauthenticated, Unavailable};
 use crate::auth::Consumer;
-use crate::delivery::envelope::{Envelope, Envelopes};
 use crate::error::ApiError;
 use crate::extract::ApiQuery;
-use crate::feed::{decode_cursor, encode_cursor};
+use crate::feed::cursor::{CursorError, CursorKey};
+use crate::feed::render::{HeldBody, render};
 use crate::state::AppState;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -56,13 +57,19 @@ struct Checked {
 }
 
 impl FeedParams {
-    fn check(self) -> Result<Checked, ApiError> {
+    fn check(self, key: &CursorKey, scope: &Scope) -> Result<Checked, ApiError> {
         let after = match self.after.filter(|s| !s.is_empty()) {
             None => None,
-            Some(text) => Some(decode_cursor(&text).ok_or_else(|| {
-                ApiError::BadRequest(
-                    "`after` is not a cursor this API returned; pass a previous answer's next_cursor".into(),
-                )
+            Some(text) => Some(key.open(scope, &text).map_err(|e| {
+                ApiError::BadRequest(match e {
+                    CursorError::Malformed => {
+                        "`after` is not a cursor this API returned; pass a previous answer's next_cursor"
+                            .into()
+                    }
+                    CursorError::Foreign => "`after` is not a cursor of this environment's feed (or it was \
+                        changed); pass a previous answer's next_cursor"
+                        .into(),
+                })
             })?),
         };
         let limit = match self.limit {
@@ -105,27 +112,27 @@ async fn feed(
     Consumer(scope): Consumer,
     ApiQuery(params): ApiQuery<FeedParams>,
 ) -> Result<Response, ApiError> {
-    let checked = params.check()?;
+    let key = state.cursors.key(state.store.as_ref()).await?;
+    let checked = params.check(key, &scope)?;
+    let bounds = &state.config.feed;
     let query = FeedQuery {
         scope: &scope,
         after: checked.after,
         message_type: checked.message_type.as_deref(),
         limit: checked.limit,
+        scan: bounds.scan_messages,
+        max_body_bytes: u64::try_from(bounds.page_bytes).unwrap_or(u64::MAX),
     };
     let page = state.feed.page(state.store.as_ref(), &query, checked.wait).await?;
-    let mut envelopes = Envelopes::default();
-    let messages = envelopes.of(&page.messages);
-    let next_cursor = encode_cursor(page.next.unwrap_or(FeedPosition::START));
-    // Written straight from the borrowed envelopes (a `Value` would copy
-    // every payload); the members in the order they always had.
-    let body = serde_json::to_vec(&Page { messages, next_cursor })
-        .map_err(|e| ApiError::Internal(StoreError::Invariant(format!("feed page: {e}"))))?;
+    let rendered = render(state.store.as_ref(), &state.render_budget, page, bounds.page_bytes).await?;
+    let next_cursor = key.seal(&scope, rendered.next.unwrap_or(FeedPosition::START));
+    // The members in the order they always had: the envelopes, then the
+    // cursor (the envelopes are not copied again).
+    let parts = vec![
+        bytes::Bytes::from_static(b"{\"messages\":"),
+        bytes::Bytes::from(rendered.envelopes),
+        bytes::Bytes::from(format!(",\"next_cursor\":\"{next_cursor}\"}}")),
+    ];
+    let body = Body::new(HeldBody::new(parts, rendered.share));
     Ok(([(CONTENT_TYPE, "application/json")], body).into_response())
-}
-
-/// A feed page as sent (documented as [`FeedPage`]).
-#[derive(Serialize)]
-struct Page<'a> {
-    messages: Vec<Envelope<'a>>,
-    next_cursor: String,
 }

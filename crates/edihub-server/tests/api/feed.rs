@@ -224,7 +224,142 @@ async fn bad_parameters_are_refused_by_name(backend: Backend) {
     assert_eq!(app.count_prod().await, 3);
 }
 
+/// Stores `n` shop orders whose payloads carry `pad` bytes of padding; their ids.
+async fn padded_orders(app: &TestApp, prefix: &str, n: usize, pad: usize) -> Vec<String> {
+    let mut ids = Vec::new();
+    for i in 0..n {
+        let body = json!({ "order": { "id": format!("{prefix}-{i}") }, "pad": "x".repeat(pad) }).to_string();
+        let res = app.post_json(ACME_PROD, body, &[("x-message-type", "shop.order")]).await;
+        ids.push(accepted(&res)["id"].as_str().expect("id").to_string());
+    }
+    ids
+}
+
+async fn pages_end_at_their_byte_budget(backend: Backend) {
+    const PAGE_BYTES: usize = 4096;
+    let config = TestConfig::new().with(|c| c.feed.page_bytes = PAGE_BYTES);
+    let app = TestApp::start(backend, config).await;
+    let mut stored = padded_orders(&app, "small", 7, 1200).await;
+    stored.extend(padded_orders(&app, "large", 1, 20_000).await);
+    stored.extend(padded_orders(&app, "after", 2, 1200).await);
+    let (mut seen, mut sizes, mut cursor) = (Vec::new(), Vec::new(), String::new());
+    for _ in 0..100 {
+        // A long poll while messages are missing: on PostgreSQL a message
+        // shows once every older transaction of the server has ended.
+        let wait = if seen.len() < stored.len() { 1 } else { 0 };
+        let res = feed(&app, ACME_PROD_FEED, &format!("limit=500&wait={wait}&after={cursor}")).await;
+        res.expect(200);
+        let (text, body) = (res.text(), res.json());
+        let messages = body["messages"].as_array().expect("messages").clone();
+        cursor = body["next_cursor"].as_str().expect("next_cursor").to_string();
+        if messages.is_empty() {
+            if seen.len() < stored.len() {
+                continue;
+            }
+            break;
+        }
+        // The bytes of the envelopes' array: between `{"messages":` and the cursor.
+        let envelopes = text.rfind(",\"next_cursor\"").expect("the cursor") - "{\"messages\":".len();
+        if messages.len() > 1 {
+            assert!(envelopes <= PAGE_BYTES, "a page of {} holds {envelopes} bytes", messages.len());
+        }
+        sizes.push(messages.len());
+        seen.extend(messages.iter().map(|m| m["id"].as_str().expect("id").to_string()));
+    }
+    assert_eq!(seen, stored, "every message once, in order, across the short pages");
+    // Two envelopes of ~1.3 KB fit 4 KiB, three do not; the 20 KB one comes alone.
+    assert_eq!(sizes, [2, 2, 2, 1, 1, 2]);
+    assert_eq!(app.count_prod().await, 10, "nothing stored or lost");
+    let budget_kib = app.state.config.feed.render_budget_bytes.div_ceil(1024);
+    assert_eq!(app.state.render_budget.available_kib(), budget_kib, "every page gave its share back");
+}
+
+async fn a_type_that_matches_nothing_moves_the_cursor_on(backend: Backend) {
+    let config = TestConfig::new().with(|c| c.feed.scan_messages = 5);
+    let app = TestApp::start(backend, config).await;
+    let orders = padded_orders(&app, "o", 12, 10).await;
+    settled(&app, ACME_PROD_FEED, "limit=500", orders.len()).await;
+    let (_, start) = page(&app, ACME_PROD_FEED, "limit=1&message_type=erp.feed").await;
+    let (first, _) = page(&app, ACME_PROD_FEED, "limit=5").await;
+    let (at_five, _) = page(&app, ACME_PROD_FEED, "limit=6").await;
+    assert_eq!(first.len(), 5);
+    // Five examined, none of the type: the cursor is past the fifth order.
+    let (after_five, _) = page(&app, ACME_PROD_FEED, &format!("after={start}")).await;
+    assert_eq!(after_five.first().map(|m| &m["id"]), at_five.last().map(|m| &m["id"]));
+    // Following it: a bounded step per read (a wait answers at once while
+    // the scan has more to examine), then the cursor stays at the end.
+    let (mut cursor, mut reads) = (start, 1);
+    loop {
+        // `limit=1`: a read examines `feed.scan_messages` or `limit`, whichever is more.
+        let query = format!("after={cursor}&limit=1&message_type=erp.feed&wait=0");
+        let (none, next) = page(&app, ACME_PROD_FEED, &query).await;
+        assert!(none.is_empty());
+        reads += 1;
+        if next == cursor {
+            break;
+        }
+        cursor = next;
+    }
+    assert_eq!(reads, 4, "12 orders, five a read, then one that examined nothing");
+    let (rest, _) = page(&app, ACME_PROD_FEED, &format!("after={cursor}")).await;
+    assert!(rest.is_empty(), "the cursor is past every order: {rest:?}");
+    let body = json!({ "id": "feed-1", "docnum": "5001" }).to_string();
+    let id = accepted(&app.post_json(ACME_PROD, body, &[("x-message-type", "erp.feed")]).await)["id"].clone();
+    let (found, _) = settled(&app, ACME_PROD_FEED, &format!("after={cursor}&message_type=erp.feed"), 1).await;
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0]["id"], id, "the message of the type, once");
+    assert_eq!(app.count_prod().await, 13);
+}
+
+async fn cursors_are_sealed_and_old_ones_still_work(backend: Backend) {
+    use base64::Engine;
+    let app = TestApp::new(backend).await;
+    let stored = padded_orders(&app, "c", 3, 10).await;
+    settled(&app, ACME_PROD_FEED, "limit=500", 3).await;
+    let (one, cursor) = page(&app, ACME_PROD_FEED, "limit=1").await;
+    assert_eq!(one[0]["id"], stored[0].as_str());
+    // The position behind the cursor, straight from the store.
+    let scope = edihub_store::Scope::new("acme", "prod");
+    let query = edihub_store::FeedQuery {
+        scope: &scope,
+        after: None,
+        message_type: None,
+        limit: 1,
+        scan: 1,
+        max_body_bytes: u64::MAX,
+    };
+    let position = app.state.store.feed(&query).await.expect("feed").next.expect("a position");
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(&cursor).expect("base64url");
+    assert_eq!(raw.len(), 40, "a sealed cursor");
+    assert!(!raw.windows(8).any(|w| w == position.major.to_be_bytes()), "the position's number is hidden");
+    assert!(!raw.windows(16).any(|w| w == position.id.as_bytes()), "and so is the message id");
+    // It continues where it was; the same position always seals alike.
+    let (rest, end) = page(&app, ACME_PROD_FEED, &format!("after={cursor}")).await;
+    let ids: Vec<&str> = rest.iter().map(|m| m["id"].as_str().expect("id")).collect();
+    assert_eq!(ids, [stored[1].as_str(), stored[2].as_str()]);
+    let (_, again) = page(&app, ACME_PROD_FEED, &format!("after={end}")).await;
+    assert_eq!(again, end, "an empty page answers the cursor it was given");
+    // A cursor from before cursors were sealed (the bare position) still works.
+    let bare = edihub_server::feed::cursor::bare_cursor(position);
+    assert_eq!(bare.len(), 32);
+    let (from_bare, sealed) = page(&app, ACME_PROD_FEED, &format!("after={bare}")).await;
+    assert_eq!(from_bare, rest, "the old cursor continues exactly where the new one does");
+    assert_eq!((sealed.len(), &sealed), (54, &end), "and the answer carries a sealed cursor");
+    // Another environment's cursor, a changed one: refused, naming `after`.
+    feed(&app, ACME_QA_FEED, &format!("after={cursor}"))
+        .await
+        .expect_problem(400, "`after` is not a cursor of this environment");
+    let mut changed = raw.clone();
+    changed[20] ^= 0x40;
+    let changed = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(changed);
+    feed(&app, ACME_PROD_FEED, &format!("after={changed}")).await.expect_problem(400, "`after`");
+    assert_eq!(app.count_prod().await, 3, "nothing stored or lost");
+}
+
 backend_tests!(
+    pages_end_at_their_byte_budget,
+    a_type_that_matches_nothing_moves_the_cursor_on,
+    cursors_are_sealed_and_old_ones_still_work,
     consumer_sees_every_message_once_under_concurrent_ingest,
     envelopes_carry_the_message_and_filter_by_type,
     long_poll_answers_with_the_message_that_arrives,

@@ -9,7 +9,8 @@ use super::*;
 use crate::testing::{Backend, TestDb};
 use crate::{FeedPage, FeedPosition, FeedQuery, RetentionStep};
 
-/// One page of `scope`'s feed.
+/// One page of `scope`'s feed, with a scan bound and byte budget no check
+/// here reaches unless it means to.
 pub async fn feed_page(
     store: &StoreRef,
     scope: &Scope,
@@ -17,7 +18,17 @@ pub async fn feed_page(
     message_type: Option<&str>,
     limit: i64,
 ) -> FeedPage {
-    store.feed(&FeedQuery { scope, after, message_type, limit }).await.expect("feed")
+    let query = FeedQuery { scope, after, message_type, limit, scan: 10_000, max_body_bytes: u64::MAX };
+    store.feed(&query).await.expect("feed")
+}
+
+/// The bodies of `page`'s messages, in page order.
+pub async fn page_bodies(store: &StoreRef, page: &FeedPage) -> Vec<bytes::Bytes> {
+    let ids: Vec<Uuid> =
+        page.messages.iter().map(|m| m.body_id).collect::<HashSet<_>>().into_iter().collect();
+    let bodies: std::collections::HashMap<Uuid, bytes::Bytes> =
+        store.message_bodies(&ids).await.expect("bodies").into_iter().collect();
+    page.messages.iter().map(|m| bodies.get(&m.body_id).cloned().unwrap_or_default()).collect()
 }
 
 /// Follows the feed from `after` until a page is empty; the ids in order
@@ -94,22 +105,31 @@ pub async fn feed_pages_in_order(store: StoreRef) {
     assert!(feed_page(&store, &scope, end, None, 100).await.messages.is_empty());
 
     let page = feed_page(&store, &scope, None, None, 100).await;
-    for m in page.messages.iter().filter(|m| m.meta.message_type == "DELVRY07") {
-        assert_eq!(m.payload, body, "a packet's message carries the packet's body");
+    let bodies = page_bodies(&store, &page).await;
+    for (m, b) in page.messages.iter().zip(&bodies).filter(|(m, _)| m.meta.message_type == "DELVRY07") {
+        assert_eq!(*b, body, "a packet's message carries the packet's body");
+        assert_eq!(m.body_bytes, body.len() as u64);
     }
-    assert_eq!(page.messages[0].payload.as_ref(), b"<ORDERS05/>");
+    assert_eq!(bodies[0].as_ref(), b"<ORDERS05/>");
+    assert_eq!(page.messages[0].body_bytes, 11);
     // A page that starts inside the packet still finds its body.
     let inside = feed_page(&store, &scope, Some(page.messages[6].position), None, 100).await;
     assert_eq!(inside.messages.len(), 1);
-    assert_eq!(inside.messages[0].payload, body);
+    assert_eq!(inside.messages[0].body_bytes, body.len() as u64, "the size of a body held before the page");
+    assert_eq!(page_bodies(&store, &inside).await, [body.clone()]);
 
     let invoices = feed_page(&store, &scope, None, Some("INVOIC02"), 100).await;
     let ids: Vec<Uuid> = invoices.messages.iter().map(|m| m.meta.id).collect();
     assert_eq!(ids, [stored[1], stored[3]]);
-    assert_eq!(invoices.next, Some(invoices.messages[1].position));
+    assert_eq!(invoices.next, Some(page.messages[7].position), "past the messages of other types examined");
     let none = feed_page(&store, &scope, None, Some("NOPE"), 100).await;
     assert!(none.messages.is_empty());
-    assert_eq!(none.next, None, "no cursor given, none answered");
+    assert_eq!(none.next, Some(page.messages[7].position), "past every message examined");
+    assert_eq!((none.examined, none.more), (8, false));
+    let empty = feed_page(&store, &scope, none.next, Some("NOPE"), 100).await;
+    assert_eq!((empty.next, empty.examined), (none.next, 0), "nothing examined: the cursor stays");
+    let elsewhere = feed_page(&store, &fresh_scope(), None, None, 100).await;
+    assert_eq!(elsewhere.next, None, "no cursor given and nothing examined: none answered");
     let (other_ids, _) = follow_until(&store, &other, None, 100, 1).await;
     assert_eq!(other_ids.len(), 1, "the other environment sees only its own message");
     assert!(!stored.contains(&other_ids[0]));
@@ -247,4 +267,107 @@ pub async fn feed_waits_for_an_older_open_transaction(db: &TestDb) {
     let (all, _) = follow(&store, &scope, None, 100).await;
     assert_eq!(all, [outcome_id(&first[0]), slow, b], "the order is stable");
     store.close().await;
+}
+
+/// `n` messages of `message_type` with bodies of `size` bytes, stored one
+/// request each; their ids.
+async fn store_sized(
+    store: &StoreRef,
+    scope: &Scope,
+    message_type: &str,
+    n: usize,
+    size: usize,
+) -> Vec<Uuid> {
+    let mut ids = Vec::new();
+    for _ in 0..n {
+        let m = NewMessage { payload: bytes::Bytes::from(vec![b'x'; size]), ..typed(message_type, None) };
+        ids.push(outcome_id(&processed(ingest_at(store, scope, None, vec![m], now()).await)[0]));
+    }
+    ids
+}
+
+/// A read with a message type examines at most `scan` messages: one whose
+/// type matches nothing answers an empty page whose `next` has moved past
+/// them, and following it finds every message of the type once, however
+/// many others lie between.
+pub async fn feed_scan_is_bounded(store: StoreRef) {
+    let scope = fresh_scope();
+    let early = store_sized(&store, &scope, "ORDERS05", 25, 10).await;
+    let wanted = store_sized(&store, &scope, "INVOIC02", 1, 10).await;
+    let late = store_sized(&store, &scope, "ORDERS05", 12, 10).await;
+    let (all, end) = follow_until(&store, &scope, None, 100, 38).await;
+    assert_eq!(all.len(), 38);
+    let query = |after| FeedQuery {
+        scope: &scope,
+        after,
+        message_type: Some("INVOIC02"),
+        limit: 5,
+        scan: 10,
+        max_body_bytes: u64::MAX,
+    };
+    let first = store.feed(&query(None)).await.expect("feed");
+    assert!(first.messages.is_empty());
+    assert_eq!((first.examined, first.more), (10, true), "ten examined, and more may follow");
+    let full = feed_page(&store, &scope, None, None, 10).await;
+    assert_eq!(first.next, full.next, "next is the tenth message's position");
+    let (mut found, mut after, mut reads) = (Vec::new(), first.next, 1);
+    loop {
+        let page = store.feed(&query(after)).await.expect("feed");
+        reads += 1;
+        assert!(page.examined <= 10, "a read examines at most its scan bound: {}", page.examined);
+        found.extend(page.messages.iter().map(|m| m.meta.id));
+        after = page.next;
+        if !page.more {
+            break;
+        }
+    }
+    assert_eq!(found, wanted, "the one message of the type, once");
+    assert_eq!(after, end, "the cursor ends past every message examined");
+    assert_eq!(reads, 4, "38 messages, ten a read");
+    // Nothing new: a read from the end examines nothing and keeps the cursor.
+    let idle = store.feed(&query(after)).await.expect("feed");
+    assert_eq!((idle.examined, idle.next, idle.more), (0, after, false));
+    assert_eq!(early.len() + late.len(), 37);
+}
+
+/// A page ends before a message whose body would take it past its byte
+/// budget, each body counted once (a packet's messages share theirs); its
+/// first message always fits, however large; and following `next` still
+/// yields every message once.
+pub async fn feed_page_ends_at_its_byte_budget(store: StoreRef) {
+    let scope = fresh_scope();
+    let mut stored = store_sized(&store, &scope, "ORDERS05", 5, 100).await;
+    stored.extend(store_sized(&store, &scope, "ORDERS05", 1, 1000).await);
+    let body = bytes::Bytes::from(vec![b'p'; 300]);
+    let packet: Vec<NewMessage> = (0..3)
+        .map(|i| NewMessage { packet_index: i, payload: body.clone(), ..typed("DELVRY07", None) })
+        .collect();
+    stored.extend(processed(ingest_at(&store, &scope, None, packet, now()).await).iter().map(outcome_id));
+    stored.extend(store_sized(&store, &scope, "ORDERS05", 1, 100).await);
+    follow_until(&store, &scope, None, 100, stored.len()).await;
+    let (mut seen, mut sizes, mut after) = (Vec::new(), Vec::new(), None);
+    loop {
+        let query = FeedQuery {
+            scope: &scope,
+            after,
+            message_type: None,
+            limit: 100,
+            scan: 10_000,
+            max_body_bytes: 250,
+        };
+        let page = store.feed(&query).await.expect("feed");
+        if page.messages.is_empty() {
+            assert_eq!(page.next, after);
+            break;
+        }
+        let ids: Vec<Uuid> = page.messages.iter().map(|m| m.meta.id).collect();
+        let bodies = page_bodies(&store, &page).await;
+        assert!(bodies.iter().zip(&page.messages).all(|(b, m)| b.len() as u64 == m.body_bytes));
+        sizes.push(page.messages.len());
+        seen.extend(ids);
+        after = page.next;
+    }
+    assert_eq!(seen, stored, "every message once, in order");
+    // 100+100, 100+100, 100, the 1000-byte one alone, the packet's 300 once, then 100.
+    assert_eq!(sizes, [2, 2, 1, 1, 3, 1]);
 }

@@ -18,6 +18,7 @@
 //! - `f8_*`: two edihub processes on one PostgreSQL sharing the delivery queue.
 //! - `f9_*`: four edihub processes behind PgBouncer (transaction mode), one SIGKILLed mid-load.
 //! - `chaos_f10_*`: failover: the primary stopped hard, its synchronous standby promoted.
+//! - `f11_*`: two pull-feed consumers reading large messages at once: peak memory stays bounded.
 //!
 //! - `secrets_in_logs`: no secret in the log or CLI output (security review).
 //!
@@ -33,6 +34,7 @@
 mod support;
 
 mod f10_failover;
+mod f11_feed_memory;
 mod f1_pg_outage;
 mod f2_kill;
 mod f3_replicas;
