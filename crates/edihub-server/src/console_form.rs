@@ -159,6 +159,7 @@ impl FromRequest<AppState> for ConsoleForm {
             return Err(forbidden("the form's token is not valid for this action, or has expired"));
         }
         fields.retain(|(k, _)| k != TOKEN_FIELD);
+        crate::extract::refuse_nul(fields.iter().map(|(k, v)| (k.as_str(), v.as_str())), "form field")?;
         Ok(ConsoleForm { fields, signer })
     }
 }

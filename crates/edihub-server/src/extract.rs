@@ -5,6 +5,12 @@
 //! `application/problem+json` through [`ApiError`], and [`ApiQuery`] does the
 //! same for a query string axum's `Query` cannot read. [`JsonBody`] is the
 //! body of an admin change: `application/json` or 415.
+//!
+//! A NUL character (`%00`, `\u0000`) cannot be stored in a PostgreSQL text
+//! column, and no identifier, filter or time edihub reads has one, so every
+//! query parameter, path segment, JSON body member ([`nul_member`]) and
+//! console form field with one is refused with 400 naming it, before it
+//! reaches a handler: on both databases alike, and never as a 500.
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
@@ -26,6 +32,9 @@ where
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
+        if let Ok(Query(pairs)) = Query::<Vec<(String, String)>>::try_from_uri(&parts.uri) {
+            refuse_nul(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())), "query parameter")?;
+        }
         Query::<T>::try_from_uri(&parts.uri)
             .map(|Query(value)| ApiQuery(value))
             .map_err(|e| ApiError::BadRequest(format!("invalid query string: {e}")))
@@ -44,12 +53,50 @@ where
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        if let Ok(Path(segments)) = Path::<Vec<(String, String)>>::from_request_parts(parts, state).await {
+            refuse_nul(segments.iter().map(|(k, v)| (k.as_str(), v.as_str())), "path segment")?;
+        }
         match Path::<T>::from_request_parts(parts, state).await {
             Ok(Path(value)) => Ok(ApiPath(value)),
             Err(rejection) => {
                 Err(ApiError::BadRequest(format!("the URL path is not valid: {}", rejection.body_text())))
             }
         }
+    }
+}
+
+/// 400 naming the first of `fields` (name, value) whose name or value holds
+/// a NUL character; `what` says what a field is ("query parameter").
+pub fn refuse_nul<'a>(
+    fields: impl IntoIterator<Item = (&'a str, &'a str)>,
+    what: &str,
+) -> Result<(), ApiError> {
+    match fields.into_iter().find(|(k, v)| k.contains('\0') || v.contains('\0')) {
+        None => Ok(()),
+        Some((name, _)) => Err(ApiError::BadRequest(format!(
+            "the {what} `{}` holds a NUL character (U+0000), which no value here may contain",
+            name.replace('\0', "\\0")
+        ))),
+    }
+}
+
+/// The path (`destination`, `duplicate_key_fields[1]`) of the first member
+/// of a JSON body whose name or string value holds a NUL character.
+pub fn nul_member(value: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => s.contains('\0').then(String::new),
+        Value::Array(items) => {
+            items.iter().enumerate().find_map(|(i, v)| nul_member(v).map(|rest| format!("[{i}]{rest}")))
+        }
+        Value::Object(members) => members.iter().find_map(|(k, v)| {
+            let name = k.replace('\0', "\\0");
+            if k.contains('\0') {
+                return Some(format!(".{name}"));
+            }
+            nul_member(v).map(|rest| format!(".{name}{rest}"))
+        }),
+        _ => None,
     }
 }
 

@@ -81,6 +81,12 @@ pub(super) fn body_json<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<
     if !value.is_object() {
         return Err(ApiError::Unprocessable("the body must be a JSON object".into()));
     }
+    if let Some(member) = crate::extract::nul_member(&value) {
+        return Err(ApiError::BadRequest(format!(
+            "the body member `{}` holds a NUL character (U+0000), which no value here may contain",
+            member.trim_start_matches('.')
+        )));
+    }
     serde_json::from_value(value).map_err(|e| ApiError::Unprocessable(format!("invalid definition: {e}")))
 }
 

@@ -58,6 +58,7 @@ mod bad_corpus;
 mod body_budget;
 mod connections_per_address;
 mod error_hints;
+mod nul_params;
 mod security;
 mod security_leaks;
 mod security_scopes;
