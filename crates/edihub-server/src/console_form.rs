@@ -56,12 +56,27 @@ pub fn token(secret: &str, action: &str, now: i64) -> String {
 
 /// Whether `presented` is a token for `action` under `secret` that is still good at `now`.
 pub fn verify(secret: &str, action: &str, presented: &str, now: i64) -> bool {
+    verify_within(secret, action, presented, now, TOKEN_LIFETIME_SECS)
+}
+
+/// How long the link a form's redirect writes shows its notice: long
+/// enough for the redirect, short enough that an old link says nothing.
+pub const NOTICE_LIFETIME_SECS: i64 = 600;
+
+/// What a notice's signature covers: the page and the notice's text. It
+/// starts with `notice`, so no form action (a path, `/…`) signs the same.
+fn notice_subject(path: &str, text: &str) -> String {
+    format!("notice\n{path}\n{text}")
+}
+
+/// [`verify`] with its own lifetime.
+fn verify_within(secret: &str, action: &str, presented: &str, now: i64, lifetime: i64) -> bool {
     let mut parts = presented.splitn(3, '.');
     let (Some("v1"), Some(issued), Some(sig)) = (parts.next(), parts.next(), parts.next()) else {
         return false;
     };
     let (Ok(issued), Ok(sig)) = (issued.parse::<i64>(), hex::decode(sig)) else { return false };
-    let fresh = issued <= now + CLOCK_SKEW_SECS && now - issued <= TOKEN_LIFETIME_SECS;
+    let fresh = issued <= now + CLOCK_SKEW_SECS && now - issued <= lifetime;
     fresh && bool::from(mac(secret, action, issued).as_slice().ct_eq(&sig))
 }
 
@@ -85,6 +100,22 @@ impl FormSigner {
     pub fn token(&self, action: &str) -> String {
         let path = action.split('?').next().unwrap_or(action);
         token(&self.secret, path, chrono::Utc::now().timestamp())
+    }
+}
+
+impl FormSigner {
+    /// A signature of the status notice `text` shown on the page at `path`
+    /// (a form's redirect writes it into the link back), so that the page
+    /// shows only notices its own forms wrote, never text a link made up.
+    pub fn notice(&self, path: &str, text: &str) -> String {
+        token(&self.secret, &notice_subject(path, text), chrono::Utc::now().timestamp())
+    }
+
+    /// Whether `presented` is [`FormSigner::notice`]'s signature of `text`
+    /// on `path`, made by this credential within [`NOTICE_LIFETIME_SECS`].
+    pub fn is_notice(&self, path: &str, text: &str, presented: &str) -> bool {
+        let now = chrono::Utc::now().timestamp();
+        verify_within(&self.secret, &notice_subject(path, text), presented, now, NOTICE_LIFETIME_SECS)
     }
 }
 

@@ -44,7 +44,10 @@ async fn redeliver(
         let to = destination.map(|d| format!(" to `{d}`")).unwrap_or_default();
         return Err(ApiError::NotFound(format!("message {} has no delivery{to}", message.id)));
     }
-    let back =
-        format!("/admin/messages/{}?redelivered={}#deliveries", message.id, url_encode(&queued.join(", ")));
+    // The page announces the destinations queued only with this signature
+    // of the list (see `messages::show`).
+    let (page, list) = (format!("/admin/messages/{}", message.id), queued.join(", "));
+    let notice = form.signer.notice(&page, &list);
+    let back = format!("{page}?redelivered={}&notice={}#deliveries", url_encode(&list), url_encode(&notice));
     Ok(Redirect::to(&back).into_response())
 }

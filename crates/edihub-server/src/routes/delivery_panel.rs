@@ -3,7 +3,8 @@
 //! receiver's answer) and Redeliver buttons, one per destination and one for
 //! all. Each button is a form posting to `/admin/forms/redeliver/{id}` with
 //! its anti-forgery token (see [`crate::console_form`]); the answer
-//! redirects back here with `?redelivered=…`, which this panel announces.
+//! redirects back here with `?redelivered=…` and the form's signature of
+//! that list, which this panel announces (see `messages::show`).
 
 use std::fmt::Write;
 

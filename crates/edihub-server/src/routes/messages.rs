@@ -72,8 +72,30 @@ fn message_json(m: &MessageRow) -> Value {
 /// What the HTML page of a message takes in its query.
 #[derive(Debug, Deserialize)]
 struct ShowQuery {
-    /// The destinations a Redeliver just queued (the page announces them).
+    /// The destinations a Redeliver just queued (the page announces them
+    /// only with a valid `notice`).
     redelivered: Option<String>,
+    /// The Redeliver form's signature of `redelivered`.
+    notice: Option<String>,
+}
+
+/// The destinations a Redeliver queued, as its redirect named them: only
+/// when the link carries the form's signature of the list (made for this
+/// page by this admin credential, minutes ago), and only those among the
+/// message's deliveries. Any other text in a link is never shown.
+fn redelivered(
+    signer: &FormSigner,
+    q: &ShowQuery,
+    page: &str,
+    deliveries: &[edihub_store::DeliveryReport],
+) -> Option<String> {
+    let (list, notice) = (q.redelivered.as_deref()?, q.notice.as_deref()?);
+    if !signer.is_notice(page, list, notice) {
+        return None;
+    }
+    let named: Vec<&str> =
+        list.split(", ").filter(|d| deliveries.iter().any(|r| r.delivery.destination_id == *d)).collect();
+    (!named.is_empty()).then(|| named.join(", "))
 }
 
 /// A message with its raw payload.
@@ -94,6 +116,7 @@ async fn show(
     }
     let deliveries = state.store.deliveries_of(m.id).await?;
     let token = signer.token(&super::delivery_panel::action(m.id));
+    let queued = redelivered(&signer, &q, &format!("/admin/messages/{}", m.id), &deliveries);
     const SHOWN: i64 = 50;
     let filter = AuditFilter {
         action: Some(DUPLICATE_BLOCKED.into()),
@@ -113,7 +136,7 @@ async fn show(
             message_id: m.id,
             deliveries: &deliveries,
             token: &token,
-            redelivered: q.redelivered.as_deref(),
+            redelivered: queued.as_deref(),
         },
     };
     Ok(super::message_page::render(&m, &ctx).into_response())

@@ -12,7 +12,11 @@ use axum::body::Body;
 use axum::http::{Method, Request, header};
 use serde_json::{Value, json};
 
-backend_tests!(redeliver_form_needs_its_token, redeliver_form_refuses_what_the_api_refuses);
+backend_tests!(
+    redeliver_form_needs_its_token,
+    redeliver_form_refuses_what_the_api_refuses,
+    the_page_announces_only_what_was_queued
+);
 
 /// One destination that nobody answers (no worker runs here: the delivery
 /// stays pending with no attempt).
@@ -114,7 +118,8 @@ async fn redeliver_form_needs_its_token(backend: Backend) {
     let res = app.send(form_post(&action, &good, &[("sec-fetch-site", "same-origin")])).await;
     res.expect(303);
     let location = res.header("location").expect("a redirect").to_string();
-    assert_eq!(location, format!("/admin/messages/{id}?redelivered=erp#deliveries"));
+    assert!(location.starts_with(&format!("/admin/messages/{id}?redelivered=erp&notice=v1.")), "{location}");
+    assert!(location.ends_with("#deliveries"), "{location}");
     let audit = app.audit_events("action=delivery.replayed").await;
     assert_eq!(audit.len(), 1, "{audit:?}");
     let back = browse(&app, location.split('#').next().unwrap()).await;
@@ -152,4 +157,50 @@ async fn redeliver_form_refuses_what_the_api_refuses(backend: Backend) {
     let page = browse(&app, &format!("/admin/messages/{qa_id}")).await;
     assert!(page.contains("id=\"no-deliveries\""), "{page}");
     assert!(app.audit_events("action=delivery.replayed").await.is_empty());
+}
+
+/// The notice a page shows after a Redeliver (`#redelivered`), if any.
+fn notice_of(page: &str) -> Option<String> {
+    let at = page.find("<p id=\"redelivered\"")?;
+    Some(page[at..at + page[at..].find("</p>").expect("closed")].to_string())
+}
+
+/// `?redelivered=` names what a Redeliver queued only with the form's
+/// signature of that list: text a link makes up, a list changed after
+/// signing, another message's signature or a destination the message has
+/// no delivery to is never shown; and none of those links queues anything.
+async fn the_page_announces_only_what_was_queued(backend: Backend) {
+    let app = TestApp::start(backend, TestConfig::new().delivery_toml(DESTINATIONS)).await;
+    let (id, other) = (post_order(&app, "n-1").await, post_order(&app, "n-2").await);
+    let page = format!("/admin/messages/{id}");
+    let made_up = [
+        format!("{page}?redelivered=erp"),
+        format!("{page}?redelivered=%3Cb%3EYour%20session%20expired%2C%20call%20%2B1-555-0100%3C%2Fb%3E"),
+        format!("{page}?redelivered=Your+password+expired&notice=v1.1750000000.00ff"),
+        format!("{page}?redelivered=erp&notice="),
+    ];
+    let (before, other_before) = (deliveries(&app, &id).await, deliveries(&app, &other).await);
+    for link in &made_up {
+        let shown = browse(&app, link).await;
+        assert_eq!(notice_of(&shown), None, "{link}");
+        assert!(!shown.contains("Your session") && !shown.contains("password expired"), "{link}");
+    }
+    assert_eq!(deliveries(&app, &id).await, before, "a link queues nothing");
+    // A real Redeliver: its link shows the notice.
+    let token = token_in(&browse(&app, &page).await);
+    let action = format!("/admin/forms/redeliver/{id}");
+    let res = app.send(form_post(&action, &format!("csrf={token}&destination=erp"), &[])).await;
+    res.expect(303);
+    let location = res.header("location").expect("a redirect").split('#').next().unwrap().to_string();
+    let shown = browse(&app, &location).await;
+    let notice = notice_of(&shown).expect("the notice of what was queued");
+    assert!(notice.contains("Queued again: erp."), "{notice}");
+    // The same signature with another list, or on another message's page: no notice.
+    let changed = location.replace("redelivered=erp", "redelivered=erp%2C%20crm");
+    assert_eq!(notice_of(&browse(&app, &changed).await), None, "a list changed after signing");
+    let elsewhere = location.replace(&id, &other);
+    assert_eq!(notice_of(&browse(&app, &elsewhere).await), None, "another message's page");
+    // Only the real Redeliver queued anything: one audit event, the delivery queued once.
+    assert_eq!(app.audit_events("action=delivery.replayed").await.len(), 1);
+    assert_eq!(deliveries(&app, &other).await, other_before, "the other message's delivery is untouched");
 }
