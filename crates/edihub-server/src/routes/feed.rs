@@ -6,7 +6,10 @@
 //! next call. Following the cursor yields every message once, in a stable
 //! order, also when transactions commit out of order (the store's `feed`
 //! module says why). `wait` turns an empty answer into a long poll
-//! ([`crate::feed::FeedSignal::page`]).
+//! ([`crate::feed::FeedSignal::page`]). A page ends at its byte budget and
+//! is rendered under the memory budget concurrent reads share
+//! ([`crate::feed::render`]); its cursor is sealed
+//! ([`crate::feed::cursor`]).
 
 use std::time::Duration;
 
@@ -97,9 +100,11 @@ impl FeedParams {
 /// The environment's messages after `after`, oldest first.
 #[utoipa::path(get, path = "/api/edi-hub/messages", tag = "feed",
     params(
-        ("after" = Option<String>, Query, description = "next_cursor of the previous answer; absent: from the first message"),
-        ("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "default 100"),
-        ("message_type" = Option<String>, Query, description = "only this message type"),
+        ("after" = Option<String>, Query, description = "next_cursor of the previous answer (opaque; it belongs to its environment); absent: from the first message"),
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 500,
+            description = "default 100; a page also ends early at feed.page_bytes of envelopes (its first message always comes)"),
+        ("message_type" = Option<String>, Query,
+            description = "only this message type; a read examines at most feed.scan_messages messages, so an empty page may carry a next_cursor that moved on"),
         ("wait" = Option<u64>, Query, minimum = 0, maximum = 30,
             description = "seconds to wait for a message when there is none yet (long poll); default 0")
     ),
