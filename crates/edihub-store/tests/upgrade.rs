@@ -2,7 +2,7 @@
 //! filled at migration 0011, the schema of the version before: every row
 //! is still there and readable through the store, active claims still
 //! block duplicates and released ones do not, ids stay unique, and new
-//! messages are stored after it.
+//! messages are stored after it. The feed's cursor key (0014) is made.
 
 use std::path::Path;
 
@@ -141,6 +141,18 @@ async fn postgres_upgrade_keeps_every_row_and_every_rule() {
         .await
         .expect("claims");
     assert_eq!(claims, 3, "fp-active, and the new holders of fp-released and fp-expired");
+    // Migration 0014 made the feed's cursor key; the feed reads the old
+    // rows with the sizes of their bodies (a packet sibling: the shared one).
+    let cursor_key = store.feed_cursor_key().await.expect("the cursor key");
+    assert_eq!(cursor_key.len(), 32);
+    assert_eq!(store.feed_cursor_key().await.unwrap(), cursor_key, "one key, read alike every time");
+    let (ids, _) = conformance::follow_until(&store_ref, &scope, None, 100, 507).await;
+    let at = ids.iter().position(|id| *id == uuid(5)).expect("the packet sibling is in the feed");
+    // The page that starts at the sibling, after its body's holder.
+    let before = conformance::feed_page(&store_ref, &scope, None, None, at as i64).await;
+    let page = conformance::feed_page(&store_ref, &scope, before.next, None, 1).await;
+    assert_eq!((page.messages[0].meta.id, page.messages[0].body_id), (uuid(5), uuid(4)));
+    assert_eq!(page.messages[0].body_bytes, "shared body".len() as u64);
     pool.close().await;
     store.close().await;
 }
