@@ -194,24 +194,39 @@ impl Document {
         explicit: Option<&str>,
         is_configured: &dyn Fn(&str) -> bool,
     ) -> Result<String, CoreError> {
+        self.message_type_and_field(explicit, is_configured).map(|(t, _)| t)
+    }
+
+    /// [`Document::message_type`], with the field it was read from: `None`
+    /// for an explicit type, else `ST01`, `UNH 0065`, `EDI_DC40.CIMTYP`,
+    /// `EDI_DC40.IDOCTYP` or `the root element` (for the error of a type
+    /// that does not pass the rules of a named one).
+    pub fn message_type_and_field(
+        &self,
+        explicit: Option<&str>,
+        is_configured: &dyn Fn(&str) -> bool,
+    ) -> Result<(String, Option<&'static str>), CoreError> {
         if let Some(t) = explicit.map(str::trim).filter(|t| !t.is_empty()) {
-            return Ok(t.to_string());
+            return Ok((t.to_string(), None));
         }
         if let Some(header) = self.edi_header() {
-            return Ok(header.hub_type());
+            let field = match header.interchange.syntax {
+                crate::EdiSyntax::X12 => "ST01",
+                crate::EdiSyntax::Edifact => "UNH 0065",
+            };
+            return Ok((header.hub_type(), Some(field)));
         }
         let Some(control) = &self.control else {
             return Err(CoreError::NoMessageType);
         };
         if let Some(cimtyp) = control.cimtyp.as_deref().filter(|c| is_configured(c)) {
-            return Ok(cimtyp.to_string());
+            return Ok((cimtyp.to_string(), Some("EDI_DC40.CIMTYP")));
         }
-        control
-            .idoctyp
-            .as_deref()
-            .or(self.root.as_deref())
-            .map(str::to_string)
-            .ok_or(CoreError::UnknownMessageType)
+        match (control.idoctyp.as_deref(), self.root.as_deref()) {
+            (Some(idoctyp), _) => Ok((idoctyp.to_string(), Some("EDI_DC40.IDOCTYP"))),
+            (None, Some(root)) => Ok((root.to_string(), Some("the root element"))),
+            (None, None) => Err(CoreError::UnknownMessageType),
+        }
     }
 
     /// Logical message (`EDI_DC40.MESTYP`), if any.

@@ -191,6 +191,16 @@ pub enum CoreError {
         /// Which count or reference disagrees, with both values.
         detail: String,
     },
+    /// An EDIFACT or X12 segment over the hub's shape limits (elements per
+    /// segment, components or repetitions per element): well-formed, but
+    /// not kept.
+    #[error("{syntax} interchange over the hub's limits: {detail}")]
+    EdiLimit {
+        /// `EDIFACT` or `X12`.
+        syntax: &'static str,
+        /// Which segment and element, and the limit.
+        detail: String,
+    },
     /// A key path that does not parse.
     #[error("invalid key path `{path}`: {reason}")]
     InvalidKeyPath {
@@ -218,7 +228,8 @@ impl CoreError {
             | InvalidIdocJson(_)
             | NoMessageType
             | UnknownMessageType
-            | EdiStructure { .. } => ErrorClass::Unusable,
+            | EdiStructure { .. }
+            | EdiLimit { .. } => ErrorClass::Unusable,
             EmptyBody
             | InvalidText { .. }
             | UnknownEncoding(_)

@@ -14,8 +14,8 @@
 //! (202, 200 with `Idempotency-Replayed` for a repeated interchange); only
 //! the body and its content type change. An interchange refused while it is
 //! read (400, 422; nothing stored) is answered with the acknowledgement of
-//! its refusal when its header could be read (see [`refused`]); other
-//! errors stay problem+json.
+//! its refusal when its header could be read and its sender can key a
+//! counter (see [`refused`]); other errors stay problem+json.
 
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -28,7 +28,7 @@ use edihub_core::{
 use edihub_store::{IngestOutcome, Scope};
 
 use crate::error::ApiError;
-use crate::ingest::outcome_response;
+use crate::ingest::{MAX_KEY_LEN, outcome_response};
 use crate::state::AppState;
 
 /// RFC 1767's media type of X12 (997, 999, TA1).
@@ -133,6 +133,13 @@ fn partner(envelope: &Envelope) -> String {
     format!("{}|{}:{}", ic.syntax.as_str(), ic.sender.qualifier.as_deref().unwrap_or(""), ic.sender.id)
 }
 
+/// Whether a partner can key a counter: the rule of request keys (the
+/// interchange's claim refuses the same sender before an accepted
+/// interchange takes a number).
+fn keyable(partner: &str) -> bool {
+    partner.len() <= MAX_KEY_LEN && !partner.chars().any(char::is_control)
+}
+
 /// An acknowledgement with its control number, waiting for the ingest's outcome.
 #[derive(Debug)]
 pub struct PendingAck {
@@ -195,7 +202,8 @@ fn other_syntax() -> ApiError {
 /// The answer to an interchange refused while it was read (`error`, a 400
 /// or 422): its acknowledgement, with that status, when the sender asked
 /// for one (as [`requested`] reads the request) and the interchange's
-/// header could be read; otherwise `error` itself, a problem document.
+/// header could be read (with a sender that can key the counter, see
+/// [`keyable`]); otherwise `error` itself, a problem document.
 /// Nothing was stored. The control number is taken only once the
 /// acknowledgement is certain to be written, so a refusal wastes none; an
 /// `?ack=` of the other syntax gets the refusal's problem document, which
@@ -218,7 +226,7 @@ pub async fn refused(
     let refusal = tokio::task::spawn_blocking(move || refusal(&bytes, content_type.as_deref()))
         .await
         .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
-    let Some(refusal) = refusal else { return Err(error) };
+    let Some(refusal) = refusal.filter(|r| keyable(&partner(r.envelope()))) else { return Err(error) };
     let Ok(Some(kind)) = requested(query_ack, headers, refusal.format()) else { return Err(error) };
     let number = state.store.next_ack_number(scope, &partner(refusal.envelope())).await?;
     let bytes = acknowledge_refusal(&refusal, kind, number, ack_time()).ok_or_else(other_syntax)?;

@@ -85,6 +85,26 @@ fn message_type_falls_back_to_the_root_name() {
 }
 
 #[test]
+fn message_type_names_the_field_it_was_read_from() {
+    let doc = idoc_with(json!({"IDOCTYP": "ORDERS05", "CIMTYP": "ZORDERS05"}));
+    let field = |doc: &Document, explicit, configured: &dyn Fn(&str) -> bool| {
+        doc.message_type_and_field(explicit, configured).unwrap().1
+    };
+    assert_eq!(field(&doc, Some("X"), &none_configured), None);
+    assert_eq!(field(&doc, None, &none_configured), Some("EDI_DC40.IDOCTYP"));
+    assert_eq!(field(&doc, None, &|t| t == "ZORDERS05"), Some("EDI_DC40.CIMTYP"));
+    let rooted = idoc_with(json!({"MESTYP": "ORDERS"}));
+    assert_eq!(field(&rooted, None, &none_configured), Some("the root element"));
+    let x12 = "ISA*00*          *00*          *ZZ*S              *ZZ*R              *240101*1200*U*00401*000000001*0*P*>~\
+               GS*PO*S*R*20240101*1200*1*X*004010~ST*850*0001~BEG*00*SA*1~SE*3*0001~GE*1*1~IEA*1*000000001~";
+    let edifact = "UNB+UNOC:3+S+R+240101:1200+IC1'UNH+1+ORDERS:D:96A:UN'BGM+220+1'UNT+3+1'UNZ+1+IC1'";
+    for (body, want) in [(x12, "ST01"), (edifact, "UNH 0065")] {
+        let parsed = crate::parse_body(body.as_bytes(), None).unwrap();
+        assert_eq!(field(&parsed.documents[0], None, &none_configured), Some(want));
+    }
+}
+
+#[test]
 fn plain_json_needs_an_explicit_type() {
     let doc = Document::plain(json!({"a": 1}));
     let err = doc.message_type(None, &none_configured).unwrap_err();

@@ -7,6 +7,15 @@
 //! terminator are skipped (many senders put one segment per line) unless the
 //! line break *is* the terminator. White space after the last terminator is
 //! dropped before tokenizing ([`trim_trailing`]).
+//!
+//! A NUL character is refused wherever it stands (a syntax error, 400):
+//! neither standard's character sets have it, and PostgreSQL text cannot
+//! hold it. A segment over the shape limits ([`MAX_ELEMENTS`],
+//! [`MAX_COMPONENTS`], [`MAX_REPEATS`]) is refused as unusable (422) as
+//! soon as the tokenizer reaches the value over the limit. The limits are
+//! the standards' own (two-digit positions) with room to spare: a segment
+//! of millions of components is no message anyone sends, and its rendering
+//! (an array of that many strings) is refused before anything is built.
 
 use serde_json::Value;
 
@@ -45,6 +54,22 @@ pub(crate) fn trim_trailing(text: &str, terminator: char) -> &str {
 /// The largest text tokenized: a part's offsets are 32-bit, and unescaped
 /// values are copied after the text, which at most doubles it.
 pub(crate) const MAX_TEXT: usize = (u32::MAX / 2) as usize;
+
+/// Most elements in one segment (after its tag). Both standards number
+/// element positions with two digits (X12 `BEG03`, EDIFACT position `020`
+/// in a segment's table), so no real segment has more; positional key
+/// paths address 1–99 for the same reason.
+pub(crate) const MAX_ELEMENTS: u32 = 99;
+
+/// Most components in one element (or in one repetition of it): composite
+/// positions are two digits as well, and real composites hold a few dozen
+/// at most.
+pub(crate) const MAX_COMPONENTS: u32 = 99;
+
+/// Most repetitions of one element. The directories repeat an element up
+/// to 99 times where they allow it at all; ten times that leaves room for
+/// partners' own conventions.
+pub(crate) const MAX_REPEATS: u32 = 999;
 
 /// The error for a text of `len` bytes over [`MAX_TEXT`].
 pub(crate) fn too_large(syntax: EdiSyntax, len: usize) -> Option<CoreError> {

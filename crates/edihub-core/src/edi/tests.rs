@@ -182,10 +182,15 @@ fn hostile_inputs_end_in_results_or_short_errors() {
     assert_eq!(vals(&doc, "FTX.04")[0].as_str().map(str::len), Some(big.len()));
     let e = err(&format!("UNB+UNOC:3+S+R+1+IC'UNH+1+ORDERS:D:96A'FTX+{big}"));
     assert!(e.to_string().contains("segment 3 (FTX) is not terminated") && e.to_string().len() < 200, "{e}");
-    // A million empty elements in one segment.
+    // A million empty elements in one segment: over the limits, refused
+    // with a short error naming the segment.
     let many = format!("BGM{}'", "+".repeat(1_000_000));
-    let doc = one(&edifact("", &[&many]), "application/edifact");
-    assert_eq!(doc.value()[0].as_array().map(Vec::len), Some(1_000_001));
+    let e = parse_body(edifact("", &[&many]).as_bytes(), Some("application/edifact")).unwrap_err();
+    assert_eq!(e.class(), ErrorClass::Unusable, "{e}");
+    assert!(
+        e.to_string().contains("segment 3 (BGM) has more than 99 elements") && e.to_string().len() < 300,
+        "{e}"
+    );
     // ISA16 equal to the element separator.
     let e = err(&x12("00401", 'U', "", 0).replace("*P*>~", "*P**~"));
     assert!(e.to_string().contains("one character for two roles"), "{e}");
@@ -317,4 +322,104 @@ fn a_unb_without_syntax_version_is_refused() {
     assert!(e.to_string().contains("S001 0002 (syntax version number) is missing"), "{e}");
     let refusal = crate::refusal(body.as_bytes(), None).expect("the UNB is read");
     assert_eq!(refusal.fault, super::refusal::Fault::Header { element: 1, component: 2 });
+}
+
+#[test]
+fn segments_within_the_shape_limits_parse() {
+    // 99 elements, 99 components, 999 repetitions: the largest shapes kept.
+    let elements = format!("REF{}~", "*A".repeat(99));
+    let components = format!("REF*{}~", vec!["C"; 99].join(">"));
+    let repeats = format!("REF*{}~", vec!["R>1"; 999].join("^"));
+    let body = format!("{elements}\n{components}\n{repeats}\n");
+    let doc = one(&x12("00501", '^', &body, 3), "application/EDI-X12");
+    let segments = doc.value().as_array().unwrap();
+    assert_eq!(segments[0].as_array().map(Vec::len), Some(100));
+    assert_eq!(segments[1][1].as_array().map(Vec::len), Some(99));
+    assert_eq!(segments[2][1]["repeat"].as_array().map(Vec::len), Some(999));
+    assert_eq!(vals(&doc, "REF99"), vec![json!("A")]);
+}
+
+#[test]
+fn segments_over_the_shape_limits_are_unusable_and_name_the_segment() {
+    let limits = "a segment may have at most 99 elements, an element 99 components and 999 repetitions";
+    let cases = [
+        (format!("REF{}~", "*A".repeat(100)), "segment 4 (REF) has more than 99 elements"),
+        (
+            format!("REF*1*{}~", vec!["C"; 100].join(">")),
+            "segment 4 (REF) has more than 99 components in element 2",
+        ),
+        (
+            format!("REF*{}~", vec!["R"; 1000].join("^")),
+            "segment 4 (REF) has more than 999 repetitions of element 1",
+        ),
+        // 7.5 million components in one element stop at the hundredth.
+        (
+            format!("BEG*00*SA*{}~", vec!["A"; 7_500_000].join(">")),
+            "segment 4 (BEG) has more than 99 components in element 3",
+        ),
+    ];
+    for (segment, want) in cases {
+        let body = x12("00501", '^', &segment, 1);
+        let e = parse_body(body.as_bytes(), Some("application/EDI-X12")).unwrap_err();
+        assert_eq!(e.class(), ErrorClass::Unusable, "{e}");
+        assert_eq!(e.to_string(), format!("X12 interchange over the hub's limits: {want}; {limits}"));
+        // The ISA was read: the refusal can be acknowledged.
+        assert!(crate::refusal(body.as_bytes(), Some("application/EDI-X12")).is_some(), "{want}");
+    }
+    let composite = format!("RFF+{}'", vec!["ON"; 100].join(":"));
+    let e = parse_body(edifact("", &[&composite]).as_bytes(), None).unwrap_err();
+    assert!(e.to_string().contains("segment 3 (RFF) has more than 99 components in element 1"), "{e}");
+    assert_eq!(e.class(), ErrorClass::Unusable);
+}
+
+#[test]
+fn a_nul_character_is_a_syntax_error_wherever_it_stands() {
+    let x = |body: &str| x12("00401", 'U', body, 1);
+    let cases = [
+        (x("BEG*00*SA*P\0O~"), "segment 4 (BEG) has a NUL character (U+0000) in element 3", true),
+        (
+            x("").replace("ST*850", "ST*85\0"),
+            "segment 3 (ST) has a NUL character (U+0000) in element 1",
+            true,
+        ),
+        (
+            x("").replace("*X*004010", "*X*0040\0"),
+            "segment 2 (GS) has a NUL character (U+0000) in element 8",
+            true,
+        ),
+        (
+            x("").replace("SENDER ", "SEND\0R"),
+            "segment 1 (ISA) has a NUL character (U+0000) in element 6",
+            false,
+        ),
+        (x("B\0G*00~"), "segment 4 has a NUL character (U+0000) in its tag", true),
+        (
+            edifact("", &["BGM+220+P\0O+9'"]),
+            "segment 3 (BGM) has a NUL character (U+0000) in element 2",
+            true,
+        ),
+        // Escaped by the release character, it is still refused.
+        (
+            edifact("", &["BGM+220+P?\0O+9'"]),
+            "segment 3 (BGM) has a NUL character (U+0000) in element 2",
+            true,
+        ),
+        (
+            edifact("", &[]).replace("ORDERS:", "ORD\0RS:"),
+            "segment 2 (UNH) has a NUL character (U+0000) in element 2",
+            true,
+        ),
+        (
+            edifact("", &[]).replace("SENDER", "SE\0DER"),
+            "segment 1 (UNB) has a NUL character (U+0000) in element 2",
+            false,
+        ),
+    ];
+    for (body, want, acknowledged) in cases {
+        let e = err(&body);
+        assert_eq!(e.class(), ErrorClass::Malformed, "{e}");
+        assert!(e.to_string().ends_with(&format!("{want}; no EDI character set has it")), "{e}");
+        // After a readable header the refusal is acknowledged as a syntax error.
+        assert_eq!(crate::refusal(body.as_bytes(), None).is_some(), acknowledged, "{want}");
+    }
 }

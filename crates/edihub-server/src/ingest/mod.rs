@@ -4,6 +4,7 @@
 //! messages (`response`).
 
 mod body;
+mod identifiers;
 mod response;
 mod submit;
 
@@ -46,26 +47,6 @@ pub fn validate_key(key: &str) -> Result<String, ApiError> {
 /// An explicit message type (header, query) must pass [`crate::producers::check_type`].
 pub fn validate_type<'a>(t: &'a str, source: &str) -> Result<&'a str, ApiError> {
     crate::producers::check_type(t).map_err(|reason| ApiError::BadRequest(format!("{source}: {reason}")))
-}
-
-/// Longest document number kept (a SAP DOCNUM has 16 digits; a plain JSON
-/// `docnum` is any business number): it is stored, indexed and copied into
-/// every duplicate's audit event, so it must stay small.
-pub const MAX_DOCNUM_LEN: usize = 100;
-
-/// A document number must be at most [`MAX_DOCNUM_LEN`] characters without
-/// control characters; a longer one is refused, never cut (two numbers
-/// sharing a prefix would collide).
-fn check_docnum(docnum: Option<&str>, index: usize, packet: bool) -> Result<(), ApiError> {
-    let Some(d) = docnum else { return Ok(()) };
-    if d.chars().count() <= MAX_DOCNUM_LEN && !d.chars().any(char::is_control) {
-        return Ok(());
-    }
-    let at = if packet { format!(" of message {index} in the packet") } else { String::new() };
-    Err(ApiError::Unprocessable(format!(
-        "the docnum{at} must be at most {MAX_DOCNUM_LEN} characters without control characters (got {} bytes)",
-        d.len()
-    )))
 }
 
 /// 400 when any of `names` occurs more than once: which copy counts would
@@ -121,12 +102,17 @@ pub fn build_messages(
     // A packet's IDocs mostly share one type: ask once per type in a row.
     let mut permitted: Option<String> = None;
     for (index, doc) in documents.iter().enumerate() {
-        let message_type = doc.message_type(source.explicit_type, &is_configured)?;
+        let (message_type, field) = doc.message_type_and_field(source.explicit_type, &is_configured)?;
+        // A configured type (a CIMTYP is taken only then) passed the
+        // configuration's rules already.
+        if let Some(field) = field.filter(|_| !is_configured(&message_type)) {
+            identifiers::check_derived_type(&message_type, field, index, packet)?;
+        }
+        identifiers::check_identifiers(doc, index, packet)?;
         if permitted.as_deref() != Some(message_type.as_str()) {
             state.integrations.may_produce(scope, &source.producer, &message_type)?;
             permitted = Some(message_type.clone());
         }
-        check_docnum(doc.docnum(), index, packet)?;
         let rule = state.catalog.rule(tenant, &message_type);
         let spec = FingerprintSpec {
             message_type: &message_type,
@@ -140,10 +126,7 @@ pub fn build_messages(
             // (`D96A`, `004010`) is kept in its place.
             mestyp: doc.mestyp().or(doc.edi_header().map(|h| h.version.as_str())).map(str::to_string),
             docnum: doc.docnum().map(str::to_string),
-            sender: doc
-                .control()
-                .and_then(|c| c.sndprn.clone())
-                .or_else(|| doc.edi_header().map(|h| h.interchange.sender.id.clone())),
+            sender: identifiers::sender(doc).map(str::to_string),
             fingerprint: fp.hex.clone(),
             fingerprint_basis: fp.basis.as_str().to_string(),
             window_seconds: rule.window_seconds,

@@ -119,11 +119,13 @@ async fn receive(
     let envelope = parsed.envelope.take();
     // The parsed tree is a few times the body's size: gone before the insert.
     drop(parsed);
+    // Checked before an acknowledgement's number is taken for the partner
+    // the interchange names.
+    let key = request_key(&sender, interchange.as_ref(), idempotency_key, &bytes)?;
     let ack = match (ack, envelope) {
         (Some(kind), Some(envelope)) => Some(PendingAck::take(&state, &sender.scope, kind, envelope).await?),
         _ => None,
     };
-    let key = request_key(&sender, interchange.as_ref(), idempotency_key, &bytes)?;
     submit(&state, Submission { scope: &sender.scope, key, messages, interchange, ack }).await
 }
 

@@ -16,6 +16,7 @@ mod support;
 mod edi_acks;
 mod edi_content;
 mod edi_hostile;
+mod edi_limits;
 mod edi_refusals;
 mod edi_window;
 mod receive_auth_scope;
@@ -23,6 +24,8 @@ mod receive_bad_input;
 mod receive_dedup;
 mod receive_edi;
 mod receive_idempotency;
+mod receive_identifiers;
+mod receive_nul;
 mod receive_packets;
 mod receive_races;
 

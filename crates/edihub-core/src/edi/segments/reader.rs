@@ -8,7 +8,7 @@
 
 use std::ops::Range;
 
-use super::too_large;
+use super::{MAX_COMPONENTS, MAX_ELEMENTS, MAX_REPEATS, too_large};
 use crate::CoreError;
 use crate::edi::refusal::{self, Fault, Located};
 use crate::edi::segment::{Part, Text};
@@ -45,7 +45,8 @@ fn occurrences(bytes: &[u8], b: u8) -> usize {
     bytes.chunks(255).map(|chunk| usize::from(in_chunk(chunk))).sum()
 }
 
-/// What a separator or the release character does.
+/// What a separator or the release character does; `Nul` is the NUL
+/// character, refused wherever it stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Role {
     Release,
@@ -53,6 +54,7 @@ enum Role {
     Element,
     Component,
     Repetition,
+    Nul,
 }
 
 /// The value being read: where it starts in the text, and where the text
@@ -67,9 +69,10 @@ struct Open {
     start: usize,
     /// Set once the value had a release character.
     run: Option<usize>,
-    /// Its element (0: the tag) and repeat.
+    /// Its element (0: the tag), repeat and component (0-based).
     element: u32,
     repeat: u32,
+    component: u32,
 }
 
 /// What a byte of the text can start.
@@ -129,6 +132,8 @@ impl<'a> Reader<'a> {
             }
             stops[usize::from(lead)] = if c.is_ascii() { Stop::Mark(role) } else { Stop::Lead };
         }
+        // After the separators: a NUL is refused even where a UNA named it one.
+        stops[0] = Stop::Mark(Role::Nul);
         let out = Text {
             values: text.to_string(),
             parts: Vec::with_capacity(stops_in_text + 1),
@@ -160,7 +165,7 @@ impl<'a> Reader<'a> {
         // the compiler knows, every push of a part could change `self`, so
         // it kept storing and reloading it.
         let mut at = self.at;
-        let mut value = Open { start: at, run: None, element: 0, repeat: 0 };
+        let mut value = Open { start: at, run: None, element: 0, repeat: 0, component: 0 };
         loop {
             let next = bytes[at..].iter().position(|&b| !matches!(self.stops[usize::from(b)], Stop::Nothing));
             let Some(stop) = next else {
@@ -184,20 +189,21 @@ impl<'a> Reader<'a> {
                     }
                 }
             };
-            if matches!(role, Role::Release) {
-                at = self.release(value, at, width)?;
-                value.run = Some(at);
-                continue;
+            match role {
+                Role::Release => {
+                    at = self.release(value, at, width, (number, first))?;
+                    value.run = Some(at);
+                    continue;
+                }
+                Role::Nul => return Err(self.nul((number, first), value)),
+                _ => {}
             }
             self.close(value, at);
             at += width;
-            match role {
-                Role::Segment => break,
-                Role::Element => (value.element, value.repeat) = (value.element + 1, 0),
-                Role::Repetition => value.repeat += 1,
-                Role::Component | Role::Release => {}
+            if role == Role::Segment {
+                break;
             }
-            (value.start, value.run) = (at, None);
+            value = self.next_value(value, role, at, (number, first))?;
         }
         self.at = at;
         let tag = &self.out.parts[first];
@@ -206,11 +212,34 @@ impl<'a> Reader<'a> {
         Ok(first as u32..self.out.parts.len() as u32)
     }
 
+    /// The value that starts at `at` after a separator of `role` (an
+    /// element, repetition or component separator), within the shape
+    /// limits. `site` is the segment's number and its first part.
+    #[inline(always)]
+    fn next_value(&self, value: Open, role: Role, at: usize, site: (usize, usize)) -> Result<Open, Located> {
+        let (element, repeat, component) = match role {
+            Role::Element => (value.element + 1, 0, 0),
+            Role::Repetition => (value.element, value.repeat + 1, 0),
+            _ => (value.element, value.repeat, value.component + 1),
+        };
+        let next = Open { start: at, run: None, element, repeat, component };
+        if element > MAX_ELEMENTS || repeat >= MAX_REPEATS || component >= MAX_COMPONENTS {
+            return Err(self.over_limits(site, next));
+        }
+        Ok(next)
+    }
+
     /// A release character (of `width`, at `at`) in `value`: the next
     /// character is part of the value, so the value is no longer a slice of
     /// the text. Where reading (and the value's next run) continues.
     #[inline(never)]
-    fn release(&mut self, value: Open, at: usize, width: usize) -> Result<usize, Located> {
+    fn release(
+        &mut self,
+        value: Open,
+        at: usize,
+        width: usize,
+        site: (usize, usize),
+    ) -> Result<usize, Located> {
         let run = match value.run {
             Some(run) => run,
             None => {
@@ -223,6 +252,9 @@ impl<'a> Reader<'a> {
         let Some(next) = self.text[at..].chars().next() else {
             return Err(premature(malformed(self.syntax, "the body ends with a release character".into())));
         };
+        if next == '\0' {
+            return Err(self.nul(site, value));
+        }
         self.unescaped.push(next);
         Ok(at + next.len_utf8())
     }
@@ -254,12 +286,51 @@ impl<'a> Reader<'a> {
 
     /// The error for a segment the text ends in, named by its first element.
     fn unterminated(&self, number: usize, first: usize) -> Located {
-        let parts = self.out.parts[first..].iter().take_while(|p| p.element == 0);
-        let tag: String = parts.flat_map(|p| self.out.value(p).chars()).take(20).collect();
+        let tag = self.tag_so_far(first);
         premature(malformed(
             self.syntax,
             format!("segment {number} ({tag}) is not terminated by `{}`", self.mark_char(Role::Segment)),
         ))
+    }
+
+    /// The tag of the segment being read (its parts from `first`), as far
+    /// as it was read, for errors: at most 20 characters.
+    fn tag_so_far(&self, first: usize) -> String {
+        let parts = self.out.parts[first..].iter().take_while(|p| p.element == 0);
+        parts.flat_map(|p| self.out.value(p).chars()).take(20).collect()
+    }
+
+    /// The error for a NUL character in `value` of the segment at `site`
+    /// (its number and first part).
+    #[cold]
+    fn nul(&self, (number, first): (usize, usize), value: Open) -> Located {
+        let at = match value.element {
+            0 => format!("segment {number} has a NUL character (U+0000) in its tag"),
+            e => format!(
+                "segment {number} ({}) has a NUL character (U+0000) in element {e}",
+                self.tag_so_far(first)
+            ),
+        };
+        refusal::syntax(malformed(self.syntax, format!("{at}; no EDI character set has it")))
+    }
+
+    /// The error for the segment at `site` (its number and first part)
+    /// reaching `value`, over a shape limit.
+    #[cold]
+    fn over_limits(&self, (number, first): (usize, usize), value: Open) -> Located {
+        let tag = self.tag_so_far(first);
+        let what = if value.element > MAX_ELEMENTS {
+            format!("more than {MAX_ELEMENTS} elements")
+        } else if value.repeat >= MAX_REPEATS {
+            format!("more than {MAX_REPEATS} repetitions of element {}", value.element)
+        } else {
+            format!("more than {MAX_COMPONENTS} components in element {}", value.element)
+        };
+        let detail = format!(
+            "segment {number} ({tag}) has {what}; a segment may have at most {MAX_ELEMENTS} elements, \
+             an element {MAX_COMPONENTS} components and {MAX_REPEATS} repetitions"
+        );
+        refusal::syntax(CoreError::EdiLimit { syntax: self.syntax.as_str(), detail })
     }
 
     fn mark_char(&self, role: Role) -> char {

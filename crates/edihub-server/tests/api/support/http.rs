@@ -123,6 +123,21 @@ pub fn accepted(res: &TestResponse) -> Value {
     body
 }
 
+/// Asserts a 202 answer to an EDIFACT or X12 interchange whose every
+/// message was accepted, and returns its JSON.
+#[track_caller]
+pub fn accepted_interchange(res: &TestResponse) -> Value {
+    res.expect(202);
+    assert_eq!(res.header("content-type"), Some("application/json"));
+    let body = res.json();
+    let messages = body["messages"].as_array().unwrap_or_else(|| panic!("no messages: {body}"));
+    assert!(!messages.is_empty(), "no messages: {body}");
+    for m in messages {
+        assert_outcome(m, "accepted");
+    }
+    body
+}
+
 /// Asserts a 200 duplicate of message `original_id` and returns its JSON.
 #[track_caller]
 pub fn duplicate_of(res: &TestResponse, original_id: &str) -> Value {
