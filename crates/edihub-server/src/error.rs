@@ -31,6 +31,10 @@ pub enum ApiError {
     /// for this body.
     #[error("{0}")]
     NotAcceptable(String),
+    /// 408: a body that arrived slower than `body_read_min_bytes_per_sec`
+    /// (see [`crate::ingest::Pace`]); the connection is closed.
+    #[error("{0}")]
+    BodyTooSlow(String),
     /// 413: body over `max_body_bytes`.
     #[error("the body is larger than the limit of {0} bytes")]
     TooLarge(usize),
@@ -87,6 +91,7 @@ impl ApiError {
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::NotAcceptable(_) => StatusCode::NOT_ACCEPTABLE,
+            ApiError::BodyTooSlow(_) => StatusCode::REQUEST_TIMEOUT,
             ApiError::TooLarge(_) | ApiError::PacketTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
@@ -127,6 +132,11 @@ impl IntoResponse for ApiError {
             }
             ApiError::Unavailable(_) => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+            }
+            // The rest of the body is not read: the connection cannot carry
+            // another request.
+            ApiError::BodyTooSlow(_) => {
+                headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
             }
             _ => {}
         }

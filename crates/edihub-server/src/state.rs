@@ -35,7 +35,8 @@ pub struct Inner {
     pub metrics: Metrics,
     /// Large bodies of authenticated senders being processed (`max_inflight_body_bytes`).
     pub body_budget: BodyBudget,
-    /// Large webhook bodies being read and verified (`max_inflight_webhook_body_bytes`).
+    /// Large webhook bodies being read and verified
+    /// (`max_inflight_webhook_body_bytes`, shared per client address).
     pub webhook_body_budget: BodyBudget,
     /// Refused webhook signatures not yet written to the audit log.
     pub rejections: Rejections,
@@ -58,7 +59,10 @@ impl AppState {
             integrations: Registry::default(),
             metrics: Metrics::default(),
             body_budget: BodyBudget::new(config.max_inflight_body_bytes),
-            webhook_body_budget: BodyBudget::new(config.max_inflight_webhook_body_bytes),
+            webhook_body_budget: BodyBudget::shared_per_address(
+                config.max_inflight_webhook_body_bytes,
+                config.max_inflight_webhook_body_bytes_per_address,
+            ),
             rejections: Rejections::default(),
             feed: FeedSignal::default(),
             render_budget: RenderBudget::new(config.feed.render_budget_bytes),

@@ -110,6 +110,15 @@ pub struct FormRefused(pub String);
 #[response(status = 404, description = "Not found", content_type = "application/problem+json")]
 pub struct NotFound(pub Problem);
 
+/// 408: the body arrived slower than `body_read_min_bytes_per_sec`.
+#[derive(Debug, IntoResponses)]
+#[response(
+    status = 408,
+    description = "The body arrived too slowly (body_read_min_bytes_per_sec after body_read_grace_secs); the connection is closed",
+    content_type = "application/problem+json"
+)]
+pub struct BodyTooSlow(pub Problem);
+
 /// 413: the body (or a packet's message count) is over its limit.
 #[derive(Debug, IntoResponses)]
 #[response(status = 413, description = "Body over max_body_bytes", content_type = "application/problem+json")]

@@ -56,6 +56,21 @@ pub struct Config {
     /// sender is unknown: these bodies get a budget of their own and never a
     /// share of `max_inflight_body_bytes`, which authenticated senders need.
     pub max_inflight_webhook_body_bytes: usize,
+    /// Most of `max_inflight_webhook_body_bytes` the webhook bodies of one
+    /// client address hold at once (a body takes at most this much of the
+    /// budget), so a client trickling large bodies with bogus signatures
+    /// waits behind itself and leaves the rest of the budget to others. A
+    /// share larger than the budget is the whole budget.
+    pub max_inflight_webhook_body_bytes_per_address: usize,
+    /// Seconds a request body (receive and webhooks) may take before
+    /// `body_read_min_bytes_per_sec` applies.
+    pub body_read_grace_secs: u64,
+    /// Least average rate of a request body after `body_read_grace_secs`:
+    /// every byte received gives the next one 1/rate seconds more; a body
+    /// that falls behind is answered 408 and its connection closed, which
+    /// releases its share of the body budgets. 0 turns the check off
+    /// (`request_timeout_secs` still bounds every request).
+    pub body_read_min_bytes_per_sec: u64,
     /// Most database connections per edihub process.
     pub database_max_connections: u32,
     /// Seconds a request waits for a database connection before answering 503.
@@ -141,6 +156,9 @@ impl Default for Config {
             max_idocs_per_packet: 50_000,
             max_inflight_body_bytes: 24 * 1024 * 1024,
             max_inflight_webhook_body_bytes: 4 * 1024 * 1024,
+            max_inflight_webhook_body_bytes_per_address: 1024 * 1024,
+            body_read_grace_secs: 10,
+            body_read_min_bytes_per_sec: 1024,
             database_max_connections: 16,
             database_acquire_timeout_secs: 5,
             database_pooler: "none".into(),

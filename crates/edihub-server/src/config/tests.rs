@@ -55,6 +55,8 @@ fn defaults_apply() {
     );
     assert_eq!(c.max_connections_per_address, 256);
     assert_eq!(c.max_inflight_webhook_body_bytes, 4 * 1024 * 1024);
+    assert_eq!(c.max_inflight_webhook_body_bytes_per_address, 1024 * 1024);
+    assert_eq!((c.body_read_grace_secs, c.body_read_min_bytes_per_sec), (10, 1024));
     assert_eq!(c.signature_rejection_audit_secs, 60);
     assert_eq!(c.admin.search_scan_messages, 10_000);
 }
@@ -78,6 +80,12 @@ fn refusals_name_the_key() {
         (format!("max_body_bytes = \"big\"\n{b}"), "max_body_bytes"),
         (format!("max_inflight_body_bytes = 0\n{b}"), "max_inflight_body_bytes"),
         (format!("max_inflight_webhook_body_bytes = 0\n{b}"), "max_inflight_webhook_body_bytes"),
+        (
+            format!("max_inflight_webhook_body_bytes_per_address = 0\n{b}"),
+            "max_inflight_webhook_body_bytes_per_address",
+        ),
+        (format!("body_read_grace_secs = 0\n{b}"), "body_read_grace_secs"),
+        (format!("body_read_min_bytes_per_sec = -1\n{b}"), "body_read_min_bytes_per_sec"),
         (format!("max_connections_per_address = 0\n{b}"), "max_connections_per_address"),
         (format!("signature_rejection_audit_secs = 0\n{b}"), "signature_rejection_audit_secs"),
         (format!("[retention]\npause_ms = 10001\n{b}"), "retention.pause_ms"),

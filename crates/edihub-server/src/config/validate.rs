@@ -138,6 +138,11 @@ impl Config {
         }
         for (key, value) in [
             ("max_inflight_webhook_body_bytes", self.max_inflight_webhook_body_bytes as u64),
+            (
+                "max_inflight_webhook_body_bytes_per_address",
+                self.max_inflight_webhook_body_bytes_per_address as u64,
+            ),
+            ("body_read_grace_secs", self.body_read_grace_secs),
             ("max_connections", self.max_connections as u64),
             ("max_connections_per_address", self.max_connections_per_address as u64),
             ("signature_rejection_audit_secs", self.signature_rejection_audit_secs),

@@ -1,63 +1,66 @@
 //! Reading a request body within bounds: refused from the headers when it
 //! cannot fit (413) or is compressed (415), counted against a memory budget
-//! while it is processed, and parsed off the runtime's threads when large.
+//! (`budget`) while it is processed, cut off when it arrives too slowly
+//! (408, see [`Pace`]), and parsed off the runtime's threads when large.
 
-use std::sync::Arc;
+use std::net::IpAddr;
+use std::time::{Duration, Instant};
 
+use super::budget::{BodyBudget, BodyPermit};
+use crate::config::Config;
+use crate::error::ApiError;
+use crate::state::AppState;
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, header};
 use bytes::BytesMut;
 use edihub_core::{ParsedBody, parse_body};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::error::ApiError;
-use crate::state::AppState;
-
-/// Bodies up to this size are not counted against a [`BodyBudget`]:
-/// their total is already bounded by the connection limit, and a burst of
-/// small messages must never queue behind one large IDoc.
-const UNCOUNTED_BODY: usize = 64 * 1024;
 /// Bodies over this size are parsed on the blocking pool: a 10 MB IDoc takes
 /// tens of milliseconds to parse, which must not stall the runtime's few
 /// worker threads and every small request they serve.
 const PARSE_OFF_THREAD: usize = 1024 * 1024;
 
-/// A request's share of a [`BodyBudget`], held until the response is built
-/// and released on drop.
-#[derive(Debug)]
-#[must_use = "the share is released when the permit is dropped"]
-pub struct BodyPermit {
-    _held: Option<OwnedSemaphorePermit>,
+/// How fast a body must arrive once reading it has begun: after
+/// `body_read_grace_secs`, at `body_read_min_bytes_per_sec` on average.
+/// Every byte received buys time: the next must arrive before the start
+/// plus the grace plus the bytes so far at the minimum rate (the rule of
+/// Apache's `mod_reqtimeout`), so a slow but steady link passes and a
+/// client that trickles a byte a second is cut off soon after the grace,
+/// releasing its share of the body budget.
+#[derive(Debug, Clone, Copy)]
+pub struct Pace {
+    grace: Duration,
+    min_bytes_per_sec: u64,
 }
 
-/// A budget of body bytes being processed at once, in KiB permits:
-/// `max_inflight_body_bytes` for authenticated senders, and
-/// `max_inflight_webhook_body_bytes` for webhook bodies, whose sender is
-/// unknown until the signature over the whole body is checked. Separate
-/// budgets, so unauthenticated bodies can never take memory senders wait for.
-#[derive(Debug)]
-pub struct BodyBudget {
-    permits: Arc<Semaphore>,
-    total_kib: usize,
-}
-
-impl BodyBudget {
-    /// A budget of `bytes`.
-    pub fn new(bytes: usize) -> Self {
-        let total_kib = bytes.div_ceil(1024).max(1);
-        Self { permits: Arc::new(Semaphore::new(total_kib)), total_kib }
+impl Pace {
+    /// The pace of `config`.
+    pub fn of(config: &Config) -> Pace {
+        Pace {
+            grace: Duration::from_secs(config.body_read_grace_secs),
+            min_bytes_per_sec: config.body_read_min_bytes_per_sec,
+        }
     }
 
-    /// Waits until a body of `len` bytes fits. A body larger than the whole
-    /// budget takes all of it, i.e. it is processed alone.
-    async fn admit(&self, len: usize) -> BodyPermit {
-        if len <= UNCOUNTED_BODY {
-            return BodyPermit { _held: None };
-        }
-        let kib = u32::try_from(len.div_ceil(1024).min(self.total_kib)).unwrap_or(u32::MAX);
-        // The semaphore is never closed, so acquiring only fails if it were.
-        BodyPermit { _held: Arc::clone(&self.permits).acquire_many_owned(kib).await.ok() }
+    /// When the next frame of a body whose reading began at `started` must
+    /// have arrived, `received` bytes in; `None` when no rate is required.
+    fn deadline(&self, started: Instant, received: usize) -> Option<Instant> {
+        let rate = self.min_bytes_per_sec;
+        (rate > 0).then(|| started + self.grace + Duration::from_secs_f64(received as f64 / rate as f64))
+    }
+
+    /// The 408 of a body that fell behind the pace.
+    fn too_slow(&self, received: usize, declared: Option<u64>, started: Instant) -> ApiError {
+        let of = declared.map_or(String::new(), |n| format!(" of {n}"));
+        tracing::warn!(received, declared, "request body arrived too slowly; cut off");
+        ApiError::BodyTooSlow(format!(
+            "the body arrived too slowly: {received}{of} bytes in {:.0} s; after the first {} s a body must \
+             arrive at {} bytes per second or more",
+            started.elapsed().as_secs_f64(),
+            self.grace.as_secs(),
+            self.min_bytes_per_sec
+        ))
     }
 }
 
@@ -83,13 +86,25 @@ pub fn check_body_headers(state: &AppState, headers: &HeaderMap) -> Result<Optio
     Ok(declared)
 }
 
-/// Reads the whole body, refusing more than `max_body_bytes` with 413 before
-/// buffering it. Large bodies wait for room in `budget` first (see
-/// [`BodyBudget`]), so many large uploads at once queue instead of
-/// exhausting memory.
+/// Reads the whole body of an authenticated sender (see [`read_body_from`]).
 pub async fn read_body(
     state: &AppState,
     budget: &BodyBudget,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<(Bytes, BodyPermit), ApiError> {
+    read_body_from(state, budget, None, headers, body).await
+}
+
+/// Reads the whole body sent from `peer`, refusing more than
+/// `max_body_bytes` with 413 before buffering it, and one that arrives
+/// slower than its [`Pace`] with 408. Large bodies wait for room in
+/// `budget` (and in `peer`'s share of it, if it has shares) first, so many
+/// large uploads at once queue instead of exhausting memory.
+pub async fn read_body_from(
+    state: &AppState,
+    budget: &BodyBudget,
+    peer: Option<IpAddr>,
     headers: &HeaderMap,
     body: Body,
 ) -> Result<(Bytes, BodyPermit), ApiError> {
@@ -98,25 +113,34 @@ pub async fn read_body(
     // With a Content-Length the wait comes before buffering; a chunked body
     // is counted once read, before it is parsed.
     let early = match declared {
-        Some(n) => Some(budget.admit(usize::try_from(n).unwrap_or(limit)).await),
+        Some(n) => Some(budget.admit(usize::try_from(n).unwrap_or(limit), peer).await),
         None => None,
     };
-    let bytes = collect(body, limit, declared).await?;
+    let bytes = collect(body, limit, declared, Pace::of(&state.config)).await?;
     let permit = match early {
         Some(permit) => permit,
-        None => budget.admit(bytes.len()).await,
+        None => budget.admit(bytes.len(), peer).await,
     };
     Ok((bytes, permit))
 }
 
 /// Buffers the body into one allocation sized from its Content-Length, so a
 /// large body is held once (collecting chunks and joining them would hold it
-/// twice at the end).
-async fn collect(body: Body, limit: usize, declared: Option<u64>) -> Result<Bytes, ApiError> {
+/// twice at the end), at `pace` or faster.
+async fn collect(body: Body, limit: usize, declared: Option<u64>, pace: Pace) -> Result<Bytes, ApiError> {
     let capacity = declared.map_or(0, |n| usize::try_from(n).unwrap_or(limit).min(limit));
     let mut buf = BytesMut::with_capacity(capacity);
     let mut body = Limited::new(body, limit);
-    while let Some(frame) = body.frame().await {
+    let started = Instant::now();
+    loop {
+        let next = body.frame();
+        let frame = match pace.deadline(started, buf.len()) {
+            Some(deadline) => tokio::time::timeout_at(deadline.into(), next)
+                .await
+                .map_err(|_| pace.too_slow(buf.len(), declared, started))?,
+            None => next.await,
+        };
+        let Some(frame) = frame else { break };
         match frame {
             Ok(frame) => {
                 if let Some(data) = frame.data_ref() {

@@ -1,14 +1,17 @@
-//! Pieces every ingest route shares: bounded body reading (`body`), header
+//! Pieces every ingest route shares: bounded body reading (`body`, within a
+//! memory budget: `budget`), header
 //! and identifier checks, building the messages of a request, handing them
 //! to the store (`submit`), and the response format of stored and duplicate
 //! messages (`response`).
 
 mod body;
+mod budget;
 mod identifiers;
 mod response;
 mod submit;
 
-pub use body::{BodyBudget, BodyPermit, check_body_headers, parse, read_body};
+pub use body::{Pace, check_body_headers, parse, read_body, read_body_from};
+pub use budget::{BodyBudget, BodyPermit};
 pub use response::{outcome_json, outcome_response, render_answer};
 pub use submit::{Submission, submit};
 

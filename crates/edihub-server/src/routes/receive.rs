@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 use crate::api_doc::MessageResult;
 use crate::api_doc::acks::{self, RefusedWithAck};
 use crate::api_doc::errors::{
-    NotAcceptable, SenderTypeForbidden, TooLarge, Unauthenticated, Unavailable, UnsupportedType,
+    BodyTooSlow, NotAcceptable, SenderTypeForbidden, TooLarge, Unauthenticated, Unavailable, UnsupportedType,
 };
 use crate::auth::{Sender, SenderIdentity};
 use crate::edi::{interchange_claim, interchange_content};
@@ -70,7 +70,8 @@ struct ReceiveQuery {
             (MessageResult = "application/json"),
             (String = "application/EDI-X12", example = json!(acks::X12_REPEATED)),
             (String = "application/EDIFACT", example = json!(acks::EDIFACT_REPEATED)))),
-        RefusedWithAck, Unauthenticated, SenderTypeForbidden, NotAcceptable, TooLarge, UnsupportedType, Unavailable
+        RefusedWithAck, Unauthenticated, SenderTypeForbidden, NotAcceptable, BodyTooSlow, TooLarge, UnsupportedType,
+        Unavailable
     ),
     security(("bearer" = []), ("basic" = []))
 )]

@@ -4,8 +4,9 @@
 //! repeated (400), the declared body fits (413), the signature headers are
 //! present, well-formed and fresh (401): all before a byte of the body is
 //! read. Only then is the body read, within `max_inflight_webhook_body_bytes`
-//! (never the authenticated senders' budget), and its signature checked
-//! (401). Refusals are counted and audited in aggregate as
+//! (never the authenticated senders' budget) and the client address's share
+//! of it (`max_inflight_webhook_body_bytes_per_address`), at the minimum
+//! rate of body reads (408 below it), and its signature checked (401). Refusals are counted and audited in aggregate as
 //! `webhook.signature_rejected` (see [`crate::integrations::rejections`]);
 //! nothing is stored. Then the body must be JSON (400/422), its type and
 //! event id well-formed (422), and the integration allowed to send that type
@@ -28,13 +29,13 @@ use sha2::{Digest, Sha256};
 
 use crate::api_doc::MessageResult;
 use crate::api_doc::errors::{
-    BadInput, BadSignature, IntegrationTypeForbidden, NotFound, TooLarge, Unavailable, Unusable,
+    BadInput, BadSignature, BodyTooSlow, IntegrationTypeForbidden, NotFound, TooLarge, Unavailable, Unusable,
 };
 use crate::error::ApiError;
 use crate::extract::ApiPath;
 use crate::ingest::{
     MAX_KEY_LEN, MessageSource, Submission, build_messages, check_body_headers, header_text, now, parse,
-    read_body, refuse_repeated, submit, validate_key,
+    read_body_from, refuse_repeated, submit, validate_key,
 };
 use crate::integrations::signature::SignatureError;
 use crate::integrations::{EventIdSource, Integration, TypeSource};
@@ -101,7 +102,7 @@ fn reject_signature(
     responses(
         (status = 202, description = "New message stored", body = MessageResult),
         (status = 200, description = "Duplicate or provider event replay", body = MessageResult),
-        BadInput, BadSignature, IntegrationTypeForbidden, NotFound, TooLarge, Unusable, Unavailable
+        BadInput, BadSignature, IntegrationTypeForbidden, NotFound, BodyTooSlow, TooLarge, Unusable, Unavailable
     )
 )]
 async fn receive(
@@ -122,7 +123,8 @@ async fn receive(
         .verifier
         .check_headers(&headers, chrono::Utc::now().timestamp())
         .map_err(|e| reject_signature(&state, &integ, peer, &e))?;
-    let (bytes, _permit) = read_body(&state, &state.webhook_body_budget, &headers, body).await?;
+    let budget = &state.webhook_body_budget;
+    let (bytes, _permit) = read_body_from(&state, budget, peer.map(|p| p.ip()), &headers, body).await?;
     if let Some(presented) = &presented {
         integ
             .verifier

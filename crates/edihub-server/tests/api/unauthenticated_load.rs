@@ -9,7 +9,15 @@
 //! Webhook bodies whose headers pass are read within a budget of their own
 //! (`max_inflight_webhook_body_bytes`): clients trickling such bodies hold
 //! that budget, never the one of authenticated senders, whose large upload
-//! is stored while the tricklers are still unanswered.
+//! is stored while the tricklers are still unanswered. Within it, one client
+//! address holds at most its share
+//! (`max_inflight_webhook_body_bytes_per_address`): two tricklers declaring
+//! 2.1 MB each from one address leave the rest to correctly signed 150 kB
+//! webhooks from another, stored while the tricklers still hold their
+//! connections. And a body that arrives slower than
+//! `body_read_min_bytes_per_sec` after `body_read_grace_secs` is cut off
+//! with 408, on the webhook and the receive route alike, which frees its
+//! share for the signed webhook queued behind it on the same address.
 
 use std::net::Ipv4Addr;
 use std::time::Duration;
@@ -20,7 +28,12 @@ use crate::support::webhook::*;
 use crate::support::*;
 use tokio::io::AsyncWriteExt;
 
-backend_tests!(headers_alone_are_refused_without_reading_the_body, trickled_webhooks_do_not_delay_a_sender);
+backend_tests!(
+    headers_alone_are_refused_without_reading_the_body,
+    trickled_webhooks_do_not_delay_a_sender,
+    tricklers_leave_the_webhook_budget_to_other_addresses,
+    slow_bodies_are_cut_off_and_free_their_share,
+);
 
 const CLIENT: Ipv4Addr = Ipv4Addr::LOCALHOST;
 
@@ -149,6 +162,110 @@ async fn trickled_webhooks_do_not_delay_a_sender(backend: Backend) {
         let (status, _) = answer_within(&mut t.reader, Duration::from_secs(15)).await.expect("an answer");
         assert_eq!(status, 503);
     }
+    drop(tricklers);
+    server.stop().await;
+}
+
+/// The tricklers' address, and a well-behaved provider's.
+const TRICKLER: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 2);
+const PROVIDER: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 3);
+
+/// The webhook integrations, 3 MB bodies, the default webhook budget
+/// (4 MiB, 1 MiB per address) and a request timeout no answer here comes
+/// from; body reads get `grace_secs` before they must arrive at 1 KiB/s.
+fn shares(grace_secs: u64) -> TestConfig {
+    TestConfig::new().webhooks().with(|c| {
+        c.request_timeout_secs = 60;
+        c.max_body_bytes = 3_000_000;
+        c.body_read_grace_secs = grace_secs;
+        c.body_read_min_bytes_per_sec = 1024;
+    })
+}
+
+/// Starts `n` clients that send a bogus Gubee signature and a 2.1 MB
+/// Content-Length from `from`, then a byte of body a second.
+async fn bogus_tricklers(server: &LiveServer, from: Ipv4Addr, n: usize) -> Vec<Trickler> {
+    let headers = [
+        ("x-gubee-signature", format!("sha256={}", "0".repeat(64))),
+        ("Content-Type", "application/json".into()),
+        ("Content-Length", "2100000".into()),
+    ];
+    let mut tricklers = Vec::new();
+    for _ in 0..n {
+        let h = head("POST", "/api/webhook/gubee", &headers);
+        tricklers.push(Trickler::start(server.addr, from, &h, Duration::from_secs(1)).await);
+    }
+    tricklers
+}
+
+/// A correctly signed Gubee webhook of item `item`, padded to about 150 kB
+/// (a body the budget counts): its request head and body.
+fn signed_webhook(item: &str) -> (String, Vec<u8>) {
+    let pad = "x".repeat(150_000);
+    let body = format!(r#"{{"itemId":"{item}","type":"stock","received":"2024-01-01","pad":"{pad}"}}"#);
+    let mut headers = gubee_headers(&body);
+    headers.push(("Content-Type", "application/json".into()));
+    headers.push(("Content-Length", body.len().to_string()));
+    (head("POST", "/api/webhook/gubee", &headers), body.into_bytes())
+}
+
+async fn tricklers_leave_the_webhook_budget_to_other_addresses(backend: Backend) {
+    // A grace longer than the test: the tricklers hold their bodies throughout.
+    let app = TestApp::start(backend, shares(30)).await;
+    let server = LiveServer::start(app.state.clone()).await;
+    let mut tricklers = bogus_tricklers(&server, TRICKLER, 2).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Three signed webhooks at once from another address: all stored.
+    let sends = ["S-1", "S-2", "S-3"].map(|item| {
+        let (h, body) = signed_webhook(item);
+        let addr = server.addr;
+        tokio::spawn(async move { request(addr, PROVIDER, &h, &body).await })
+    });
+    for send in sends {
+        let (status, text) = send.await.expect("send");
+        assert_eq!(status, 202, "a signed webhook: {text}");
+    }
+    assert_eq!(app.count_prod().await, 3);
+    // The tricklers still hold their connections, unanswered.
+    for (i, t) in tricklers.iter_mut().enumerate() {
+        let answer = answer_within(&mut t.reader, Duration::from_millis(50)).await;
+        assert!(answer.is_none(), "trickler {i} was answered: {answer:?}");
+    }
+    drop(tricklers);
+    server.stop().await;
+}
+
+async fn slow_bodies_are_cut_off_and_free_their_share(backend: Backend) {
+    let app = TestApp::start(backend, shares(1)).await;
+    let server = LiveServer::start(app.state.clone()).await;
+    let mut tricklers = bogus_tricklers(&server, TRICKLER, 2).await;
+    // An authenticated sender trickling its IDoc is held to the same pace.
+    let upload = [
+        ("Authorization", bearer(ACME_PROD)),
+        ("Content-Type", "application/xml".into()),
+        ("Content-Length", "300000".into()),
+    ];
+    tricklers.push(
+        Trickler::start(server.addr, CLIENT, &head("POST", RECEIVE, &upload), Duration::from_secs(1)).await,
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // A signed webhook from the tricklers' own address queues behind them
+    // for the address's share…
+    let (h, body) = signed_webhook("S-4");
+    let addr = server.addr;
+    let signed = tokio::spawn(async move { request(addr, TRICKLER, &h, &body).await });
+    // …each trickler is cut off (the server closes the connection after its answer)…
+    for (i, t) in tricklers.iter_mut().enumerate() {
+        let (status, text) = answer_within(&mut t.reader, Duration::from_secs(20))
+            .await
+            .unwrap_or_else(|| panic!("trickler {i}"));
+        assert_eq!(status, 408, "trickler {i}: {text}");
+        assert!(text.contains(PROBLEM_JSON) && text.contains("the body arrived too slowly"), "{text}");
+    }
+    // …and the signed webhook is stored once they are.
+    let (status, text) = signed.await.expect("send");
+    assert_eq!(status, 202, "the signed webhook: {text}");
+    assert_eq!(app.count_prod().await, 1, "only the signed webhook");
     drop(tricklers);
     server.stop().await;
 }
