@@ -19,6 +19,7 @@
 //! - `f9_*`: four edihub processes behind PgBouncer (transaction mode), one SIGKILLed mid-load.
 //! - `chaos_f10_*`: failover: the primary stopped hard, its synchronous standby promoted.
 //! - `f11_*`: two pull-feed consumers reading large messages at once: peak memory stays bounded.
+//! - `f12_*`: EDI segments of millions of values, refused within a memory bound.
 //!
 //! - `secrets_in_logs`: no secret in the log or CLI output (security review).
 //!
@@ -35,6 +36,7 @@ mod support;
 
 mod f10_failover;
 mod f11_feed_memory;
+mod f12_edi_shapes;
 mod f1_pg_outage;
 mod f2_kill;
 mod f3_replicas;
