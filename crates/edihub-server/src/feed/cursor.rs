@@ -5,30 +5,27 @@
 //! SQLite row key), so a plain one would tell a consumer how fast every
 //! tenant writes. A cursor is therefore the position encrypted and
 //! authenticated under the database's cursor key
-//! ([`edihub_store::Store::feed_cursor_key`]), bound to its environment:
-//! deterministic authenticated encryption in the SIV manner, built from
-//! HMAC-SHA256 alone. The synthetic IV is a MAC over the environment and the
-//! position, the position is XORed with a keystream derived from that IV,
-//! and opening recomputes the MAC. The same position always gives the same
-//! cursor (an empty page answers the cursor it was given), a changed or
-//! made-up one is refused, and another environment's cursor does not open.
+//! ([`edihub_store::Store::feed_cursor_key`]) with AES-SIV (RFC 5297,
+//! RustCrypto's `aes-siv`), the tenant and environment as associated data.
+//! SIV is deterministic: the same position always gives the same cursor (an
+//! empty page answers the cursor it was given), a changed or made-up one is
+//! refused, and another environment's cursor does not open.
 //!
 //! Cursors handed out before cursors were sealed (the bare position,
 //! base64url, 32 characters) are still read: consumers keep them, and they
 //! reveal nothing the consumer did not already hold. Answers always carry
 //! sealed ones.
 
+use aes_siv::KeyInit;
+use aes_siv::siv::Aes128Siv;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use edihub_store::{FeedPosition, Scope, Store, StoreError};
-use hmac::{Hmac, KeyInit, Mac};
-use sha2::Sha256;
-use subtle::ConstantTimeEq;
 use tokio::sync::OnceCell;
 
 /// Bytes of a position: the major part, then the message id.
 const POSITION_BYTES: usize = 24;
-/// Bytes of the synthetic IV (a truncated HMAC-SHA256).
+/// Bytes of the synthetic IV that starts a sealed cursor (AES-SIV's tag).
 const IV_BYTES: usize = 16;
 /// Bytes of a sealed cursor.
 const SEALED_BYTES: usize = IV_BYTES + POSITION_BYTES;
@@ -45,36 +42,26 @@ impl Cursors {
         self.key
             .get_or_try_init(|| async {
                 let secret = store.feed_cursor_key().await?;
-                if secret.len() < 32 {
-                    return Err(StoreError::Invariant("the feed cursor key is shorter than 32 bytes".into()));
-                }
+                let secret: [u8; 32] = secret
+                    .as_slice()
+                    .try_into()
+                    .map_err(|_| StoreError::Invariant("the feed cursor key is not 32 bytes".into()))?;
                 Ok(CursorKey::new(&secret))
             })
             .await
     }
 }
 
-/// The two keys derived from the database's secret: one for the MAC (the
-/// IV), one for the keystream.
+/// The database's cursor key: both halves of an AES-128-SIV key.
 #[derive(Clone)]
 pub struct CursorKey {
-    mac: [u8; 32],
-    stream: [u8; 32],
+    key: [u8; 32],
 }
 
 impl std::fmt::Debug for CursorKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("CursorKey")
     }
-}
-
-fn hmac(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
-    // HMAC takes keys of any length; this cannot fail.
-    let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC key");
-    for part in parts {
-        m.update(part);
-    }
-    m.finalize().into_bytes().into()
 }
 
 /// Why a cursor was not read.
@@ -87,39 +74,25 @@ pub enum CursorError {
 }
 
 impl CursorKey {
-    /// The keys derived from `secret`.
-    pub fn new(secret: &[u8]) -> Self {
-        CursorKey {
-            mac: hmac(secret, &[b"edihub feed cursor mac"]),
-            stream: hmac(secret, &[b"edihub feed cursor stream"]),
-        }
+    /// The key `secret` (32 bytes: AES-SIV's MAC and cipher keys).
+    pub fn new(secret: &[u8; 32]) -> Self {
+        CursorKey { key: *secret }
     }
 
-    fn iv(&self, scope: &Scope, plain: &[u8; POSITION_BYTES]) -> [u8; IV_BYTES] {
-        // Lengths first, so ("ab", "c") and ("a", "bc") differ.
-        let (t, e) = (scope.tenant_id.as_bytes(), scope.environment_id.as_bytes());
-        let lengths = [(t.len() as u64).to_be_bytes(), (e.len() as u64).to_be_bytes()].concat();
-        let full = hmac(&self.mac, &[b"v1", &lengths, t, e, plain]);
-        let mut iv = [0u8; IV_BYTES];
-        iv.copy_from_slice(&full[..IV_BYTES]);
-        iv
+    fn cipher(&self) -> Aes128Siv {
+        Aes128Siv::new(&self.key.into())
     }
 
-    fn xor_stream(&self, iv: &[u8; IV_BYTES], data: &mut [u8; POSITION_BYTES]) {
-        let stream = hmac(&self.stream, &[iv]);
-        for (d, k) in data.iter_mut().zip(stream) {
-            *d ^= k;
-        }
+    /// The associated data: tenant and environment as separate headers,
+    /// so ("ab", "c") and ("a", "bc") differ.
+    fn headers(scope: &Scope) -> [&[u8]; 2] {
+        [scope.tenant_id.as_bytes(), scope.environment_id.as_bytes()]
     }
 
     /// The cursor of `position` in `scope`'s feed.
     pub fn seal(&self, scope: &Scope, position: FeedPosition) -> String {
-        let mut data = plain(position);
-        let iv = self.iv(scope, &data);
-        self.xor_stream(&iv, &mut data);
-        let mut sealed = [0u8; SEALED_BYTES];
-        sealed[..IV_BYTES].copy_from_slice(&iv);
-        sealed[IV_BYTES..].copy_from_slice(&data);
+        // Encrypting a 24-byte buffer under a 32-byte key cannot fail.
+        let sealed = self.cipher().encrypt(Self::headers(scope), &plain(position)).expect("AES-SIV seal");
         URL_SAFE_NO_PAD.encode(sealed)
     }
 
@@ -130,15 +103,11 @@ impl CursorKey {
         if let Ok(bare) = <[u8; POSITION_BYTES]>::try_from(bytes.as_slice()) {
             return position(&bare).ok_or(CursorError::Malformed);
         }
-        let sealed: [u8; SEALED_BYTES] = bytes.try_into().map_err(|_| CursorError::Malformed)?;
-        let mut iv = [0u8; IV_BYTES];
-        iv.copy_from_slice(&sealed[..IV_BYTES]);
-        let mut data = [0u8; POSITION_BYTES];
-        data.copy_from_slice(&sealed[IV_BYTES..]);
-        self.xor_stream(&iv, &mut data);
-        if !bool::from(self.iv(scope, &data).ct_eq(&iv)) {
-            return Err(CursorError::Foreign);
+        if bytes.len() != SEALED_BYTES {
+            return Err(CursorError::Malformed);
         }
+        let data = self.cipher().decrypt(Self::headers(scope), &bytes).map_err(|_| CursorError::Foreign)?;
+        let data: [u8; POSITION_BYTES] = data.try_into().map_err(|_| CursorError::Foreign)?;
         position(&data).ok_or(CursorError::Foreign)
     }
 }
