@@ -10,10 +10,20 @@
 //!   origin is refused with 403, before the credentials are looked at (a
 //!   browser sends its cached Basic credentials along with a cross-site
 //!   request), and so is one whose `Sec-Fetch-Site` says another site
-//!   made it. The body of a write to the JSON API must also be
-//!   `application/json`, which an HTML form cannot send (see
-//!   [`crate::extract::JsonBody`]); the console's own forms carry a token
-//!   (see [`crate::console_form`]).
+//!   made it. A write to the JSON API (every admin path outside
+//!   `/admin/forms/`) must also be `application/json`, which neither an
+//!   HTML form nor any other cross-site request a page can make without
+//!   the receiver's consent sends: any other Content-Type
+//!   (`application/x-www-form-urlencoded`, `multipart/form-data`,
+//!   `text/plain`, …) is refused with 415 here, also where a browser sent
+//!   no Origin, and so is a body-less write (`redeliver`, `enable`,
+//!   `disable`) that names one. A write without any Content-Type is left to
+//!   its route: a body-less one is what curl sends, and no form can omit
+//!   the header (a script's `fetch` or `sendBeacon` that does is a
+//!   cross-origin request, which carries an `Origin`); a route that takes a
+//!   body still requires JSON (see [`crate::extract::JsonBody`]). The
+//!   console's own forms post to `/admin/forms/` and carry a token (see
+//!   [`crate::console_form`]).
 
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, Method, header};
@@ -35,7 +45,7 @@ pub async fn guard(req: Request, next: Next) -> Response {
     if !is_admin(req.uri().path()) {
         return next.run(req).await;
     }
-    let mut res = match check_write(req.method(), req.headers()) {
+    let mut res = match check_write(req.method(), req.uri().path(), req.headers()) {
         Ok(()) => next.run(req).await,
         Err(e) => e.into_response(),
     };
@@ -43,7 +53,7 @@ pub async fn guard(req: Request, next: Next) -> Response {
     res
 }
 
-fn check_write(method: &Method, headers: &HeaderMap) -> Result<(), ApiError> {
+fn check_write(method: &Method, path: &str, headers: &HeaderMap) -> Result<(), ApiError> {
     if method.is_safe() {
         return Ok(());
     }
@@ -63,7 +73,22 @@ fn check_write(method: &Method, headers: &HeaderMap) -> Result<(), ApiError> {
             ));
         }
     }
-    Ok(())
+    if path.starts_with("/admin/forms/") {
+        // The console's forms: their token is checked by `ConsoleForm`.
+        return Ok(());
+    }
+    match headers.get(header::CONTENT_TYPE) {
+        None => Ok(()),
+        Some(value) => {
+            let media_type = value.to_str().unwrap_or("?").split(';').next().unwrap_or_default().trim();
+            if media_type.eq_ignore_ascii_case("application/json") {
+                return Ok(());
+            }
+            Err(ApiError::UnsupportedMediaType(format!(
+                "admin changes are sent as Content-Type: application/json, or without a body and a Content-Type (got `{media_type}`); the console's forms post to /admin/forms/ with their token"
+            )))
+        }
+    }
 }
 
 /// Whether `origin` (`scheme://host[:port]`) names the host the request was

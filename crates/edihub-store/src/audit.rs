@@ -23,6 +23,9 @@ pub const DESTINATION_UPDATED: &str = "destination.updated";
 pub const DELIVERY_FAILED: &str = "delivery.failed";
 /// The action of an admin's request to deliver a message again.
 pub const DELIVERY_REPLAYED: &str = "delivery.replayed";
+/// The action of a destination moved to another tenant or environment,
+/// whose deliveries still pending for its former owner were withdrawn.
+pub const DELIVERY_WITHDRAWN: &str = "delivery.withdrawn";
 /// The action written when a key returns with another payload.
 pub const KEY_MISMATCH: &str = "idempotency_key.mismatch";
 /// The action written when an EDIFACT or X12 interchange control number

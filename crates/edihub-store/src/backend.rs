@@ -34,7 +34,7 @@ use crate::outbox::{OutboxSql, QueueSql};
 use crate::queries::QuerySql;
 use crate::retention::RetentionSql;
 use crate::session::Sessions;
-use crate::{PartitionLayout, Result, Scope, StoreError};
+use crate::{FinishedAttempt, PartitionLayout, Recorded, Result, Scope, StoreError};
 
 /// A database edihub can store into: PostgreSQL or SQLite.
 pub(crate) trait Backend:
@@ -186,5 +186,13 @@ impl<DB: Backend> SqlStore<DB> {
     /// Starts a write transaction.
     pub(crate) async fn begin(&self) -> Result<Transaction<'static, DB>> {
         self.db.begin().await
+    }
+
+    /// Records `done` in one transaction (see [`crate::Store::finish_deliveries`]).
+    pub(crate) async fn finish_in_one(&self, done: &[FinishedAttempt]) -> Result<Vec<Recorded>> {
+        let mut tx = self.begin().await?;
+        let recorded = DB::finish_deliveries(&mut tx, done, Utc::now()).await?;
+        tx.commit().await?;
+        Ok(recorded)
     }
 }

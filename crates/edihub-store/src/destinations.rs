@@ -8,13 +8,23 @@
 //! environment, the message type filter and `enabled` are columns because
 //! the trigger that writes the outbox reads them; the rest of the
 //! definition (url, format, signature, timeout) is JSON, read whole.
+//!
+//! A destination moved to another tenant or environment (by an admin, or
+//! by the file) must not carry its former owner's queued messages to its
+//! new one: its deliveries still pending for messages of another scope are
+//! withdrawn in the same transaction, i.e. `failed` with a `last_error`
+//! saying where it moved, and the move is audited `delivery.withdrawn`
+//! (with the count) under the former owner. An admin who moves it back can
+//! replay them; the delivery worker never sends a message to a destination
+//! of another scope in any case (a replay of a withdrawn delivery fails
+//! again, saying why).
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sqlx::types::Json;
 use sqlx::{Decode, Encode, Executor, FromRow, IntoArguments, Type};
 
-use crate::audit::DESTINATION_UPDATED;
+use crate::audit::{DELIVERY_WITHDRAWN, DESTINATION_UPDATED};
 use crate::ingest::statements::IngestSql;
 use crate::{NewAuditEvent, Result, SOURCE_CONFIG};
 
@@ -60,6 +70,11 @@ const PUT: &str = "INSERT INTO destinations \
     enabled = excluded.enabled, definition = excluded.definition, source = 'admin', \
     updated_at = excluded.updated_at";
 const DELETE_CONFIG: &str = "DELETE FROM destinations WHERE id = $1 AND source = 'config'";
+/// A moved destination's deliveries still pending for messages of another
+/// scope: failed, with the reason.
+const WITHDRAW: &str = "UPDATE deliveries SET status = 'failed', last_error = $2, updated_at = $3 \
+    WHERE destination_id = $1 AND status = 'pending' AND message_id IN \
+    (SELECT id FROM messages WHERE tenant_id <> $4 OR environment_id <> $5)";
 
 /// The destinations' statements; seeding and admin changes run in the
 /// caller's transaction, so a change and its audit event commit together.
@@ -92,6 +107,7 @@ where
     for<'e> Json<Vec<String>>: Type<DB>,
     for<'e> Json<serde_json::Value>: Encode<'e, DB> + Type<DB>,
     for<'r> DestinationRow: FromRow<'r, DB::Row>,
+    DB::QueryResult: crate::retention::RowsAffected,
 {
     async fn list_destinations(conn: &mut DB::Connection) -> Result<Vec<DestinationRow>> {
         Ok(sqlx::query_as(LIST).fetch_all(&mut *conn).await?)
@@ -106,6 +122,10 @@ where
         }
         for row in rows {
             bind_row(sqlx::query(SEED), row).execute(&mut *conn).await?;
+            // The file moves only what it still owns (an admin's row is kept).
+            if let Some(old) = existing.iter().find(|o| o.id == row.id && o.source == SOURCE_CONFIG) {
+                withdraw_if_moved::<DB>(conn, old, row).await?;
+            }
         }
         Ok(())
     }
@@ -117,6 +137,9 @@ where
         let old: Option<DestinationRow> =
             sqlx::query_as(GET).bind(&row.id).fetch_optional(&mut *conn).await?;
         bind_row(sqlx::query(PUT), row).execute(&mut *conn).await?;
+        if let Some(old) = &old {
+            withdraw_if_moved::<DB>(conn, old, row).await?;
+        }
         let event = NewAuditEvent {
             action: DESTINATION_UPDATED.into(),
             tenant_id: Some(row.tenant_id.clone()),
@@ -127,6 +150,48 @@ where
         DB::insert_audits(conn, &[(row.updated_at, event)]).await?;
         Ok(old)
     }
+}
+
+/// Withdraws the deliveries `old` still had pending for its scope when
+/// `new` names another tenant or environment, audited under the old scope
+/// (see the module docs).
+async fn withdraw_if_moved<DB>(
+    conn: &mut DB::Connection,
+    old: &DestinationRow,
+    new: &DestinationRow,
+) -> Result<()>
+where
+    DB: IngestSql,
+    DB::Arguments: IntoArguments<DB>,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'e> String: Encode<'e, DB> + Type<DB>,
+    for<'e> DateTime<Utc>: Encode<'e, DB> + Type<DB>,
+    DB::QueryResult: crate::retention::RowsAffected,
+{
+    use crate::retention::RowsAffected;
+    if (&old.tenant_id, &old.environment_id) == (&new.tenant_id, &new.environment_id) {
+        return Ok(());
+    }
+    let from = format!("{}/{}", old.tenant_id, old.environment_id);
+    let to = format!("{}/{}", new.tenant_id, new.environment_id);
+    let reason = format!("not delivered: the destination moved from {from} to {to}");
+    let withdrawn = sqlx::query(WITHDRAW)
+        .bind(&new.id)
+        .bind(reason)
+        .bind(new.updated_at)
+        .bind(&new.tenant_id)
+        .bind(&new.environment_id)
+        .execute(&mut *conn)
+        .await?
+        .rows();
+    let event = NewAuditEvent {
+        action: DELIVERY_WITHDRAWN.into(),
+        tenant_id: Some(old.tenant_id.clone()),
+        environment_id: Some(old.environment_id.clone()),
+        details: serde_json::json!({ "destination": new.id, "from": from, "to": to, "withdrawn": withdrawn }),
+        ..Default::default()
+    };
+    DB::insert_audits(conn, &[(new.updated_at, event)]).await
 }
 
 /// Binds a row's columns in the order `SEED` and `PUT` take them.

@@ -97,9 +97,9 @@ pub mod testing;
 use std::sync::Arc;
 
 pub use audit::{
-    AuditEvent, AuditFilter, DELIVERY_FAILED, DELIVERY_REPLAYED, DESTINATION_UPDATED, DUPLICATE_BLOCKED,
-    INTEGRATION_UPDATED, INTERCHANGE_DUPLICATE_BLOCKED, INTERCHANGE_MISMATCH, KEY_MISMATCH,
-    MESSAGE_TYPE_UPDATED, NewAuditEvent,
+    AuditEvent, AuditFilter, DELIVERY_FAILED, DELIVERY_REPLAYED, DELIVERY_WITHDRAWN, DESTINATION_UPDATED,
+    DUPLICATE_BLOCKED, INTEGRATION_UPDATED, INTERCHANGE_DUPLICATE_BLOCKED, INTERCHANGE_MISMATCH,
+    KEY_MISMATCH, MESSAGE_TYPE_UPDATED, NewAuditEvent,
 };
 pub use backend::SqlStore;
 pub use catalog::{GLOBAL_TENANT, IntegrationRow, MessageTypeRow, SOURCE_ADMIN, SOURCE_CONFIG};
@@ -112,7 +112,7 @@ pub use message_search::SEARCH_SCAN;
 pub use model::*;
 pub use outbox::{
     AttemptRow, ClaimedDelivery, DELIVERED, DeliveryQueue, DeliveryReport, DeliveryRow, FAILED,
-    FinishedAttempt, PENDING, ReplayFilter, Verdict,
+    FinishedAttempt, PENDING, Recorded, ReplayFilter, Verdict, storable_text,
 };
 pub use outcome::{
     Answer, DetectedBy, IngestOutcome, IngestRequest, KeyClaim, KeyReusePolicy, MessageOutcome, Replay,
@@ -199,12 +199,17 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     async fn delivery_queues(&self) -> Result<Vec<DeliveryQueue>>;
     /// Records a claimed delivery's attempt and verdict, releasing its
     /// lease; `Verdict::Failed` is audited as `delivery.failed`.
-    async fn finish_delivery(&self, done: &FinishedAttempt) -> Result<()> {
-        self.finish_deliveries(std::slice::from_ref(done)).await
+    async fn finish_delivery(&self, done: &FinishedAttempt) -> Result<Recorded> {
+        let recorded = self.finish_deliveries(std::slice::from_ref(done)).await?;
+        Ok(recorded.into_iter().next().unwrap_or(Recorded::NotRecorded))
     }
     /// Records several attempts as [`Store::finish_delivery`] does, in one
     /// transaction: the workers' attempts that end together share a commit.
-    async fn finish_deliveries(&self, done: &[FinishedAttempt]) -> Result<()>;
+    /// If that transaction fails, each attempt is recorded in one of its
+    /// own, so an attempt the database refuses costs only itself. Returns
+    /// what became of each, in order; an attempt not recorded keeps its
+    /// lease, and is made again once that expires.
+    async fn finish_deliveries(&self, done: &[FinishedAttempt]) -> Result<Vec<Recorded>>;
     /// A message's deliveries with their attempts, by destination.
     async fn deliveries_of(&self, message_id: uuid::Uuid) -> Result<Vec<DeliveryReport>>;
     /// Makes a message's deliveries (or the one to `destination`) due now,

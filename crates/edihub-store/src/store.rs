@@ -13,8 +13,8 @@ use crate::feed::{FeedPage, FeedQuery, StoredMessage};
 use crate::{
     ActivityCount, ActivityPoint, AuditEvent, AuditFilter, ClaimedDelivery, DeliveryQueue, DeliveryReport,
     DestinationRow, FinishedAttempt, IngestOutcome, IngestRequest, IntegrationRow, KeyPurge, MessagePage,
-    MessageQuery, MessageRow, MessageTypeRow, NewAuditEvent, ReplayFilter, Result, RetentionStep, Scope,
-    Store,
+    MessageQuery, MessageRow, MessageTypeRow, NewAuditEvent, Recorded, ReplayFilter, Result, RetentionStep,
+    Scope, Store,
 };
 
 #[async_trait::async_trait]
@@ -160,10 +160,32 @@ impl<DB: Backend> Store for SqlStore<DB> {
         session.done(value).await
     }
 
-    async fn finish_deliveries(&self, done: &[FinishedAttempt]) -> Result<()> {
-        let mut tx = self.begin().await?;
-        DB::finish_deliveries(&mut tx, done, Utc::now()).await?;
-        Ok(tx.commit().await?)
+    async fn finish_deliveries(&self, done: &[FinishedAttempt]) -> Result<Vec<Recorded>> {
+        match self.finish_in_one(done).await {
+            Ok(recorded) => Ok(recorded),
+            Err(e) if done.len() > 1 => {
+                // One attempt the database refuses must not sink the others:
+                // each is written on its own, in batch order.
+                tracing::warn!(attempts = done.len(), error = %e,
+                    "delivery: recording a batch of attempts failed; recording them one by one");
+                let mut recorded = Vec::with_capacity(done.len());
+                for d in done {
+                    recorded.push(match self.finish_in_one(std::slice::from_ref(d)).await {
+                        Ok(one) => one.into_iter().next().unwrap_or(Recorded::NotRecorded),
+                        Err(e) => {
+                            tracing::warn!(message_id = %d.message_id, destination = %d.destination_id,
+                                error = %e, "delivery: recording an attempt failed; it is made again once its lease expires");
+                            Recorded::NotRecorded
+                        }
+                    });
+                }
+                Ok(recorded)
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "delivery: recording an attempt failed; it is made again once its lease expires");
+                Ok(vec![Recorded::NotRecorded; done.len()])
+            }
+        }
     }
 
     async fn deliveries_of(&self, message_id: Uuid) -> Result<Vec<DeliveryReport>> {

@@ -70,7 +70,10 @@ suite!(
     a_stale_verdict_does_not_overwrite_a_newer_lease,
     attempts_recorded_together,
     a_stale_verdict_in_the_same_batch_changes_nothing,
+    an_answer_with_a_nul_is_recorded,
     purged_messages_drop_their_deliveries,
+    moving_a_destination_withdraws_its_queued_deliveries,
+    a_moved_seed_withdraws_its_queued_deliveries,
     fifo_line_claims_the_head_in_order,
     fifo_line_claims_are_exclusive,
     delivery_queues_count_pending,
@@ -144,6 +147,7 @@ postgres_only!(
     retention_keeps_partitions_with_claims_or_shared_bodies,
     crossed_packets_wait_instead_of_deadlocking,
     a_refused_group_audit_falls_back_to_one_event_each,
+    a_refused_verdict_costs_only_itself,
 );
 
 /// A store set up for a transaction pooler, connected directly here: its

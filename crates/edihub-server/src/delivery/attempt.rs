@@ -29,7 +29,8 @@ pub struct Answer {
     pub record: AttemptRow,
     /// The receiver's `Retry-After`, if it sent one.
     pub retry_after: Option<Duration>,
-    /// The message is gone (purged): no attempt can succeed.
+    /// No attempt can succeed: the message is gone (purged), or belongs
+    /// to another tenant or environment than the destination now does.
     pub gone: bool,
 }
 
@@ -62,6 +63,16 @@ pub async fn send(client: &reqwest::Client, destination: &Destination, message: 
         return Answer { record, retry_after: None, gone: true };
     };
     let def = &destination.def;
+    if (&m.meta.tenant_id, &m.meta.environment_id) != (&def.tenant, &def.environment) {
+        // The destination moved to another owner since the delivery was
+        // written (see `edihub_store`'s `destinations` module): never send
+        // one owner's message to another's receiver.
+        let why = format!(
+            "not sent: the message belongs to {}/{}, the destination now to {}/{}",
+            m.meta.tenant_id, m.meta.environment_id, def.tenant, def.environment
+        );
+        return Answer { record: record(None, Some(why), None), retry_after: None, gone: true };
+    }
     let (body, content_type) = body_of(def, m);
     let id = m.meta.id.to_string();
     let timestamp = attempted_at.timestamp();

@@ -126,7 +126,7 @@ pub async fn run(state: AppState, shutdown: CancellationToken) {
     let delays = state.config.delivery.delays();
     let wake = Arc::new(Notify::new());
     let (verdicts, incoming) = mpsc::unbounded_channel();
-    let recording = tokio::spawn(recorder::run(state.store.clone(), incoming, wake.clone()));
+    let recording = tokio::spawn(recorder::run(state.clone(), incoming, wake.clone()));
     let bodies = bodies::Bodies::default();
     let worker = Arc::new(Worker { state, client, delays, wake, bodies, verdicts });
     let grace = Duration::from_secs(worker.state.config.shutdown_grace_secs);
@@ -271,11 +271,6 @@ impl Worker {
         let answer = attempt::send(&self.client, destination, message.as_ref()).await;
         let now = Utc::now();
         let verdict = verdict(&answer, delivery.attempts + 1, &self.delays, jitter_factor(), now);
-        let outcome = match verdict {
-            edihub_store::Verdict::Delivered => "delivered",
-            edihub_store::Verdict::RetryAt(_) => "retry",
-            edihub_store::Verdict::Failed => "failed",
-        };
         if let Some(error) = &answer.record.error {
             // One line per failed attempt; the retry schedule spaces them out.
             let next = match verdict {
@@ -285,8 +280,6 @@ impl Worker {
             tracing::warn!(destination = %delivery.destination_id, message_id = %id, %error, next_attempt = %next,
                 "delivery attempt failed");
         }
-        let took = Duration::from_millis(u64::try_from(answer.record.latency_ms).unwrap_or(0));
-        self.state.metrics.delivery_attempt(&delivery.destination_id, outcome, took);
         let done = edihub_store::FinishedAttempt {
             message_id: id,
             destination_id: delivery.destination_id,

@@ -2,8 +2,9 @@
 //!
 //! Admin answers are never cached and vary by `Accept`; the HTML audit page
 //! cannot be framed. An admin change must be `application/json` (415
-//! otherwise) and is refused from a page of another origin (403); neither
-//! refusal changes anything. A path segment that is not UTF-8 (`%ff`) is a
+//! otherwise; a body-less one may also name no Content-Type, but never a
+//! form's or `text/plain`, with or without an Origin) and is refused from
+//! a page of another origin (403); neither refusal changes anything. A path segment that is not UTF-8 (`%ff`) is a
 //! 400 problem document like every other refusal.
 
 use crate::support::*;
@@ -14,6 +15,7 @@ use serde_json::json;
 backend_tests!(
     admin_answers_are_not_cached_and_html_is_not_framed,
     admin_changes_must_be_json,
+    body_less_admin_posts_refuse_what_a_form_sends,
     admin_changes_from_another_origin_are_refused,
     undecodable_path_segments_are_problem_documents,
 );
@@ -89,6 +91,62 @@ async fn admin_changes_must_be_json(backend: Backend) {
     assert!(audit.is_empty(), "nothing audited: {audit:?}");
     // JSON, with parameters, is accepted.
     put(&app, path, &[("content-type", "application/json; charset=utf-8")], body).await.expect(200);
+}
+
+/// What a page of another site can make a browser send, with the admin's
+/// cached credentials and no Origin (as some browsers and privacy settings
+/// send none): each body-less admin POST refuses it with 415, and nothing
+/// changes; JSON, or no Content-Type at all, is accepted.
+async fn body_less_admin_posts_refuse_what_a_form_sends(backend: Backend) {
+    let destinations = "[[destinations]]\nid = \"erp\"\ntenant = \"acme\"\nenvironment = \"prod\"\nurl = \"http://127.0.0.1:9/erp\"\n";
+    let app = TestApp::start(backend, TestConfig::new().delivery_toml(destinations)).await;
+    let body = json!({ "order": { "id": "csrf-1" } }).to_string();
+    let res = app.post_json(ACME_PROD, body, &[("x-message-type", "shop.order")]).await;
+    let id = accepted(&res)["id"].as_str().expect("id").to_string();
+    let post = |path: String, content_type: Option<&str>, body: &'static str| {
+        let mut request = Request::builder()
+            .method(Method::POST)
+            .uri(path)
+            .header("authorization", basic("admin", ADMIN_TOKEN));
+        if let Some(t) = content_type {
+            request = request.header("content-type", t);
+        }
+        request.body(Body::from(body)).expect("request")
+    };
+    let paths = [
+        format!("/admin/messages/{id}/redeliver"),
+        "/admin/destinations/erp/disable".to_string(),
+        "/admin/destinations/erp/enable".to_string(),
+    ];
+    let forms = [
+        ("application/x-www-form-urlencoded", "destination=erp"),
+        ("text/plain", "x=y"),
+        (
+            "multipart/form-data; boundary=b",
+            "--b\r\nContent-Disposition: form-data; name=\"x\"\r\n\r\ny\r\n--b--\r\n",
+        ),
+        ("TEXT/PLAIN; charset=utf-8", ""),
+    ];
+    for path in &paths {
+        for (content_type, body) in forms {
+            let res = app.send(post(path.clone(), Some(content_type), body)).await;
+            res.expect_problem(415, "application/json");
+        }
+    }
+    assert!(app.audit_events("").await.is_empty(), "nothing changed, nothing audited");
+    let erp = app.get("/admin/destinations/erp", Some(&bearer(ADMIN_TOKEN))).await.json();
+    assert_eq!((erp["enabled"].as_bool(), erp["source"].as_str()), (Some(true), Some("config")));
+    let d = app.get(&format!("/admin/messages/{id}/deliveries"), Some(&bearer(ADMIN_TOKEN))).await.json();
+    assert_eq!(d["deliveries"][0]["status"], "pending");
+    assert_eq!(d["deliveries"][0]["attempts"], 0);
+
+    // JSON, or no Content-Type at all, goes through.
+    app.send(post(paths[1].clone(), Some("application/json"), "")).await.expect(200);
+    app.send(post(paths[2].clone(), None, "")).await.expect(200);
+    app.send(post(paths[0].clone(), Some("application/json; charset=utf-8"), "")).await.expect(202);
+    app.send(post(paths[0].clone(), None, "")).await.expect(202);
+    assert_eq!(app.audit_events("action=destination.updated").await.len(), 2);
+    assert_eq!(app.audit_events("action=delivery.replayed").await.len(), 2);
 }
 
 async fn admin_changes_from_another_origin_are_refused(backend: Backend) {

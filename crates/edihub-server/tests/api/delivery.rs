@@ -71,14 +71,14 @@ timeout_secs = 1
 }
 
 /// Runs the delivery worker of `app` until the returned token is cancelled.
-fn start_worker(app: &TestApp) -> CancellationToken {
+pub(crate) fn start_worker(app: &TestApp) -> CancellationToken {
     let stop = CancellationToken::new();
     tokio::spawn(edihub_server::delivery::run(app.state.clone(), stop.clone()));
     stop
 }
 
 /// Waits (polling, up to a minute) until `check` holds.
-async fn until<F: AsyncFn() -> bool>(what: &str, check: F) {
+pub(crate) async fn until<F: AsyncFn() -> bool>(what: &str, check: F) {
     for _ in 0..1200 {
         if check().await {
             return;
@@ -89,7 +89,7 @@ async fn until<F: AsyncFn() -> bool>(what: &str, check: F) {
 }
 
 /// `message`'s deliveries through the admin API, by destination.
-async fn deliveries(app: &TestApp, message: &str) -> HashMap<String, Value> {
+pub(crate) async fn deliveries(app: &TestApp, message: &str) -> HashMap<String, Value> {
     let res = app.get(&format!("/admin/messages/{message}/deliveries"), Some(&bearer(ADMIN_TOKEN))).await;
     res.expect(200);
     let body = res.json();
@@ -98,12 +98,12 @@ async fn deliveries(app: &TestApp, message: &str) -> HashMap<String, Value> {
 }
 
 /// Whether `message`'s delivery to `destination` has `status`.
-async fn has_status(app: &TestApp, message: &str, destination: &str, status: &str) -> bool {
+pub(crate) async fn has_status(app: &TestApp, message: &str, destination: &str, status: &str) -> bool {
     deliveries(app, message).await.get(destination).is_some_and(|d| d["status"] == status)
 }
 
 /// Posts a shop order with its own id; returns the message id.
-async fn post_order(app: &TestApp, order: &str) -> String {
+pub(crate) async fn post_order(app: &TestApp, order: &str) -> String {
     let body = json!({ "order": { "id": order } }).to_string();
     let res = app.post_json(ACME_PROD, body, &[("x-message-type", "shop.order")]).await;
     accepted(&res)["id"].as_str().expect("id").to_string()
@@ -255,7 +255,7 @@ async fn retries_keep_one_id_and_gone_stops(backend: Backend) {
 
     until("hang is failed", async || has_status(&app, &id, "hang", "failed").await).await;
     assert_eq!(receiver.received("hang").len(), 1, "410 stops at once");
-    let failed = app.audit(&format!("action=delivery.failed&message_id={id}")).await;
+    let failed = app.audit(&format!("action=delivery.failed&original_message_id={id}")).await;
     assert_eq!(failed["events"].as_array().expect("events").len(), 1, "{failed}");
 
     receiver.script("flaky", &[Reply::Status(503); 4]);
@@ -293,11 +293,13 @@ async fn a_hanging_destination_does_not_hold_others(backend: Backend) {
     stop.cancel();
 }
 
-fn admin_post(path: &str) -> Request<Body> {
+/// A body-less admin POST (JSON, as admin writes are).
+pub(crate) fn admin_post(path: &str) -> Request<Body> {
     Request::builder()
         .method(Method::POST)
         .uri(path)
         .header(header::AUTHORIZATION, bearer(ADMIN_TOKEN))
+        .header(header::CONTENT_TYPE, "application/json")
         .body(Body::empty())
         .expect("request")
 }
@@ -317,7 +319,7 @@ async fn redeliver_sends_again_with_the_same_id(backend: Backend) {
     let got = receiver.received("flaky");
     assert_eq!(got[1].header("webhook-id"), got[0].header("webhook-id"), "same webhook-id");
     until("the replay is recorded", async || deliveries(&app, &id).await["flaky"]["attempts"] == 2).await;
-    let audit = app.audit(&format!("action=delivery.replayed&message_id={id}")).await;
+    let audit = app.audit(&format!("action=delivery.replayed&original_message_id={id}")).await;
     assert_eq!(audit["events"][0]["details"]["destination"], "flaky");
 
     let res = app.send(admin_post(&format!("/admin/messages/{id}/redeliver?destination=nope"))).await;
@@ -327,7 +329,7 @@ async fn redeliver_sends_again_with_the_same_id(backend: Backend) {
         .await
         .expect_problem(404, "no message");
     app.send(admin_post("/admin/messages/not-an-id/redeliver")).await.expect_problem(400, "not a message id");
-    let audit = app.audit(&format!("action=delivery.replayed&message_id={id}")).await;
+    let audit = app.audit(&format!("action=delivery.replayed&original_message_id={id}")).await;
     assert_eq!(audit["events"].as_array().expect("events").len(), 1, "refused replays are not audited");
     stop.cancel();
 }

@@ -16,11 +16,13 @@ mod crossed;
 mod feed;
 mod ingest;
 mod line;
+mod moved;
 mod outbox;
 mod packet;
 mod partitions;
 mod races;
 mod rollup;
+mod verdict_fault;
 mod verdicts;
 
 pub use ack_numbers::*;
@@ -34,11 +36,13 @@ pub use crossed::*;
 pub use feed::*;
 pub use ingest::*;
 pub use line::*;
+pub use moved::*;
 pub use outbox::*;
 pub use packet::*;
 pub use partitions::*;
 pub use races::*;
 pub use rollup::*;
+pub use verdict_fault::*;
 pub use verdicts::*;
 
 use std::sync::Arc;

@@ -55,7 +55,8 @@ pub async fn a_stale_verdict_does_not_overwrite_a_newer_lease(store: StoreRef) {
     let (done, stalled, current) = claimed_twice(&store, "stale-1").await;
     store.finish_delivery(&done(Verdict::Delivered, 200, current)).await.unwrap();
     // The stalled worker's late verdict: a failure that must not win.
-    store.finish_delivery(&done(Verdict::Failed, 410, stalled)).await.unwrap();
+    let late = store.finish_delivery(&done(Verdict::Failed, 410, stalled)).await.unwrap();
+    assert_eq!(late, crate::Recorded::Superseded, "logged, not applied");
     let (report, failures) = report_and_failures(&store, &done(Verdict::Delivered, 200, current)).await;
     assert_eq!((report.delivery.status.as_str(), report.delivery.attempts), ("delivered", 1));
     assert_eq!(report.delivery.last_status_code, Some(200));
@@ -123,4 +124,66 @@ pub async fn attempts_recorded_together(store: StoreRef) {
         assert_eq!(events.len(), usize::from(d.verdict == Verdict::Failed), "only the failure is audited");
     }
     assert!(store.finish_deliveries(&[]).await.is_ok(), "an empty batch records nothing");
+}
+
+/// Three claimed deliveries of one destination (one message each); returns
+/// the destination and the claims.
+pub(super) async fn three_claimed(store: &StoreRef, tag: &str) -> (String, Vec<crate::ClaimedDelivery>) {
+    let scope = fresh_scope();
+    let dest = seed_mixed(store, &scope, &scope.tenant_id).await;
+    let sent = (1..=3).map(|i| message(Some(&format!("{tag}-{i}")))).collect();
+    assert_eq!(processed(ingest_at(store, &scope, None, sent, now()).await).len(), 3);
+    let claimed = store.claim_deliveries(&dest, now(), now() + Duration::seconds(30), 10).await.unwrap();
+    assert_eq!(claimed.len(), 3);
+    (dest, claimed)
+}
+
+/// A receiver's answer with a NUL (which PostgreSQL's `text` and `jsonb`
+/// refuse) in a batch with others: every attempt and verdict is recorded,
+/// the NUL stored as U+FFFD, in the attempt log, the delivery's last error
+/// and the `delivery.failed` audit event alike.
+pub async fn an_answer_with_a_nul_is_recorded(store: StoreRef) {
+    let (dest, claimed) = three_claimed(&store, "nul").await;
+    let answered = |c: &crate::ClaimedDelivery, code: i32, text: &str, verdict| FinishedAttempt {
+        message_id: c.message_id,
+        destination_id: dest.clone(),
+        attempt: crate::AttemptRow {
+            response_prefix: Some(text.into()),
+            ..attempt(Some(code), (code >= 300).then_some("HTTP 500 \0 Internal Server Error"))
+        },
+        verdict,
+        lease_until: c.lease_until,
+    };
+    let done = [
+        answered(&claimed[0], 500, "abc\0def", Verdict::RetryAt(now() + Duration::seconds(60))),
+        answered(&claimed[1], 200, "abc\0def", Verdict::Delivered),
+        answered(&claimed[2], 500, "\0", Verdict::Failed),
+    ];
+    let recorded = store.finish_deliveries(&done).await.unwrap();
+    assert_eq!(recorded, [crate::Recorded::Applied; 3], "every verdict applied");
+    for (d, (status, prefix)) in done.iter().zip([
+        ("pending", "abc\u{FFFD}def"),
+        ("delivered", "abc\u{FFFD}def"),
+        ("failed", "\u{FFFD}"),
+    ]) {
+        let (report, failures) = report_and_failures(&store, d).await;
+        assert_eq!((report.delivery.status.as_str(), report.delivery.attempts), (status, 1));
+        assert_eq!(report.delivery.lease_until, None, "the lease is released");
+        assert_eq!(report.attempt_log.len(), 1, "logged once");
+        assert_eq!(report.attempt_log[0].response_prefix.as_deref(), Some(prefix));
+        if d.verdict != Verdict::Delivered {
+            let error = "HTTP 500 \u{FFFD} Internal Server Error";
+            assert_eq!(report.attempt_log[0].error.as_deref(), Some(error));
+            assert_eq!(report.delivery.last_error.as_deref(), Some(error));
+        }
+        assert_eq!(failures, usize::from(d.verdict == Verdict::Failed), "only the failure is audited");
+    }
+    let failed = AuditFilter {
+        action: Some(DELIVERY_FAILED.into()),
+        message_id: Some(done[2].message_id),
+        limit: 10,
+        ..Default::default()
+    };
+    let event = store.list_audit(&failed).await.unwrap().remove(0);
+    assert_eq!(event.details["last_error"], "HTTP 500 \u{FFFD} Internal Server Error");
 }

@@ -71,12 +71,12 @@ pub(crate) trait OutboxSql: IngestSql + QuerySql {
         limit: i64,
     ) -> impl Future<Output = Result<Vec<ClaimedDelivery>>> + Send;
     /// Records attempts and their verdicts (see `verdicts.rs`); a delivery
-    /// failed for good is audited.
+    /// failed for good is audited. Returns what became of each.
     fn finish_deliveries(
         conn: &mut Self::Connection,
         done: &[FinishedAttempt],
         now: DateTime<Utc>,
-    ) -> impl Future<Output = Result<()>> + Send;
+    ) -> impl Future<Output = Result<Vec<Recorded>>> + Send;
     /// A message's deliveries with their attempts.
     fn deliveries_of(
         conn: &mut Self::Connection,
@@ -141,7 +141,7 @@ where
         conn: &mut DB::Connection,
         done: &[FinishedAttempt],
         now: DateTime<Utc>,
-    ) -> Result<()> {
+    ) -> Result<Vec<Recorded>> {
         verdicts::record::<DB>(conn, done, now).await
     }
 

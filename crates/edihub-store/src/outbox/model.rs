@@ -64,7 +64,8 @@ pub struct AttemptRow {
     pub latency_ms: i64,
     /// Timeout, connection error, or what the status means.
     pub error: Option<String>,
-    /// The first bytes of the receiver's answer.
+    /// The first bytes of the receiver's answer, as text: bytes that are
+    /// not UTF-8 and NUL characters read as U+FFFD ([`storable_text`]).
     pub response_prefix: Option<String>,
 }
 
@@ -94,6 +95,50 @@ pub struct FinishedAttempt {
     /// another replica: its attempt is still logged, but its verdict is not
     /// recorded, so it cannot overwrite the newer attempt's.
     pub lease_until: DateTime<Utc>,
+}
+
+/// What became of one finished attempt handed to
+/// [`crate::Store::finish_deliveries`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recorded {
+    /// The attempt is logged and its verdict applied.
+    Applied,
+    /// The attempt is logged, but its lease had passed to another attempt
+    /// (see [`FinishedAttempt::lease_until`]): its verdict changed nothing.
+    Superseded,
+    /// Nothing of it was written (the database refused it): the delivery
+    /// keeps its lease, and once that expires it is attempted again.
+    NotRecorded,
+}
+
+impl Recorded {
+    /// Whether the attempt is in the attempt log.
+    pub fn logged(self) -> bool {
+        self != Recorded::NotRecorded
+    }
+}
+
+/// Text a receiver sent, as it is stored: PostgreSQL's `text` and `jsonb`
+/// refuse the NUL character, so each NUL becomes U+FFFD (the character
+/// invalid UTF-8 is decoded to), on both backends alike.
+pub fn storable_text(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains('\0') {
+        std::borrow::Cow::Owned(text.replace('\0', "\u{FFFD}"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
+impl AttemptRow {
+    /// The attempt with its texts made storable ([`storable_text`]).
+    pub fn storable(&self) -> AttemptRow {
+        let clean = |t: &Option<String>| t.as_deref().map(|t| storable_text(t).into_owned());
+        AttemptRow {
+            error: clean(&self.error),
+            response_prefix: clean(&self.response_prefix),
+            ..self.clone()
+        }
+    }
 }
 
 /// What happens to a delivery after an attempt.

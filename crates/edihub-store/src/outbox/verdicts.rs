@@ -13,13 +13,18 @@
 //! delivery's (and names each delivery once, see [`rounds`]): a verdict whose lease passed to another attempt (its worker
 //! was too slow, the delivery was claimed again) changes nothing, and its
 //! attempt is still recorded.
+//!
+//! What a receiver answered is stored as text it cannot make unstorable:
+//! a NUL (which PostgreSQL's `text` and `jsonb` refuse) becomes U+FFFD
+//! ([`crate::storable_text`]) before anything is written, so one answer
+//! cannot make the statements of its batch fail.
 
 use chrono::{DateTime, Utc};
 use sqlx::{Encode, Executor, FromRow, IntoArguments, QueryBuilder, Type};
 use uuid::Uuid;
 
 use super::model::{DELIVERED, FAILED, PENDING};
-use super::{FinishedAttempt, Verdict};
+use super::{FinishedAttempt, Recorded, Verdict};
 use crate::Result;
 use crate::audit::DELIVERY_FAILED;
 use crate::ingest::statements::IngestSql;
@@ -52,11 +57,13 @@ fn status_of(verdict: Verdict) -> (&'static str, Option<DateTime<Utc>>) {
 
 /// Records `done` (attempts and verdicts) at `now`, in the caller's
 /// transaction; a delivery failed for good is audited `delivery.failed`.
+/// Returns what became of each, in order: applied, or superseded (its
+/// lease passed to another attempt).
 pub(crate) async fn record<DB>(
     conn: &mut DB::Connection,
     done: &[FinishedAttempt],
     now: DateTime<Utc>,
-) -> Result<()>
+) -> Result<Vec<Recorded>>
 where
     DB: IngestSql + QuerySql + sqlx::database::HasStatementCache,
     DB::Arguments: IntoArguments<DB>,
@@ -72,10 +79,12 @@ where
     for<'r> (Uuid, String, i32): FromRow<'r, DB::Row>,
 {
     if done.is_empty() {
-        return Ok(());
+        return Ok(Vec::new());
     }
+    let done: Vec<FinishedAttempt> =
+        done.iter().map(|d| FinishedAttempt { attempt: d.attempt.storable(), ..d.clone() }).collect();
     let mut q = QueryBuilder::<DB>::new(INSERT_ATTEMPTS);
-    q.push_values(done, |mut b, d| {
+    q.push_values(&done, |mut b, d| {
         let a = &d.attempt;
         b.push_bind(d.message_id)
             .push_bind(d.destination_id.clone())
@@ -87,16 +96,18 @@ where
     });
     q.build().persistent(false).execute(&mut *conn).await?;
 
-    for round in rounds(done) {
+    let mut recorded = vec![Recorded::Superseded; done.len()];
+    for round in rounds(&done) {
         let finished = finish(conn, &round, now).await?;
-        for d in round {
-            let recorded =
+        for (i, d) in round {
+            let applied =
                 finished.iter().find(|(m, dest, _)| *m == d.message_id && *dest == d.destination_id);
-            let Some((_, _, attempts)) = recorded else {
+            let Some((_, _, attempts)) = applied else {
                 tracing::info!(message_id = %d.message_id, destination = %d.destination_id,
                     "delivery: the lease passed to another attempt; this verdict is not recorded");
                 continue;
             };
+            recorded[i] = Recorded::Applied;
             if d.verdict == Verdict::Failed {
                 let details = serde_json::json!({
                     "destination": d.destination_id,
@@ -108,21 +119,23 @@ where
             }
         }
     }
-    Ok(())
+    Ok(recorded)
 }
 
-/// `done` in rounds, each naming a delivery at most once, in batch order:
-/// a stalled attempt's verdict and the newer one's for the same delivery go
-/// to successive updates, as if written one after the other, so what each
-/// update returns says which verdict took. Almost always one round.
-fn rounds(done: &[FinishedAttempt]) -> Vec<Vec<&FinishedAttempt>> {
-    let mut rounds: Vec<Vec<&FinishedAttempt>> = Vec::new();
-    for d in done {
-        let same =
-            |x: &&FinishedAttempt| x.message_id == d.message_id && x.destination_id == d.destination_id;
+/// `done` in rounds (each attempt with its place in `done`), each naming
+/// a delivery at most once, in batch order: a stalled attempt's verdict
+/// and the newer one's for the same delivery go to successive updates, as
+/// if written one after the other, so what each update returns says which
+/// verdict took. Almost always one round.
+fn rounds(done: &[FinishedAttempt]) -> Vec<Vec<(usize, &FinishedAttempt)>> {
+    let mut rounds: Vec<Vec<(usize, &FinishedAttempt)>> = Vec::new();
+    for (i, d) in done.iter().enumerate() {
+        let same = |(_, x): &(usize, &FinishedAttempt)| {
+            x.message_id == d.message_id && x.destination_id == d.destination_id
+        };
         match rounds.iter_mut().find(|r| !r.iter().any(same)) {
-            Some(round) => round.push(d),
-            None => rounds.push(vec![d]),
+            Some(round) => round.push((i, d)),
+            None => rounds.push(vec![(i, d)]),
         }
     }
     rounds
@@ -132,7 +145,7 @@ fn rounds(done: &[FinishedAttempt]) -> Vec<Vec<&FinishedAttempt>> {
 /// attempts) of each one whose lease was still the attempt's.
 async fn finish<DB>(
     conn: &mut DB::Connection,
-    done: &[&FinishedAttempt],
+    done: &[(usize, &FinishedAttempt)],
     now: DateTime<Utc>,
 ) -> Result<Vec<(Uuid, String, i32)>>
 where
@@ -149,7 +162,7 @@ where
     for<'r> (Uuid, String, i32): FromRow<'r, DB::Row>,
 {
     let mut q = QueryBuilder::<DB>::new(FINISH_HEAD);
-    q.push_values(done, |mut b, d| {
+    q.push_values(done, |mut b, (_, d)| {
         let (status, next) = status_of(d.verdict);
         b.push_bind(d.message_id)
             .push_bind(d.destination_id.clone())
@@ -160,7 +173,7 @@ where
             .push_bind(d.lease_until);
     });
     q.push(FINISH_TAIL).push_bind(now).push(FINISH_WHERE);
-    crate::queries::push_ids(&mut q, done.iter().map(|d| d.message_id));
+    crate::queries::push_ids(&mut q, done.iter().map(|(_, d)| d.message_id));
     q.push(FINISH_RETURNING);
     Ok(q.build_query_as().persistent(false).fetch_all(&mut *conn).await?)
 }

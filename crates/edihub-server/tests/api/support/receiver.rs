@@ -1,7 +1,8 @@
 //! A webhook receiver on a loopback port, for delivery tests: it records
 //! every request (path, headers, body) and answers each path by a script
-//! (status codes in turn, then 200), and can hold requests open until the
-//! test ends, to play a receiver that never answers.
+//! (status codes in turn, then 200), or always the same (a status with a
+//! body of the test's choosing), and can hold requests open until the test
+//! ends, to play a receiver that never answers.
 
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
@@ -36,6 +37,8 @@ impl Received {
 pub enum Reply {
     /// Answer with this status.
     Status(u16),
+    /// Answer with this status and body.
+    Answer(u16, &'static [u8]),
     /// Never answer (until the receiver is dropped).
     Hang,
 }
@@ -44,6 +47,8 @@ pub enum Reply {
 struct Inner {
     received: Vec<Received>,
     script: HashMap<String, VecDeque<Reply>>,
+    /// The reply of a path once its script is done (else 200).
+    always: HashMap<String, Reply>,
 }
 
 /// The receiver; stops when dropped.
@@ -59,17 +64,19 @@ async fn handle(
     Path(path): Path<String>,
     headers: HeaderMap,
     body: Bytes,
-) -> (StatusCode, &'static str) {
+) -> (StatusCode, &'static [u8]) {
     let reply = {
         let mut inner = inner.lock().expect("receiver state");
         inner.received.push(Received { path: path.clone(), headers, body });
-        inner.script.get_mut(&path).and_then(VecDeque::pop_front).unwrap_or(Reply::Status(200))
+        let scripted = inner.script.get_mut(&path).and_then(VecDeque::pop_front);
+        scripted.or_else(|| inner.always.get(&path).copied()).unwrap_or(Reply::Status(200))
     };
     match reply {
-        Reply::Status(code) => (StatusCode::from_u16(code).expect("status"), "receiver says hello"),
+        Reply::Status(code) => (StatusCode::from_u16(code).expect("status"), b"receiver says hello"),
+        Reply::Answer(code, body) => (StatusCode::from_u16(code).expect("status"), body),
         Reply::Hang => {
             stop.cancelled().await;
-            (StatusCode::SERVICE_UNAVAILABLE, "stopped")
+            (StatusCode::SERVICE_UNAVAILABLE, b"stopped")
         }
     }
 }
@@ -100,6 +107,11 @@ impl Receiver {
     pub fn script(&self, path: &str, replies: &[Reply]) {
         let mut inner = self.inner.lock().expect("receiver state");
         inner.script.entry(path.into()).or_default().extend(replies.iter().copied());
+    }
+
+    /// Answers every request of `path` with `reply` once its script is done.
+    pub fn always(&self, path: &str, reply: Reply) {
+        self.inner.lock().expect("receiver state").always.insert(path.into(), reply);
     }
 
     /// The requests `path` got so far, oldest first.
