@@ -65,6 +65,9 @@ id = "acme"
 id = "ORDERS05"
 duplicate_key_fields = ["E1EDK01.BELNR"]
 
+[delivery]
+allow_private_destinations = true
+
 [[destinations]]
 id = "erp"
 tenant = "acme"

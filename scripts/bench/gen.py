@@ -228,10 +228,13 @@ duplicate_window_hours = 72
 
 
 def delivery_settings():
-    """BENCH_DELIVERY_IN_FLIGHT: `delivery.max_in_flight_per_destination`
+    """The `[delivery]` section: private destinations allowed, and
+    BENCH_DELIVERY_IN_FLIGHT as `delivery.max_in_flight_per_destination`
     for scenario D (the hub's default when unset)."""
     n = os.environ.get("BENCH_DELIVERY_IN_FLIGHT")
-    return f"\n[delivery]\nmax_in_flight_per_destination = {int(n)}\n" if n else ""
+    # The bench's receivers listen on loopback.
+    in_flight = f"max_in_flight_per_destination = {int(n)}\n" if n else ""
+    return f"\n[delivery]\nallow_private_destinations = true\n{in_flight}"
 
 
 def rust_const(src, name):

@@ -31,6 +31,13 @@ pub struct DeliveryConfig {
     /// record the attempt. A process killed mid-attempt delays that
     /// delivery by the timeout plus this much (another worker then takes it).
     pub lease_margin_secs: u64,
+    /// Whether destinations may be on loopback, private, link-local and
+    /// other non-public addresses (an ERP on the internal network, the demo
+    /// receiver on 127.0.0.1). Off: deliveries connect only to public
+    /// addresses, checked after DNS resolution at each connection (see
+    /// `delivery::address_policy`). Cloud metadata services, the
+    /// unspecified address and multicast are refused either way.
+    pub allow_private_destinations: bool,
 }
 
 impl Default for DeliveryConfig {
@@ -41,11 +48,17 @@ impl Default for DeliveryConfig {
             poll_interval_ms: 1000,
             max_in_flight_per_destination: 64,
             lease_margin_secs: 30,
+            allow_private_destinations: false,
         }
     }
 }
 
 impl DeliveryConfig {
+    /// Which addresses deliveries may connect to.
+    pub fn address_policy(&self) -> crate::delivery::AddressPolicy {
+        crate::delivery::AddressPolicy { allow_private: self.allow_private_destinations }
+    }
+
     /// The retry delays (validated at start, so none fails here).
     pub fn delays(&self) -> Vec<Duration> {
         self.retry_schedule.iter().filter_map(|d| parse_delay(d).ok()).collect()
@@ -192,6 +205,10 @@ impl Config {
         if !url_ok {
             return Err(ConfigError::new(format!("{at}.url"), format!("`{}` is not an http(s) URL", d.url)));
         }
+        self.delivery
+            .address_policy()
+            .check_url(&d.url)
+            .map_err(|e| ConfigError::new(format!("{at}.url"), e.0))?;
         for (k, t) in d.message_types.iter().flatten().enumerate() {
             crate::producers::check_type(t)
                 .map_err(|reason| ConfigError::new(format!("{at}.message_types[{k}]"), reason))?;

@@ -107,3 +107,34 @@ fn refusals_name_the_key() {
     assert_eq!(err.key, "destinations[0].signature.secret_env");
     assert!(err.reason.contains("whsec_"), "{err}");
 }
+
+/// A destination at a literal private address is refused naming its url,
+/// unless `delivery.allow_private_destinations`; a metadata address or
+/// `0.0.0.0` always. A host name is left to the check at send time.
+#[test]
+fn literal_private_destinations_need_the_setting() {
+    let at = |url: &str, top: &str| {
+        let d = format!(
+            "{top}[[destinations]]\nid = \"erp\"\ntenant = \"acme\"\nenvironment = \"prod\"\nurl = \"{url}\"\n"
+        );
+        load(&base(&d))
+    };
+    let allowed = "[delivery]\nallow_private_destinations = true\n";
+    for url in [
+        "http://127.0.0.1:9999/edihub",
+        "http://2130706433/",
+        "http://[::ffff:10.0.0.1]/",
+        "http://192.168.1.5/",
+    ] {
+        let e = at(url, "").expect_err(url);
+        assert_eq!(e.key, "destinations[0].url", "{url}");
+        assert!(e.reason.contains("allow_private_destinations"), "{url}: {}", e.reason);
+        assert!(at(url, allowed).is_ok(), "{url} with the setting");
+    }
+    for url in ["http://169.254.169.254/latest/", "http://0.0.0.0:8080/", "http://[fd00:ec2::254]/"] {
+        let e = at(url, allowed).expect_err(url);
+        assert!(e.reason.contains("never"), "{url}: {}", e.reason);
+    }
+    assert!(at("http://localhost:9999/", "").is_ok(), "names are checked when resolved");
+    assert!(!load(&destination("")).expect("valid").delivery.allow_private_destinations, "off by default");
+}

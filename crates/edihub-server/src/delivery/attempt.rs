@@ -5,7 +5,10 @@
 //! a receiver drops repeats by id. Redirects are not followed (a receiver
 //! that moved answers 3xx, which is retried like any non-2xx until an
 //! operator fixes the URL), and at most [`PREFIX_BYTES`] of an answer are
-//! read, so a receiver cannot make a worker buffer a large body.
+//! read, so a receiver cannot make a worker buffer a large body. Only the
+//! addresses [`AddressPolicy`] admits are connected to; a refused one is
+//! recorded as the attempt's error and retried like a connection error
+//! (DNS or the configuration may change).
 
 use std::time::{Duration, Instant};
 
@@ -14,6 +17,7 @@ use edihub_store::AttemptRow;
 use reqwest::header::{CONTENT_TYPE, HeaderValue, RETRY_AFTER};
 
 use super::Destination;
+use super::address_policy::{AddressPolicy, CheckedResolver, Refused};
 use super::bodies::Outgoing;
 use super::envelope::envelope_of;
 use super::schedule::retry_after;
@@ -34,8 +38,10 @@ pub struct Answer {
     pub gone: bool,
 }
 
-/// The client all attempts share (it pools connections per host).
-pub fn client() -> reqwest::Result<reqwest::Client> {
+/// The client all attempts share (it pools connections per host). It
+/// resolves names through the address policy and uses no proxy (the
+/// address checked must be the one connected to).
+pub fn client(policy: AddressPolicy) -> reqwest::Result<reqwest::Client> {
     // reqwest is built with `rustls-no-provider`: choose ring for the
     // process (an error means one is installed already, just as good).
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -43,11 +49,19 @@ pub fn client() -> reqwest::Result<reqwest::Client> {
         .user_agent(concat!("edihub/", env!("CARGO_PKG_VERSION")))
         .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(Duration::from_secs(10))
+        .no_proxy()
+        .dns_resolver(CheckedResolver(policy))
         .build()
 }
 
-/// POSTs `message` to `destination`; never fails, the answer says what happened.
-pub async fn send(client: &reqwest::Client, destination: &Destination, message: Option<&Outgoing>) -> Answer {
+/// POSTs `message` to `destination` if `policy` admits its address; never
+/// fails, the answer says what happened.
+pub async fn send(
+    client: &reqwest::Client,
+    policy: AddressPolicy,
+    destination: &Destination,
+    message: Option<&Outgoing>,
+) -> Answer {
     let attempted_at = Utc::now();
     let started = Instant::now();
     let record =
@@ -73,6 +87,9 @@ pub async fn send(client: &reqwest::Client, destination: &Destination, message: 
         );
         return Answer { record: record(None, Some(why), None), retry_after: None, gone: true };
     }
+    if let Err(refused) = policy.check_url(&def.url) {
+        return Answer { record: record(None, Some(refused.0), None), retry_after: None, gone: false };
+    }
     let (body, content_type) = body_of(def, m);
     let id = m.meta.id.to_string();
     let timestamp = attempted_at.timestamp();
@@ -93,7 +110,7 @@ pub async fn send(client: &reqwest::Client, destination: &Destination, message: 
     let mut response = match request.body(body).send().await {
         Ok(r) => r,
         Err(e) => {
-            return Answer { record: record(None, Some(describe(&e)), None), retry_after: None, gone: false };
+            return Answer { record: record(None, Some(describe(e)), None), retry_after: None, gone: false };
         }
     };
     let status = response.status();
@@ -139,7 +156,7 @@ async fn read_prefix(response: &mut reqwest::Response) -> (Vec<u8>, Option<Strin
             }
             Ok(None) => break,
             Err(e) => {
-                read_error = Some(describe(&e));
+                read_error = Some(describe(e));
                 break;
             }
         }
@@ -147,17 +164,26 @@ async fn read_prefix(response: &mut reqwest::Response) -> (Vec<u8>, Option<Strin
     (prefix, read_error)
 }
 
-/// An error with its sources (reqwest's own message alone hides the cause).
-fn describe(e: &reqwest::Error) -> String {
+/// An error with its sources (reqwest's own message alone hides the
+/// cause), or the address policy's refusal alone; never the URL (it may
+/// carry credentials).
+fn describe(e: reqwest::Error) -> String {
     if e.is_timeout() {
         return "timed out".into();
     }
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
+    let mut chain = Vec::new();
+    let mut source = std::error::Error::source(&e);
     while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
+        if let Some(refused) = s.downcast_ref::<Refused>() {
+            return refused.0.clone();
+        }
+        chain.push(s.to_string());
         source = s.source();
+    }
+    let mut text = e.without_url().to_string();
+    for s in chain {
+        text.push_str(": ");
+        text.push_str(&s);
     }
     text
 }

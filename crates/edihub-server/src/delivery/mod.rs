@@ -18,6 +18,7 @@
 //! messages are read in one statement too. Verdicts are recorded in batches
 //! (`recorder.rs`).
 //!
+//! - `address_policy.rs`: which addresses deliveries may connect to;
 //! - `attempt.rs`: one HTTP attempt (body, headers, signature, the answer);
 //! - `bodies.rs`: the bodies attempts send, a packet's shared body read and
 //!   parsed once for all its messages;
@@ -27,6 +28,7 @@
 //! - `recorder.rs`: verdicts written in batches, one commit for many attempts;
 //! - `schedule.rs`: what happens after an attempt (retry when, or give up).
 
+mod address_policy;
 mod attempt;
 mod bodies;
 mod claim;
@@ -46,6 +48,7 @@ use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+pub use address_policy::AddressPolicy;
 use claim::Lane;
 use schedule::{jitter_factor, verdict};
 
@@ -116,7 +119,7 @@ type Lanes = HashMap<String, Lane>;
 /// finish (at most `shutdown_grace_secs`; an unfinished one keeps its lease,
 /// which expires, and is attempted again) and their verdicts be recorded.
 pub async fn run(state: AppState, shutdown: CancellationToken) {
-    let client = match attempt::client() {
+    let client = match attempt::client(state.config.delivery.address_policy()) {
         Ok(client) => client,
         Err(e) => {
             tracing::error!(error = %e, "delivery disabled: cannot build the HTTP client");
@@ -268,7 +271,8 @@ impl Worker {
                 return;
             }
         };
-        let answer = attempt::send(&self.client, destination, message.as_ref()).await;
+        let policy = self.state.config.delivery.address_policy();
+        let answer = attempt::send(&self.client, policy, destination, message.as_ref()).await;
         let now = Utc::now();
         let verdict = verdict(&answer, delivery.attempts + 1, &self.delays, jitter_factor(), now);
         if let Some(error) = &answer.record.error {

@@ -46,6 +46,7 @@ mod console_edit;
 mod console_forms;
 mod console_pages;
 mod delivery;
+mod delivery_addresses;
 mod delivery_admin;
 mod delivery_bookkeeping;
 mod delivery_fifo;

@@ -51,7 +51,7 @@ async fn f7_sigkill_mid_delivery_postgres() {
     let db = TestDb::new(Backend::Postgres).await;
     let mut config = HubConfig::new(&db.url);
     config.extra_toml = format!(
-        "[delivery]\nretry_schedule = [\"200ms\", \"200ms\", \"200ms\"]\npoll_interval_ms = 100\n\
+        "[delivery]\nallow_private_destinations = true\nretry_schedule = [\"200ms\", \"200ms\", \"200ms\"]\npoll_interval_ms = 100\n\
          lease_margin_secs = 1\nmax_in_flight_per_destination = 8\n\n\
          [[destinations]]\nid = \"erp\"\ntenant = \"acme\"\nenvironment = \"prod\"\nurl = \"{url}\"\ntimeout_secs = 3\n"
     );

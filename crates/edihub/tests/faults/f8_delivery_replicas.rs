@@ -101,7 +101,7 @@ async fn f8_two_replicas_share_the_delivery_queue() {
     let mut config = HubConfig::new(&db.url);
     config.max_connections = 8;
     config.extra_toml = format!(
-        "[delivery]\nretry_schedule = [\"200ms\", \"200ms\", \"200ms\"]\npoll_interval_ms = 50\n\
+        "[delivery]\nallow_private_destinations = true\nretry_schedule = [\"200ms\", \"200ms\", \"200ms\"]\npoll_interval_ms = 50\n\
          lease_margin_secs = 1\nmax_in_flight_per_destination = 4\n\n\
          [[destinations]]\nid = \"fan\"\ntenant = \"acme\"\nenvironment = \"prod\"\nurl = \"http://{addr}/fan\"\ntimeout_secs = 3\n\n\
          [[destinations]]\nid = \"line\"\ntenant = \"acme\"\nenvironment = \"prod\"\nurl = \"http://{addr}/line\"\n\

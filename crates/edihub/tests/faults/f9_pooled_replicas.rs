@@ -212,7 +212,7 @@ async fn start_hubs(dir: &TempDir, db: &TestDb, receiver: std::net::SocketAddr) 
     config.max_connections = 6;
     config.database_pooler = Some("transaction".into());
     config.extra_toml = format!(
-        "[[destinations]]\nid = \"sink\"\ntenant = \"acme\"\nenvironment = \"prod\"\nurl = \"http://{receiver}/in\"\n"
+        "[delivery]\nallow_private_destinations = true\n\n[[destinations]]\nid = \"sink\"\ntenant = \"acme\"\nenvironment = \"prod\"\nurl = \"http://{receiver}/in\"\n"
     );
     let names: Vec<String> = (0..HUBS).map(|i| format!("hub{i}")).collect();
     let (h0, h1, h2, h3) = tokio::join!(

@@ -25,7 +25,7 @@ use edihub_server::config::{
 use edihub_server::{Config, SecretSource};
 use edihub_store::KeyReusePolicy;
 use figment::Figment;
-use figment::providers::{Format, Toml};
+use figment::providers::{Format, Serialized, Toml};
 
 use super::{
     ACME_PROD, ACME_PROD_2, ACME_PROD_FEED, ACME_QA, ACME_QA_FEED, ADMIN_TOKEN, GLOBEX_PROD, sha256_hex,
@@ -103,6 +103,9 @@ impl TestConfig {
         // test database catalog work (seven: about a second); a test that
         // reaches further has its partitions created on demand.
         config.database_partitions_ahead = 1;
+        // The harness's receivers listen on loopback; the tests of the
+        // address policy turn it off again.
+        config.delivery.allow_private_destinations = true;
         let test = TestConfig { config, secrets: HashMap::new() };
         let keys = strings(ORDERS05_KEYS);
         let consuming = |mut env: EnvironmentConfig, key: &str| {
@@ -184,21 +187,21 @@ impl TestConfig {
 
     /// Adds the `[[destinations]]` and `[delivery]` of `toml` (a fragment in
     /// the file's format, read into the typed sections: delivery tests
-    /// describe their receivers' URLs there).
+    /// describe their receivers' URLs there). The keys of `[delivery]`
+    /// change the configuration's; the others keep their values.
     pub fn delivery_toml(mut self, toml: &str) -> Self {
         #[derive(serde::Deserialize)]
         struct Delivery {
             #[serde(default)]
             destinations: Vec<DestinationConfig>,
-            delivery: Option<DeliveryConfig>,
+            delivery: DeliveryConfig,
         }
-        let parsed: Delivery = Figment::from(Toml::string(toml))
+        let parsed: Delivery = Figment::from(Serialized::default("delivery", &self.config.delivery))
+            .merge(Toml::string(toml))
             .extract()
             .unwrap_or_else(|e| panic!("delivery test config refused: {e}"));
         self.config.destinations.extend(parsed.destinations);
-        if let Some(delivery) = parsed.delivery {
-            self.config.delivery = delivery;
-        }
+        self.config.delivery = parsed.delivery;
         self
     }
 
