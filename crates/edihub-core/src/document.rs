@@ -176,6 +176,14 @@ impl Document {
         }
     }
 
+    /// The document as JSON ([`Document::value`]) to serialize, without
+    /// building the rendering of an EDI message first: its segments are
+    /// written one by one, so rendering a message costs its output, not a
+    /// `Value` per component as well.
+    pub fn json(&self) -> DocumentJson<'_> {
+        DocumentJson(self)
+    }
+
     /// The document as JSON, taken rather than copied (see [`Document::value`]).
     pub fn into_value(self) -> Value {
         match self.edi {
@@ -264,3 +272,16 @@ impl Document {
 
 #[cfg(test)]
 mod tests;
+
+/// [`Document::json`]: serializes as [`Document::value`] would.
+#[derive(Debug, Clone, Copy)]
+pub struct DocumentJson<'a>(&'a Document);
+
+impl Serialize for DocumentJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match &self.0.edi {
+            Some(message) => message.serialize_rendering(serializer),
+            None => self.0.value.serialize(serializer),
+        }
+    }
+}

@@ -181,6 +181,20 @@ impl EdiMessage {
         self.rendered.get_or_init(|| Value::Array(self.segments().map(|s| s.render()).collect()))
     }
 
+    /// The rendering written to a serializer: the value if it is built,
+    /// else segment by segment without building it (the same JSON).
+    pub fn serialize_rendering<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        if let Some(value) = self.rendered.get() {
+            return serde::Serialize::serialize(value, serializer);
+        }
+        let mut seq = serializer.serialize_seq(None)?;
+        for segment in self.segments() {
+            seq.serialize_element(&segment)?;
+        }
+        seq.end()
+    }
+
     /// The rendering, taken (rendered first if it was not yet).
     pub fn into_value(self) -> Value {
         self.value();

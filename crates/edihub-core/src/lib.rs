@@ -120,7 +120,7 @@ mod render;
 mod xml;
 
 pub use body::{BodyFormat, ParsedBody, looks_like_message, parse_body, refusal};
-pub use document::{ControlRecord, Document};
+pub use document::{ControlRecord, Document, DocumentJson};
 pub use edi::{
     AckKind, AckTime, EdiHeader, EdiSyntax, Envelope, Interchange, Party, Refusal, acknowledge,
     acknowledge_refusal,

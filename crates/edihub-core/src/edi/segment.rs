@@ -205,6 +205,7 @@ impl<'a> Segment<'a> {
     }
 
     /// The segment as the rendering describes it (see the module docs of `edi`).
+    /// [`Segment`]'s `Serialize` writes the same JSON without building it.
     pub fn render(&self) -> Value {
         let mut out = vec![Value::String(self.tag().to_string())];
         out.extend(self.elements().map(|element| {
@@ -223,5 +224,72 @@ impl<'a> Segment<'a> {
             [one] => Value::String(self.value(one).to_string()),
             many => Value::Array(many.iter().map(|p| Value::String(self.value(p).to_string())).collect()),
         }
+    }
+}
+
+/// The segment's rendering ([`Segment::render`]) written straight to a
+/// serializer: the same JSON, without a `Value` per component (an element
+/// of millions of components would be that many allocations).
+impl serde::Serialize for Segment<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = serializer.serialize_seq(None)?;
+        seq.serialize_element(self.tag())?;
+        for element in self.elements() {
+            let repeats = element.chunk_by(|a, b| a.repeat == b.repeat);
+            match element.last().map_or(0, |p| p.repeat) {
+                0 => match repeats.map(|r| Repeat(self, r)).next() {
+                    Some(repeat) => seq.serialize_element(&repeat)?,
+                    None => seq.serialize_element(&())?,
+                },
+                _ => seq.serialize_element(&RepeatMap(self, element))?,
+            }
+        }
+        seq.end()
+    }
+}
+
+/// A repeat as [`Segment::render_repeat`] renders it.
+struct Repeat<'s, 'a>(&'s Segment<'a>, &'a [Part]);
+
+impl serde::Serialize for Repeat<'_, '_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        match self.1 {
+            [one] => serializer.serialize_str(self.0.value(one)),
+            many => {
+                let mut seq = serializer.serialize_seq(Some(many.len()))?;
+                for p in many {
+                    seq.serialize_element(self.0.value(p))?;
+                }
+                seq.end()
+            }
+        }
+    }
+}
+
+/// A repeated element: `{"repeat": [...]}`.
+struct RepeatMap<'s, 'a>(&'s Segment<'a>, &'a [Part]);
+
+impl serde::Serialize for RepeatMap<'_, '_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(1))?;
+        map.serialize_entry("repeat", &Repeats(self.0, self.1))?;
+        map.end()
+    }
+}
+
+/// The repeats of an element, as an array.
+struct Repeats<'s, 'a>(&'s Segment<'a>, &'a [Part]);
+
+impl serde::Serialize for Repeats<'_, '_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = serializer.serialize_seq(None)?;
+        for repeat in self.1.chunk_by(|a, b| a.repeat == b.repeat) {
+            seq.serialize_element(&Repeat(self.0, repeat))?;
+        }
+        seq.end()
     }
 }

@@ -423,3 +423,26 @@ fn a_nul_character_is_a_syntax_error_wherever_it_stands() {
         assert_eq!(crate::refusal(body.as_bytes(), None).is_some(), acknowledged, "{want}");
     }
 }
+
+/// The rendering written segment by segment ([`crate::Document::json`]) is
+/// the JSON of the rendering built as a value: components, repeats, empty
+/// and missing elements, escapes, before and after the value is built.
+#[test]
+fn streamed_rendering_is_the_value_s_json() {
+    let edifact_doc = one(
+        &edifact("", &["BGM+220+PO?+1?'X+9'", "RFF+ON:4711'", "FTX+AAI+++a:b:c+d'", "NAD+BY++++\"q\"\\'"]),
+        "application/EDIFACT",
+    );
+    let x12_doc = one(
+        &x12("00501", '^', "BEG*00*SA*PO1**20240101~REF*ZZ*a^b>c^^d>e>~N1*ST*\"x\"~PER***~\n", 4),
+        "application/EDI-X12",
+    );
+    for doc in [edifact_doc, x12_doc] {
+        let streamed = serde_json::to_string(&doc.json()).expect("serializes");
+        let built = doc.value().to_string();
+        assert_eq!(streamed, built);
+        assert_eq!(serde_json::to_string(&doc.json()).expect("serializes"), built, "once built too");
+    }
+    let plain = one(r#"{"docnum":"1","a":[1,{"b":null}]}"#, "application/json");
+    assert_eq!(serde_json::to_string(&plain.json()).unwrap(), plain.value().to_string());
+}

@@ -38,6 +38,12 @@ pub struct DeliveryConfig {
     /// `delivery::address_policy`). Cloud metadata services, the
     /// unspecified address and multicast are refused either way.
     pub allow_private_destinations: bool,
+    /// Bytes the envelopes being rendered and sent may take at once in this
+    /// process (see `delivery::render`): a render counts about 20 times its
+    /// message's body while it parses and writes, then the envelope's size
+    /// until it is sent; a message larger than this renders alone. Raw
+    /// deliveries send the stored bytes and take none of it.
+    pub render_budget_bytes: usize,
 }
 
 impl Default for DeliveryConfig {
@@ -49,6 +55,7 @@ impl Default for DeliveryConfig {
             max_in_flight_per_destination: 64,
             lease_margin_secs: 30,
             allow_private_destinations: false,
+            render_budget_bytes: 256 * 1024 * 1024,
         }
     }
 }
@@ -159,6 +166,9 @@ impl Config {
         }
         if self.delivery.poll_interval_ms == 0 {
             return Err(ConfigError::new("delivery.poll_interval_ms", "must be greater than 0"));
+        }
+        if self.delivery.render_budget_bytes < 1024 * 1024 {
+            return Err(ConfigError::new("delivery.render_budget_bytes", "must be at least 1048576 (1 MiB)"));
         }
         if self.delivery.lease_margin_secs == 0 {
             return Err(ConfigError::new("delivery.lease_margin_secs", "must be greater than 0"));

@@ -19,7 +19,7 @@ use reqwest::header::{CONTENT_TYPE, HeaderValue, RETRY_AFTER};
 use super::Destination;
 use super::address_policy::{AddressPolicy, CheckedResolver, Refused};
 use super::bodies::Outgoing;
-use super::envelope::envelope_of;
+use super::render::{Held, Renderer};
 use super::schedule::retry_after;
 use crate::config::DestinationConfig;
 
@@ -59,6 +59,7 @@ pub fn client(policy: AddressPolicy) -> reqwest::Result<reqwest::Client> {
 pub async fn send(
     client: &reqwest::Client,
     policy: AddressPolicy,
+    renderer: &Renderer,
     destination: &Destination,
     message: Option<&Outgoing>,
 ) -> Answer {
@@ -90,7 +91,8 @@ pub async fn send(
     if let Err(refused) = policy.check_url(&def.url) {
         return Answer { record: record(None, Some(refused.0), None), retry_after: None, gone: false };
     }
-    let (body, content_type) = body_of(def, m);
+    // The envelope stays held (shared, and counted) until the answer is read.
+    let (body, content_type, _held) = body_of(def, m, renderer).await;
     let id = m.meta.id.to_string();
     let timestamp = attempted_at.timestamp();
     let mut request = client
@@ -130,16 +132,18 @@ pub async fn send(
 }
 
 /// The body sent and its Content-Type: the message as received (`raw`),
-/// or its envelope.
-fn body_of(def: &DestinationConfig, m: &Outgoing) -> (bytes::Bytes, String) {
+/// or its envelope, with the rendering to hold while it is sent.
+async fn body_of(
+    def: &DestinationConfig,
+    m: &Outgoing,
+    renderer: &Renderer,
+) -> (bytes::Bytes, String, Option<Held>) {
     if def.format == "raw" {
         let ct = m.meta.content_type.clone().unwrap_or_else(|| "application/octet-stream".into());
-        (m.body.bytes.clone(), ct)
+        (m.body.bytes.clone(), ct, None)
     } else {
-        let envelope = envelope_of(&m.meta, m.body.documents());
-        // Serializing borrowed fields of plain types cannot fail.
-        let bytes = serde_json::to_vec(&envelope).unwrap_or_default();
-        (bytes::Bytes::from(bytes), "application/json".into())
+        let held = renderer.envelope(m).await;
+        (held.bytes(), "application/json".into(), Some(held))
     }
 }
 

@@ -7,43 +7,65 @@
 //! a 20,000-IDoc packet). [`Bodies`] keeps the few shared bodies used last,
 //! each parsed at most once, for all attempts of this process. A message
 //! that holds its own body (a single message, or a packet's first) is read
-//! with its row and not kept: a packet then costs two reads and two parses.
+//! with its row, parsed only while its envelope is rendered, and not kept:
+//! a packet then costs two reads and two parses. What the parses and the
+//! envelopes take is bounded by the renderer's budget (`render.rs`).
 //! The rows themselves are read a claimed batch at a time, by the worker.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
+use edihub_core::Document;
 use edihub_store::{MessageMeta, Store, StoreError, StoredMessage};
-use serde_json::Value;
 use tokio::sync::OnceCell;
 use uuid::Uuid;
-
-use super::envelope::documents;
 
 /// Shared bodies kept: enough for the packets whose deliveries are in
 /// flight at once, few enough that large packets do not pile up in memory.
 pub const KEPT: usize = 4;
 
-/// A stored body and, once an envelope needs them, its documents.
+/// A stored body and, for a packet's shared body once an envelope needs
+/// them, its documents.
 #[derive(Debug)]
 pub struct Body {
     /// The bytes as received.
     pub bytes: Bytes,
     /// Their Content-Type as received.
     content_type: Option<String>,
-    /// The JSON renderings of the documents, parsed on first use.
-    documents: OnceLock<Vec<Value>>,
+    /// Whether the body is a packet's, shared by its messages: its
+    /// documents are then parsed once and kept with it.
+    shared: bool,
+    /// A shared body's documents, parsed on first use.
+    documents: OnceLock<Vec<Document>>,
 }
 
 impl Body {
-    fn new(bytes: Bytes, content_type: Option<String>) -> Self {
-        Body { bytes, content_type, documents: OnceLock::new() }
+    fn new(bytes: Bytes, content_type: Option<String>, shared: bool) -> Self {
+        Body { bytes, content_type, shared, documents: OnceLock::new() }
     }
 
-    /// The documents the body holds (empty if it cannot be read).
-    pub fn documents(&self) -> &[Value] {
-        self.documents.get_or_init(|| documents(&self.bytes, self.content_type.as_deref()))
+    /// Whether the body's documents are parsed already.
+    pub fn is_parsed(&self) -> bool {
+        self.documents.get().is_some()
+    }
+
+    /// Calls `f` with the document at `index` (`None` if the body cannot be
+    /// read or has none there): a shared body's documents are parsed once
+    /// and kept, a message's own body is parsed for the call only.
+    pub fn with_document<R>(&self, index: i32, f: impl FnOnce(Option<&Document>) -> R) -> R {
+        let i = usize::try_from(index).ok();
+        if self.shared {
+            return f(i.and_then(|i| self.documents.get_or_init(|| self.parse()).get(i)));
+        }
+        let own = self.parse();
+        f(i.and_then(|i| own.get(i)))
+    }
+
+    fn parse(&self) -> Vec<Document> {
+        edihub_core::parse_body(&self.bytes, self.content_type.as_deref())
+            .map(|p| p.documents)
+            .unwrap_or_default()
     }
 }
 
@@ -76,13 +98,13 @@ impl Bodies {
         let Some(m) = m else { return Ok(None) };
         let content_type = m.meta.content_type.clone();
         let body = match m.own_body {
-            Some(bytes) => Arc::new(Body::new(bytes, content_type)),
+            Some(bytes) => Arc::new(Body::new(bytes, content_type, false)),
             None => {
                 let slot = self.slot(m.body_id);
                 let read = slot.get_or_try_init(|| async {
                     // A purged body reads as empty: the envelope's payload is then null.
                     let bytes = store.message_body(m.body_id).await?.unwrap_or_default();
-                    Ok::<_, StoreError>(Arc::new(Body::new(bytes, content_type)))
+                    Ok::<_, StoreError>(Arc::new(Body::new(bytes, content_type, true)))
                 });
                 read.await?.clone()
             }

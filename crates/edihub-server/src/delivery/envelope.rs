@@ -26,9 +26,11 @@ pub(crate) fn documents(payload: &[u8], content_type: Option<&str>) -> Vec<Value
         .unwrap_or_default()
 }
 
-/// A message's envelope, members in sorted order (see the module docs).
+/// A message's envelope, members in sorted order (see the module docs);
+/// the payload is a rendered value, or a document written as it is
+/// serialized ([`edihub_core::Document::json`]).
 #[derive(Debug, Serialize)]
-pub(crate) struct Envelope<'a> {
+pub(crate) struct Envelope<'a, P = &'a Value> {
     docnum: Option<&'a str>,
     environment: &'a str,
     fingerprint: Option<&'a str>,
@@ -36,7 +38,7 @@ pub(crate) struct Envelope<'a> {
     message_type: &'a str,
     mestyp: Option<&'a str>,
     /// `null` when the document cannot be read.
-    payload: Option<&'a Value>,
+    payload: Option<P>,
     received_at: DateTime<Utc>,
     tenant: &'a str,
 }
@@ -45,6 +47,15 @@ pub(crate) struct Envelope<'a> {
 /// its JSON rendering (the document at its position in the body it arrived
 /// in; `null` if that cannot be read).
 pub(crate) fn envelope_of<'a>(meta: &'a MessageMeta, documents: &'a [Value]) -> Envelope<'a> {
+    let payload = usize::try_from(meta.packet_index).ok().and_then(|i| documents.get(i));
+    envelope_of_document(meta, payload)
+}
+
+/// The envelope of `meta` with `payload` (`null` if `None`).
+pub(crate) fn envelope_of_document<'a, P: Serialize>(
+    meta: &'a MessageMeta,
+    payload: Option<P>,
+) -> Envelope<'a, P> {
     Envelope {
         docnum: meta.docnum.as_deref(),
         environment: &meta.environment_id,
@@ -52,7 +63,7 @@ pub(crate) fn envelope_of<'a>(meta: &'a MessageMeta, documents: &'a [Value]) -> 
         id: meta.id,
         message_type: &meta.message_type,
         mestyp: meta.mestyp.as_deref(),
-        payload: usize::try_from(meta.packet_index).ok().and_then(|i| documents.get(i)),
+        payload,
         received_at: meta.received_at,
         tenant: &meta.tenant_id,
     }

@@ -26,6 +26,7 @@
 //!   queue, or the head of its line);
 //! - `envelope.rs`: the envelope body, which the pull feed lists too;
 //! - `recorder.rs`: verdicts written in batches, one commit for many attempts;
+//! - `render.rs`: envelopes rendered once per message under a memory budget;
 //! - `schedule.rs`: what happens after an attempt (retry when, or give up).
 
 mod address_policy;
@@ -34,6 +35,7 @@ mod bodies;
 mod claim;
 pub mod envelope;
 mod recorder;
+mod render;
 mod schedule;
 
 use std::collections::HashMap;
@@ -109,6 +111,7 @@ struct Worker {
     /// Woken when an attempt ends or a batch of verdicts is recorded.
     wake: Arc<Notify>,
     bodies: bodies::Bodies,
+    renderer: render::Renderer,
     verdicts: recorder::Verdicts,
 }
 
@@ -131,7 +134,8 @@ pub async fn run(state: AppState, shutdown: CancellationToken) {
     let (verdicts, incoming) = mpsc::unbounded_channel();
     let recording = tokio::spawn(recorder::run(state.clone(), incoming, wake.clone()));
     let bodies = bodies::Bodies::default();
-    let worker = Arc::new(Worker { state, client, delays, wake, bodies, verdicts });
+    let renderer = render::Renderer::new(state.config.delivery.render_budget_bytes);
+    let worker = Arc::new(Worker { state, client, delays, wake, bodies, renderer, verdicts });
     let grace = Duration::from_secs(worker.state.config.shutdown_grace_secs);
     let attempts = TaskTracker::new();
     worker.claim_until(&shutdown, &attempts).await;
@@ -272,7 +276,7 @@ impl Worker {
             }
         };
         let policy = self.state.config.delivery.address_policy();
-        let answer = attempt::send(&self.client, policy, destination, message.as_ref()).await;
+        let answer = attempt::send(&self.client, policy, &self.renderer, destination, message.as_ref()).await;
         let now = Utc::now();
         let verdict = verdict(&answer, delivery.attempts + 1, &self.delays, jitter_factor(), now);
         if let Some(error) = &answer.record.error {

@@ -20,6 +20,7 @@
 //! - `chaos_f10_*`: failover: the primary stopped hard, its synchronous standby promoted.
 //! - `f11_*`: two pull-feed consumers reading large messages at once: peak memory stays bounded.
 //! - `f12_*`: EDI segments of millions of values, refused within a memory bound.
+//! - `f13_*`: huge EDI messages delivered as envelopes, the hub's peak memory bounded.
 //!
 //! - `secrets_in_logs`: no secret in the log or CLI output (security review).
 //!
@@ -37,6 +38,7 @@ mod support;
 mod f10_failover;
 mod f11_feed_memory;
 mod f12_edi_shapes;
+mod f13_render_memory;
 mod f1_pg_outage;
 mod f2_kill;
 mod f3_replicas;
