@@ -95,6 +95,12 @@ pub struct DestinationConfig {
     /// How requests are signed (absent: unsigned).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<DeliverySignatureConfig>,
+    /// HTTP Basic credentials sent with every request, the password read
+    /// from an environment variable (absent: none). Credentials in `url`
+    /// itself are refused: the definition is shown to every admin and
+    /// copied into the audit log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub basic_auth: Option<DeliveryBasicAuth>,
     /// `parallel` (the default: up to `delivery.max_in_flight_per_destination`
     /// attempts at once, in any order) or `fifo`: one delivery in flight
     /// across all replicas, in commit order, and a delivery waiting for its
@@ -122,6 +128,28 @@ pub struct DeliverySignatureConfig {
     pub scheme: String,
     /// Environment variable holding the `whsec_<base64>` secret.
     pub secret_env: String,
+}
+
+/// HTTP Basic credentials of a destination.
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeliveryBasicAuth {
+    /// The user name (shown in the admin API; no `:`).
+    pub user: String,
+    /// Environment variable holding the password (its name is shown, never its value).
+    pub password_env: String,
+}
+
+/// The password `auth` names: `Ok(None)` when secrets are not read
+/// (validation of commands that deliver nothing).
+pub fn basic_password(auth: &DeliveryBasicAuth, config: &Config) -> Result<Option<String>, String> {
+    crate::integrations::names::check_secret_env(&auth.password_env, config)?;
+    if matches!(config.secrets, super::SecretSource::Unread) {
+        return Ok(None);
+    }
+    let var = &auth.password_env;
+    let password = config.secrets.get(var).filter(|s| !s.is_empty());
+    password.map(Some).ok_or_else(|| format!("environment variable {var} is not set or empty"))
 }
 
 fn default_format() -> String {
@@ -219,6 +247,22 @@ impl Config {
             .address_policy()
             .check_url(&d.url)
             .map_err(|e| ConfigError::new(format!("{at}.url"), e.0))?;
+        if reqwest::Url::parse(&d.url).is_ok_and(|u| !u.username().is_empty() || u.password().is_some()) {
+            return Err(ConfigError::new(
+                format!("{at}.url"),
+                "carries credentials, which every admin and the audit log would see: give them as basic_auth = { user = \"…\", password_env = \"…\" }",
+            ));
+        }
+        if let Some(auth) = &d.basic_auth {
+            if auth.user.is_empty() || auth.user.contains(':') {
+                return Err(ConfigError::new(
+                    format!("{at}.basic_auth.user"),
+                    "must be a user name without `:`",
+                ));
+            }
+            basic_password(auth, self)
+                .map_err(|r| ConfigError::new(format!("{at}.basic_auth.password_env"), r))?;
+        }
         for (k, t) in d.message_types.iter().flatten().enumerate() {
             crate::producers::check_type(t)
                 .map_err(|reason| ConfigError::new(format!("{at}.message_types[{k}]"), reason))?;

@@ -138,3 +138,24 @@ fn literal_private_destinations_need_the_setting() {
     assert!(at("http://localhost:9999/", "").is_ok(), "names are checked when resolved");
     assert!(!load(&destination("")).expect("valid").delivery.allow_private_destinations, "off by default");
 }
+
+/// Credentials in a destination URL are refused naming the url; Basic
+/// credentials come as `basic_auth`, the password from the environment.
+#[test]
+fn credentials_come_from_basic_auth_not_the_url() {
+    for url in ["https://erp:s3cret@erp.example/in", "https://token@erp.example/in"] {
+        let d = base(&format!(
+            "[[destinations]]\nid = \"erp\"\ntenant = \"acme\"\nenvironment = \"prod\"\nurl = \"{url}\"\n"
+        ));
+        let e = load(&d).expect_err(url);
+        assert_eq!(e.key, "destinations[0].url");
+        assert!(e.reason.contains("basic_auth") && !e.reason.contains("s3cret"), "{}", e.reason);
+    }
+    let ok =
+        load(&destination("basic_auth = { user = \"erp\", password_env = \"ERP_SECRET\" }")).expect("valid");
+    assert_eq!(ok.destinations[0].basic_auth.as_ref().map(|b| b.user.as_str()), Some("erp"));
+    let unset = load(&destination("basic_auth = { user = \"erp\", password_env = \"ERP_PASSWORD\" }"));
+    assert_eq!(unset.expect_err("unset").key, "destinations[0].basic_auth.password_env");
+    let colon = load(&destination("basic_auth = { user = \"a:b\", password_env = \"ERP_SECRET\" }"));
+    assert_eq!(colon.expect_err("colon").key, "destinations[0].basic_auth.user");
+}

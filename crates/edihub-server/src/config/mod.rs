@@ -22,7 +22,10 @@ use figment::providers::{Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 
 pub use as2::{As2Config, As2PartnerConfig, As2StationConfig, PemConfig};
-pub use delivery::{DeliveryConfig, DeliverySignatureConfig, DestinationConfig, parse_delay};
+pub use delivery::{
+    DeliveryBasicAuth, DeliveryConfig, DeliverySignatureConfig, DestinationConfig, basic_password,
+    parse_delay,
+};
 pub use env::{DatabaseUrlSource, LoadNotes};
 pub use secrets::SecretSource;
 pub use sections::*;
@@ -238,7 +241,9 @@ impl Config {
         let integrations = self.integrations.iter().filter_map(|i| i.signature.as_ref()?.secret_env.clone());
         let destinations =
             self.destinations.iter().filter_map(|d| Some(d.signature.as_ref()?.secret_env.clone()));
-        self.file_secret_names = integrations.chain(destinations).collect();
+        let passwords =
+            self.destinations.iter().filter_map(|d| Some(d.basic_auth.as_ref()?.password_env.clone()));
+        self.file_secret_names = integrations.chain(destinations).chain(passwords).collect();
         self.validate()?;
         Ok(self)
     }

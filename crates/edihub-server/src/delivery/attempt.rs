@@ -105,6 +105,9 @@ pub async fn send(
         )
         .header("webhook-id", &id)
         .header("webhook-timestamp", timestamp.to_string());
+    if let Some((user, password)) = &destination.basic {
+        request = request.basic_auth(user, Some(password));
+    }
     if let Some(key) = &destination.key {
         let signature = crate::integrations::signature::standard_webhooks_sign(key, &id, timestamp, &body);
         request = request.header("webhook-signature", signature);

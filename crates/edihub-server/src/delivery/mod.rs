@@ -101,6 +101,8 @@ pub(crate) struct Destination {
     pub def: DestinationConfig,
     /// The Standard Webhooks key, when signed.
     pub key: Option<Vec<u8>>,
+    /// The HTTP Basic user and password, when it has `basic_auth`.
+    pub basic: Option<(String, String)>,
 }
 
 /// What the attempts of all destinations share.
@@ -256,7 +258,12 @@ impl Worker {
             Some(sig) => signing_key(sig, &self.state.config)?,
             None => None,
         };
-        Ok(Destination { def, key })
+        let basic = match &def.basic_auth {
+            Some(auth) => crate::config::basic_password(auth, &self.state.config)?
+                .map(|password| (auth.user.clone(), password)),
+            None => None,
+        };
+        Ok(Destination { def, key, basic })
     }
 
     /// One attempt of `delivery`; its verdict goes to the recorder.

@@ -17,7 +17,7 @@ use super::catalog::{TypeBody, save_type};
 use super::edit_form::{Field, Form, Kind, lines, refusal, render};
 use super::page::url_encode;
 use crate::api_doc::errors::{BadInput, FormForged, FormRefused, Unauthenticated, Unavailable};
-use crate::config::{DeliverySignatureConfig, DestinationConfig};
+use crate::config::{DeliveryBasicAuth, DeliverySignatureConfig, DestinationConfig};
 use crate::console_form::{ConsoleForm, FormSigner};
 use crate::error::ApiError;
 use crate::extract::{ApiPath, ApiQuery};
@@ -154,6 +154,8 @@ async fn type_submit(
 fn destination_fields(d: &DestinationConfig) -> Vec<Field> {
     let (scheme, secret_env) =
         d.signature.as_ref().map(|s| (s.scheme.clone(), s.secret_env.clone())).unwrap_or_default();
+    let (basic_user, basic_password_env) =
+        d.basic_auth.as_ref().map(|b| (b.user.clone(), b.password_env.clone())).unwrap_or_default();
     vec![
         f("tenant", "Tenant", Kind::Text, d.tenant.clone(), ""),
         f("environment", "Environment", Kind::Text, d.environment.clone(), ""),
@@ -196,6 +198,14 @@ fn destination_fields(d: &DestinationConfig) -> Vec<Field> {
         ),
         f("signature_scheme", "Signature scheme", Kind::Text, scheme, "standard-webhooks, or empty for none"),
         f("signature_secret_env", "Signature secret (environment variable)", Kind::Text, secret_env, ""),
+        f("basic_user", "Basic auth user", Kind::Text, basic_user, "empty for none"),
+        f(
+            "basic_password_env",
+            "Basic auth password (environment variable)",
+            Kind::Text,
+            basic_password_env,
+            "",
+        ),
     ]
 }
 
@@ -214,6 +224,7 @@ fn destination_of(id: &str, form: &ConsoleForm) -> (DestinationConfig, Option<St
     };
     let types = lines(form.get("message_types").unwrap_or_default());
     let (scheme, secret_env) = (text("signature_scheme"), text("signature_secret_env"));
+    let (user, password_env) = (text("basic_user"), text("basic_password_env"));
     let def = DestinationConfig {
         id: id.to_string(),
         tenant: text("tenant"),
@@ -225,6 +236,8 @@ fn destination_of(id: &str, form: &ConsoleForm) -> (DestinationConfig, Option<St
         ordering: Some(text("ordering")).filter(|o| !o.is_empty()).unwrap_or_else(|| "parallel".into()),
         signature: (!scheme.is_empty() || !secret_env.is_empty())
             .then_some(DeliverySignatureConfig { scheme, secret_env }),
+        basic_auth: (!user.is_empty() || !password_env.is_empty())
+            .then_some(DeliveryBasicAuth { user, password_env }),
         timeout_secs: timeout.parse().unwrap_or(0),
         max_in_flight: (!in_flight.is_empty()).then(|| in_flight.parse().unwrap_or(0)),
         enabled: form.get("enabled").is_some(),

@@ -49,6 +49,7 @@ mod delivery;
 mod delivery_addresses;
 mod delivery_admin;
 mod delivery_bookkeeping;
+mod delivery_credentials;
 mod delivery_fifo;
 mod delivery_moved;
 mod delivery_replicas;
