@@ -50,7 +50,7 @@ struct RedeliverQuery {
 /// Deliver a message again (to every destination it had, or to one).
 #[utoipa::path(post, path = "/admin/messages/{id}/redeliver", tag = "admin",
     params(("id" = uuid::Uuid, Path), ("destination" = Option<String>, Query, description = "Absent: every destination of the message")),
-    responses((status = 202, description = "Queued: the destinations", body = Object), BadInput, Unauthenticated, CrossOrigin, (status = 404, description = "No such message, or no delivery of it to that destination", body = Problem, content_type = "application/problem+json"), Unavailable), security(("bearer" = []), ("basic" = [])))]
+    responses((status = 202, description = "Queued: the destinations", body = Object), BadInput, Unauthenticated, CrossOrigin, NotJson, (status = 404, description = "No such message, or no delivery of it to that destination", body = Problem, content_type = "application/problem+json"), Unavailable), security(("bearer" = []), ("basic" = [])))]
 async fn redeliver(
     State(state): State<AppState>,
     _admin: Admin,

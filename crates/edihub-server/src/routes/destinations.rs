@@ -103,7 +103,7 @@ async fn switch(state: &AppState, id: &str, enabled: bool) -> Result<Json<Value>
 
 /// Resume a destination: new messages get deliveries again, queued ones are sent.
 #[utoipa::path(post, path = "/admin/destinations/{id}/enable", tag = "admin", params(("id" = String, Path)),
-    responses((status = 200, description = "Old and new value", body = Object), Unauthenticated, CrossOrigin, NotFound, Unavailable), security(("bearer" = []), ("basic" = [])))]
+    responses((status = 200, description = "Old and new value", body = Object), Unauthenticated, CrossOrigin, NotJson, NotFound, Unavailable), security(("bearer" = []), ("basic" = [])))]
 async fn enable(
     State(state): State<AppState>,
     _admin: Admin,
@@ -114,7 +114,7 @@ async fn enable(
 
 /// Pause a destination: new messages get no deliveries to it, queued ones wait.
 #[utoipa::path(post, path = "/admin/destinations/{id}/disable", tag = "admin", params(("id" = String, Path)),
-    responses((status = 200, description = "Old and new value", body = Object), Unauthenticated, CrossOrigin, NotFound, Unavailable), security(("bearer" = []), ("basic" = [])))]
+    responses((status = 200, description = "Old and new value", body = Object), Unauthenticated, CrossOrigin, NotJson, NotFound, Unavailable), security(("bearer" = []), ("basic" = [])))]
 async fn disable(
     State(state): State<AppState>,
     _admin: Admin,
