@@ -1,12 +1,13 @@
 //! F13: envelope rendering stays within its memory budget. X12 interchanges
-//! of 15 MB whose one element has 7.5 million components (allowed: under
-//! `max_body_bytes`) are delivered to two envelope destinations and a raw
+//! of about 15 MB, one transaction set of 140,000 `REF` segments with 50
+//! components each (within the intake's shape limits and `max_body_bytes`),
+//! are delivered to two envelope destinations and a raw
 //! one, on both backends; the hub's peak resident memory (`VmHWM`) must stay
 //! under [`PEAK_BOUND_MB`]. Each envelope is rendered under
 //! `delivery.render_budget_bytes` (64 MiB here, so such a message renders
 //! alone), once for both envelope destinations whose attempts overlap, and
 //! written segment by segment. Every message reaches every destination
-//! once, its envelope carrying the whole element.
+//! once, its envelope carrying every segment.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -21,8 +22,10 @@ use crate::support::*;
 
 /// Interchanges delivered.
 const MESSAGES: usize = 4;
-/// Components in the one long element of each.
-const COMPONENTS: usize = 7_500_000;
+/// `REF` segments in the transaction set of each.
+const SEGMENTS: usize = 140_000;
+/// Components in each `REF02`.
+const COMPONENTS: usize = 50;
 /// The bound on the hub's peak resident memory, in MB: the intake of one
 /// such interchange at a time, the render budget, and the bodies of the
 /// attempts in flight, with room for the allocator.
@@ -40,8 +43,10 @@ async fn receive(
     let id = headers.get("webhook-id").and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
     if path.starts_with("env") {
         let envelope: serde_json::Value = serde_json::from_slice(&body).expect("a JSON envelope");
-        let long = envelope["payload"][1][2].as_array().map_or(0, Vec::len);
-        assert_eq!(long, COMPONENTS, "the envelope carries the whole element");
+        let segments = envelope["payload"].as_array().map_or(0, Vec::len);
+        assert_eq!(segments, SEGMENTS + 1, "the envelope carries BEG and every REF");
+        let last = envelope["payload"][SEGMENTS][2].as_array().map_or(0, Vec::len);
+        assert_eq!(last, COMPONENTS, "the last REF02 whole");
     }
     seen.lock().expect("seen").entry(path).or_default().push((id, body.len()));
     StatusCode::NO_CONTENT
@@ -59,18 +64,20 @@ async fn start_receiver() -> (std::net::SocketAddr, Seen) {
     (addr, seen)
 }
 
-/// An X12 interchange (control number `n`) with one transaction set whose
-/// `REF02` has [`COMPONENTS`] components.
+/// An X12 interchange (control number `n`) with one transaction set of
+/// [`SEGMENTS`] `REF` segments whose `REF02` has [`COMPONENTS`] components.
 fn interchange(n: usize) -> Vec<u8> {
     let mut x = format!(
         "ISA*00*          *00*          *ZZ*SENDER         *ZZ*RECEIVER       *240101*1200*^*00501*{n:09}*0*P*>~\
-         GS*PO*S*R*20240101*1200*{n}*X*005010~ST*850*0001~BEG*00*SA*PO-{n}**20240101~REF*ZZ*"
+         GS*PO*S*R*20240101*1200*{n}*X*005010~ST*850*0001~BEG*00*SA*PO-{n}**20240101~"
     )
     .into_bytes();
-    for i in 0..COMPONENTS {
-        x.extend_from_slice(if i == 0 { b"a" } else { b">a" });
+    let reference = format!("REF*ZZ*{}~", vec!["a"; COMPONENTS].join(">"));
+    for _ in 0..SEGMENTS {
+        x.extend_from_slice(reference.as_bytes());
     }
-    x.extend_from_slice(format!("~SE*4*0001~GE*1*{n}~IEA*1*{n:09}~").as_bytes());
+    let count = SEGMENTS + 3;
+    x.extend_from_slice(format!("SE*{count}*0001~GE*1*{n}~IEA*1*{n:09}~").as_bytes());
     x
 }
 
