@@ -97,7 +97,7 @@ pub fn fingerprints(doc: &Document, message_type: &str) -> Vec<Fingerprint> {
     specs
         .iter()
         .map(|keys| {
-            let spec = FingerprintSpec { message_type, key_fields: keys, exclude_fields: &exclude };
+            let spec = FingerprintSpec { message_type, key_fields: keys, exclude_fields: &exclude, scope: edihub_core::FingerprintScope::NONE };
             let fp = fingerprint(doc, &spec);
             check_fingerprint(&fp);
             fp
@@ -249,7 +249,7 @@ pub fn check_edi(data: &[u8]) {
         let t = type_of(doc);
         assert!(t.starts_with(interchange.syntax.as_str()), "{t}");
         assert_eq!(doc.docnum(), Some(header.control_number.as_str()));
-        let spec = FingerprintSpec { message_type: &t, key_fields: &keys, exclude_fields: &[] };
+        let spec = FingerprintSpec { message_type: &t, key_fields: &keys, exclude_fields: &[], scope: edihub_core::FingerprintScope::NONE };
         let fp = fingerprint(doc, &spec);
         check_fingerprint(&fp);
         assert_ne!(fp.basis, Basis::None, "an EDI message always has control numbers");
@@ -345,13 +345,13 @@ pub fn check_key_path(data: &[u8]) {
             }
         }
         let keys = [path.clone()];
-        let spec = FingerprintSpec { message_type: "T", key_fields: &keys, exclude_fields: &[] };
+        let spec = FingerprintSpec { message_type: "T", key_fields: &keys, exclude_fields: &[], scope: edihub_core::FingerprintScope::NONE };
         let fp = fingerprint(doc, &spec);
         check_fingerprint(&fp);
         assert_eq!(fp, fingerprint(doc, &spec));
         // As an exclusion in content mode, too (removal must not panic).
         let root = [KeyPath::parse("$").expect("root")];
-        let spec = FingerprintSpec { message_type: "T", key_fields: &root, exclude_fields: &keys };
+        let spec = FingerprintSpec { message_type: "T", key_fields: &root, exclude_fields: &keys, scope: edihub_core::FingerprintScope::NONE };
         check_fingerprint(&fingerprint(doc, &spec));
     }
 }

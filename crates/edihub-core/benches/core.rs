@@ -68,7 +68,12 @@ fn parse_and_fingerprint(c: &mut Criterion) {
     let mut group = c.benchmark_group("parse_fingerprint");
     for (id, body, content_type, message_type, fields) in CASES {
         let keys: Vec<KeyPath> = fields.iter().map(|f| KeyPath::parse(f).expect("key path")).collect();
-        let spec = FingerprintSpec { message_type, key_fields: &keys, exclude_fields: &[] };
+        let spec = FingerprintSpec {
+            message_type,
+            key_fields: &keys,
+            exclude_fields: &[],
+            scope: edihub_core::FingerprintScope::NONE,
+        };
         // Fail loudly if a fixture stops parsing rather than timing an error path.
         let parsed = parse_body(body, Some(content_type)).expect("fixture parses");
         assert!(fingerprint(&parsed.documents[0], &spec).hex.is_some(), "{id}: no fingerprint");

@@ -45,6 +45,20 @@ pub struct ControlRecord {
     pub sndpor: Option<String>,
     /// Client of the sending system.
     pub mandt: Option<String>,
+    /// Partner type of the sender (`LS` for a logical system).
+    pub sndprt: Option<String>,
+    /// Receiving partner.
+    pub rcvprn: Option<String>,
+    /// Partner type of the receiver.
+    pub rcvprt: Option<String>,
+    /// Receiving port.
+    pub rcvpor: Option<String>,
+    /// Logical message code (a variant of MESTYP).
+    pub mescod: Option<String>,
+    /// Logical message function.
+    pub mesfct: Option<String>,
+    /// The sender's own reference (SAP CPI writes its message id here).
+    pub arckey: Option<String>,
 }
 
 impl ControlRecord {
@@ -65,6 +79,13 @@ impl ControlRecord {
             sndprn: field("SNDPRN"),
             sndpor: field("SNDPOR"),
             mandt: field("MANDT"),
+            sndprt: field("SNDPRT"),
+            rcvprn: field("RCVPRN"),
+            rcvprt: field("RCVPRT"),
+            rcvpor: field("RCVPOR"),
+            mescod: field("MESCOD"),
+            mesfct: field("MESFCT"),
+            arckey: field("ARCKEY"),
         }
     }
 }

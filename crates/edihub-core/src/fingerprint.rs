@@ -21,10 +21,16 @@
 //!    `edi_control_numbers`), still reported as basis `docnum`;
 //! 4. **none**: nothing to identify the message by, so it is not deduplicated
 //!    (a missing value must never make two messages equal).
+//!
+//! A message type may scope its fingerprints to the sender or receiver
+//! (see `scope`): the parties its basis does not carry are appended.
 
 mod canonical;
+mod scope;
 
 use canonical::Hashed;
+use scope::Carried;
+pub use scope::FingerprintScope;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -45,6 +51,8 @@ pub struct FingerprintSpec<'a> {
     pub key_fields: &'a [KeyPath],
     /// Fields removed before hashing the content (content mode only).
     pub exclude_fields: &'a [KeyPath],
+    /// Parties the fingerprint is taken together with (`fingerprint_scope`).
+    pub scope: FingerprintScope,
 }
 
 /// What a fingerprint was computed from.
@@ -105,6 +113,7 @@ pub fn fingerprint(doc: &Document, spec: &FingerprintSpec) -> Fingerprint {
         let content = without(doc.value(), spec.exclude_fields);
         let mut hashed = head("content");
         hashed.value(&content);
+        scope::append(&mut hashed, doc, spec.scope, Carried::NOTHING);
         let key_values = vec![KeyValue { path: only.to_string(), values: vec![content] }];
         return finish(hashed, Basis::Content, key_values);
     }
@@ -118,6 +127,7 @@ pub fn fingerprint(doc: &Document, spec: &FingerprintSpec) -> Fingerprint {
     if key_values.iter().any(|kv| !kv.values.is_empty()) {
         let mut hashed = head("fields");
         hashed.arrays(key_values.iter().map(|kv| kv.values.as_slice()));
+        scope::append(&mut hashed, doc, spec.scope, Carried::NOTHING);
         return finish(hashed, Basis::KeyFields, key_values);
     }
 
@@ -133,6 +143,7 @@ pub fn fingerprint(doc: &Document, spec: &FingerprintSpec) -> Fingerprint {
         hashed.str(part.as_deref().unwrap_or_default());
     }
     hashed.str(normalize_docnum(docnum));
+    scope::append(&mut hashed, doc, spec.scope, Carried::SENDER);
     finish(hashed, Basis::Docnum, key_values)
 }
 

@@ -86,7 +86,7 @@
 //! scheme: changing what is hashed means a new tag, never a silent change.
 //!
 //! ```
-//! use edihub_core::{fingerprint, parse_body, Basis, FingerprintSpec, KeyPath};
+//! use edihub_core::{fingerprint, parse_body, Basis, FingerprintScope, FingerprintSpec, KeyPath};
 //!
 //! let xml = br#"<ORDERS05><IDOC BEGIN="1">
 //!   <EDI_DC40 SEGMENT="1"><IDOCTYP>ORDERS05</IDOCTYP><MESTYP>ORDERS</MESTYP>
@@ -99,7 +99,12 @@
 //! assert_eq!(doc.docnum(), Some("0000000000004711"));
 //!
 //! let keys = [KeyPath::parse("E1EDK01.BELNR").unwrap()];
-//! let spec = FingerprintSpec { message_type: "ORDERS05", key_fields: &keys, exclude_fields: &[] };
+//! let spec = FingerprintSpec {
+//!     message_type: "ORDERS05",
+//!     key_fields: &keys,
+//!     exclude_fields: &[],
+//!     scope: FingerprintScope::NONE,
+//! };
 //! let fp = fingerprint(doc, &spec);
 //! assert_eq!(fp.basis, Basis::KeyFields);
 //! assert_eq!(fp.hex.unwrap().len(), 64);
@@ -126,5 +131,5 @@ pub use edi::{
     acknowledge_refusal,
 };
 pub use error::{CoreError, ErrorClass};
-pub use fingerprint::{Basis, Fingerprint, FingerprintSpec, KeyValue, fingerprint};
+pub use fingerprint::{Basis, Fingerprint, FingerprintScope, FingerprintSpec, KeyValue, fingerprint};
 pub use path::{IdocPath, JsonPathQuery, KeyPath};

@@ -156,7 +156,12 @@ fn real_interchanges_with_a_wrong_unt_count_are_refused() {
 
 fn fp(doc: &Document, keys: &[&str]) -> edihub_core::Fingerprint {
     let keys: Vec<KeyPath> = keys.iter().map(|k| KeyPath::parse(k).unwrap()).collect();
-    let spec = FingerprintSpec { message_type: "EDIFACT.ORDERS", key_fields: &keys, exclude_fields: &[] };
+    let spec = FingerprintSpec {
+        message_type: "EDIFACT.ORDERS",
+        key_fields: &keys,
+        exclude_fields: &[],
+        scope: edihub_core::FingerprintScope::NONE,
+    };
     fingerprint(doc, &spec)
 }
 

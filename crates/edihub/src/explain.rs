@@ -147,6 +147,7 @@ fn explain(rules: &Rules, args: &Args) -> Result<String, String> {
             message_type: &message_type,
             key_fields: &rule.key_fields,
             exclude_fields: &rule.exclude_fields,
+            scope: edihub_core::FingerprintScope::NONE,
         };
         let fp = edihub_core::fingerprint(doc, &spec);
         let rows = document_rows(doc, &message_type, rule.window_seconds, &fp);

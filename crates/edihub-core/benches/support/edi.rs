@@ -99,7 +99,12 @@ impl Rules {
         std::hint::black_box(doc.docnum());
         fingerprint(
             doc,
-            &FingerprintSpec { message_type: &message_type, key_fields: keys, exclude_fields: &[] },
+            &FingerprintSpec {
+                message_type: &message_type,
+                key_fields: keys,
+                exclude_fields: &[],
+                scope: edihub_core::FingerprintScope::NONE,
+            },
         )
     }
 }

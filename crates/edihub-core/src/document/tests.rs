@@ -19,7 +19,9 @@ fn none_configured(_: &str) -> bool {
 fn control_record_fields_are_trimmed_and_blank_is_none() {
     let doc = idoc_with(json!({
         "IDOCTYP": " ORDERS05 ", "CIMTYP": "", "MESTYP": "ORDERS", "DOCNUM": "0000000000004711",
-        "SNDPRN": "Q01CLNT100", "SNDPOR": "   ", "MANDT": "100", "OTHER": "x"
+        "SNDPRN": "Q01CLNT100", "SNDPOR": "   ", "MANDT": "100", "OTHER": "x",
+        "SNDPRT": "LS", "RCVPRN": " O-P123456 ", "RCVPRT": "LS", "RCVPOR": "", "MESCOD": "FBK",
+        "MESFCT": "B2B", "ARCKEY": "urn:sap.com:msgid=F1E27A08"
     }));
     assert_eq!(
         doc.control(),
@@ -31,6 +33,13 @@ fn control_record_fields_are_trimmed_and_blank_is_none() {
             sndprn: Some("Q01CLNT100".into()),
             sndpor: None,
             mandt: Some("100".into()),
+            sndprt: Some("LS".into()),
+            rcvprn: Some("O-P123456".into()),
+            rcvprt: Some("LS".into()),
+            rcvpor: None,
+            mescod: Some("FBK".into()),
+            mesfct: Some("B2B".into()),
+            arckey: Some("urn:sap.com:msgid=F1E27A08".into()),
         })
     );
     assert_eq!(doc.mestyp(), Some("ORDERS"));

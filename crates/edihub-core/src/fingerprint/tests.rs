@@ -31,6 +31,7 @@ fn fp(doc: &Document, keys: &[&str], exclude: &[&str]) -> Fingerprint {
         message_type: "ORDERS05",
         key_fields: &key_fields,
         exclude_fields: &exclude_fields,
+        scope: FingerprintScope::NONE,
     };
     fingerprint(doc, &spec)
 }
@@ -82,7 +83,12 @@ fn the_logical_message_and_type_are_part_of_every_fingerprint() {
     let ordchg = order("ORDCHG", "1", "Q01", "4711");
     assert_ne!(fp(&orders, &["E1EDK01.BELNR"], &[]).hex, fp(&ordchg, &["E1EDK01.BELNR"], &[]).hex);
     assert_ne!(fp(&orders, &[], &[]).hex, fp(&ordchg, &[], &[]).hex);
-    let spec = FingerprintSpec { message_type: "OTHER", key_fields: &[], exclude_fields: &[] };
+    let spec = FingerprintSpec {
+        message_type: "OTHER",
+        key_fields: &[],
+        exclude_fields: &[],
+        scope: FingerprintScope::NONE,
+    };
     assert_ne!(fingerprint(&orders, &spec).hex, fp(&orders, &[], &[]).hex);
 }
 
@@ -251,7 +257,12 @@ fn edi_control_numbers_include_the_interchange() {
              SE*3*0001~GE*1*77~IEA*1*{isa13}~"
         )
     };
-    let spec = FingerprintSpec { message_type: "X12.271", key_fields: &[], exclude_fields: &[] };
+    let spec = FingerprintSpec {
+        message_type: "X12.271",
+        key_fields: &[],
+        exclude_fields: &[],
+        scope: FingerprintScope::NONE,
+    };
     let of = |body: String| {
         let doc = crate::parse_body(body.as_bytes(), None).unwrap().documents.remove(0);
         fingerprint(&doc, &spec)
@@ -279,7 +290,12 @@ fn edi_control_numbers_include_the_interchange() {
     let edifact = "UNB+UNOC:3+SENDER:14+RECEIVER:14+240101:1200+IC1'UNG+ORDERS+S+R+240101:1200+G1+UN+D:96A'\
                    UNH+M1+ORDERS:D:96A:UN'BGM+220+A'UNT+3+M1'UNE+1+G1'UNZ+1+IC1'";
     let doc = crate::parse_body(edifact.as_bytes(), None).unwrap().documents.remove(0);
-    let spec = FingerprintSpec { message_type: "EDIFACT.ORDERS", key_fields: &[], exclude_fields: &[] };
+    let spec = FingerprintSpec {
+        message_type: "EDIFACT.ORDERS",
+        key_fields: &[],
+        exclude_fields: &[],
+        scope: FingerprintScope::NONE,
+    };
     let expected = json!([
         "edihub-fp-1",
         "EDIFACT.ORDERS",
@@ -293,4 +309,125 @@ fn edi_control_numbers_include_the_interchange() {
         "M1"
     ]);
     assert_eq!(fingerprint(&doc, &spec).hex, Some(sha_of_canonical(expected)));
+}
+
+/// The same invoice (same BELNR, DOCNUM, sender) addressed to `rcvprn`.
+fn invoice_to(rcvprn: &str) -> Document {
+    idoc(
+        json!({"MESTYP": "INVOIC", "DOCNUM": "91109869", "SNDPRN": "Q01CLNT100", "SNDPRT": "LS",
+               "SNDPOR": "SAPQ01", "MANDT": "100", "RCVPRN": rcvprn, "RCVPRT": "KU"}),
+        json!({"E1EDK01": {"BELNR": "0123456789"}}),
+    )
+}
+
+fn scoped(doc: &Document, keys: &[&str], scope: FingerprintScope) -> Fingerprint {
+    let key_fields = paths(keys);
+    let spec =
+        FingerprintSpec { message_type: "INVOIC02", key_fields: &key_fields, exclude_fields: &[], scope };
+    fingerprint(doc, &spec)
+}
+
+const RECEIVER: FingerprintScope = FingerprintScope { sender: false, receiver: true };
+const BOTH: FingerprintScope = FingerprintScope { sender: true, receiver: true };
+
+#[test]
+fn a_receiver_scope_tells_one_invoice_to_two_partners_apart() {
+    let (a, b) = (invoice_to("PARTNER_A"), invoice_to("PARTNER_B"));
+    for keys in [&["E1EDK01.BELNR"][..], &["$"][..], &[][..]] {
+        let unscoped = (scoped(&a, keys, FingerprintScope::NONE), scoped(&b, keys, FingerprintScope::NONE));
+        let by_receiver = (scoped(&a, keys, RECEIVER), scoped(&b, keys, RECEIVER));
+        assert_ne!(by_receiver.0.hex, by_receiver.1.hex, "{keys:?}");
+        assert_eq!(by_receiver.0.basis, unscoped.0.basis, "{keys:?}");
+        if keys == ["E1EDK01.BELNR"] {
+            // Unscoped, key fields ignore the receiver: one message.
+            assert_eq!(unscoped.0.hex, unscoped.1.hex);
+        }
+        // The same partner twice is still one message when scoped.
+        assert_eq!(by_receiver.0.hex, scoped(&invoice_to("PARTNER_A"), keys, RECEIVER).hex);
+    }
+}
+
+#[test]
+fn scoped_arrays_append_the_parties() {
+    let doc = invoice_to("PARTNER_A");
+    let f = scoped(&doc, &["E1EDK01.BELNR"], BOTH);
+    let expected = json!([
+        "edihub-fp-1",
+        "INVOIC02",
+        "INVOIC",
+        "fields",
+        [["0123456789"]],
+        ["scope", ["sender", "LS", "Q01CLNT100"], ["receiver", "KU", "PARTNER_A"]]
+    ]);
+    assert_eq!(f.hex, Some(sha_of_canonical(expected)));
+    // The DOCNUM fallback carries its sender already: only the receiver is added.
+    let f = scoped(&doc, &[], BOTH);
+    let expected = json!([
+        "edihub-fp-1",
+        "INVOIC02",
+        "INVOIC",
+        "docnum",
+        "100",
+        "SAPQ01",
+        "Q01CLNT100",
+        "91109869",
+        ["scope", ["receiver", "KU", "PARTNER_A"]]
+    ]);
+    assert_eq!(f.hex, Some(sha_of_canonical(expected)));
+    let sender_only = FingerprintScope { sender: true, receiver: false };
+    assert_eq!(scoped(&doc, &[], sender_only).hex, scoped(&doc, &[], FingerprintScope::NONE).hex);
+}
+
+#[test]
+fn an_empty_scope_changes_no_fingerprint() {
+    let doc = invoice_to("PARTNER_A");
+    let unscoped = fp(&doc, &["E1EDK01.BELNR"], &[]);
+    let expected = json!(["edihub-fp-1", "ORDERS05", "INVOIC", "fields", [["0123456789"]]]);
+    assert_eq!(unscoped.hex, Some(sha_of_canonical(expected)));
+    assert!(FingerprintScope::default().is_empty());
+    assert_eq!(FingerprintScope::default(), FingerprintScope::NONE);
+}
+
+/// An EDIFACT interchange from `SENDER` to `receiver` holding one ORDERS with BGM `order`.
+fn edifact_to(receiver: &str, order: &str) -> Document {
+    let text = format!(
+        "UNB+UNOC:3+SENDER:14+{receiver}:14+240101:1200+IC1'UNH+M1+ORDERS:D:96A:UN'BGM+220+{order}+9'UNT+3+M1'UNZ+1+IC1'"
+    );
+    let mut body = crate::parse_body(text.as_bytes(), Some("application/EDIFACT")).unwrap();
+    body.documents.remove(0)
+}
+
+#[test]
+fn edi_messages_are_scoped_by_their_interchange_parties() {
+    let (a, b) = (edifact_to("BUYER_A", "PO1"), edifact_to("BUYER_B", "PO1"));
+    let unscoped =
+        (scoped(&a, &["BGM.02"], FingerprintScope::NONE), scoped(&b, &["BGM.02"], FingerprintScope::NONE));
+    assert_eq!(unscoped.0.hex, unscoped.1.hex);
+    assert_ne!(scoped(&a, &["BGM.02"], RECEIVER).hex, scoped(&b, &["BGM.02"], RECEIVER).hex);
+    let f = scoped(&a, &["BGM.02"], RECEIVER);
+    let expected =
+        json!(["edihub-fp-1", "INVOIC02", "", "fields", [["PO1"]], ["scope", ["receiver", "14", "BUYER_A"]]]);
+    assert_eq!(f.hex, Some(sha_of_canonical(expected)));
+    // The control-number fallback carries both parties: a scope adds nothing.
+    assert_eq!(scoped(&a, &[], BOTH).hex, scoped(&a, &[], FingerprintScope::NONE).hex);
+}
+
+#[test]
+fn plain_json_has_empty_parties() {
+    let doc = Document::plain(json!({"id": "7"}));
+    let f = scoped(&doc, &["$.id"], RECEIVER);
+    let expected = json!(["edihub-fp-1", "INVOIC02", "", "fields", [["7"]], ["scope", ["receiver", "", ""]]]);
+    assert_eq!(f.hex, Some(sha_of_canonical(expected)));
+}
+
+#[test]
+fn scope_names_are_read_strictly() {
+    assert_eq!(FingerprintScope::parse(&["receiver"]), Ok(RECEIVER));
+    assert_eq!(FingerprintScope::parse(&["sender", "receiver"]), Ok(BOTH));
+    assert_eq!(FingerprintScope::parse::<&str>(&[]), Ok(FingerprintScope::NONE));
+    assert_eq!(
+        FingerprintScope::parse(&["recipient"]),
+        Err("`recipient` is not a party: use \"sender\" or \"receiver\"".to_string())
+    );
+    assert_eq!(FingerprintScope::parse(&["sender", "sender"]), Err("`sender` is named twice".to_string()));
 }

@@ -50,6 +50,7 @@ pub fn fp(doc: &Document, keys: &[&str], exclude: &[&str]) -> Fingerprint {
         message_type: &message_type,
         key_fields: &key_fields,
         exclude_fields: &exclude_fields,
+        scope: edihub_core::FingerprintScope::NONE,
     };
     fingerprint(doc, &spec)
 }

@@ -53,7 +53,12 @@ pub(crate) fn plain_doc(text: &str) -> Document {
 
 pub(crate) fn content_fp(doc: &Document, exclude: &[KeyPath]) -> Option<String> {
     let root = [KeyPath::parse("$").unwrap()];
-    let spec = FingerprintSpec { message_type: "shop.order", key_fields: &root, exclude_fields: exclude };
+    let spec = FingerprintSpec {
+        message_type: "shop.order",
+        key_fields: &root,
+        exclude_fields: exclude,
+        scope: edihub_core::FingerprintScope::NONE,
+    };
     let fp = fingerprint(doc, &spec);
     assert_eq!(fp.basis, Basis::Content);
     fp.hex
@@ -75,7 +80,7 @@ proptest! {
         prop_assert_eq!(content_fp(&da, &exclude), content_fp(&db, &exclude));
         for key in ["$.id", "$.order", "$..a", "$.lines[*]"] {
             let k = keys(&[key.to_string()]);
-            let spec = FingerprintSpec { message_type: "shop.order", key_fields: &k, exclude_fields: &[] };
+            let spec = FingerprintSpec { message_type: "shop.order", key_fields: &k, exclude_fields: &[], scope: edihub_core::FingerprintScope::NONE };
             prop_assert_eq!(fingerprint(&da, &spec), fingerprint(&db, &spec), "{}", key);
         }
     }

@@ -19,7 +19,12 @@ pub(crate) fn split_at(s: &[char], cuts: &[usize]) -> Vec<String> {
 
 pub(crate) fn key_fp(doc: &Document, key_fields: &[&str], message_type: &str) -> Option<String> {
     let k = keys(&key_fields.iter().map(|s| s.to_string()).collect::<Vec<_>>());
-    let spec = FingerprintSpec { message_type, key_fields: &k, exclude_fields: &[] };
+    let spec = FingerprintSpec {
+        message_type,
+        key_fields: &k,
+        exclude_fields: &[],
+        scope: edihub_core::FingerprintScope::NONE,
+    };
     fingerprint(doc, &spec).hex
 }
 

@@ -43,8 +43,12 @@ pub(crate) fn assert_same_message(x: &Document, j: &Document, idoc: &Idoc, paths
         assert_eq!(x.values(&p), j.values(&p), "values at {extra}");
     }
     for (key_fields, exclude_fields) in specs(paths, pick) {
-        let spec =
-            FingerprintSpec { message_type: &t, key_fields: &key_fields, exclude_fields: &exclude_fields };
+        let spec = FingerprintSpec {
+            message_type: &t,
+            key_fields: &key_fields,
+            exclude_fields: &exclude_fields,
+            scope: edihub_core::FingerprintScope::NONE,
+        };
         let (fx, fj) = (fingerprint(x, &spec), fingerprint(j, &spec));
         assert_eq!(fx, fj, "fingerprints under {key_fields:?} minus {exclude_fields:?}");
         assert!(fx.hex.is_some(), "an IDoc with a DOCNUM always has a fingerprint");

@@ -121,6 +121,7 @@ pub fn build_messages(
             message_type: &message_type,
             key_fields: &rule.key_fields,
             exclude_fields: &rule.exclude_fields,
+            scope: edihub_core::FingerprintScope::NONE,
         };
         let fp = edihub_core::fingerprint(doc, &spec);
         messages.push(NewMessage {

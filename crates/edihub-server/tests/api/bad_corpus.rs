@@ -237,8 +237,12 @@ async fn check_accepted(
                 outcome["message_type"], want.message_type
             ));
         }
-        let spec =
-            FingerprintSpec { message_type: &want.message_type, key_fields: &keys, exclude_fields: &[] };
+        let spec = FingerprintSpec {
+            message_type: &want.message_type,
+            key_fields: &keys,
+            exclude_fields: &[],
+            scope: edihub_core::FingerprintScope::NONE,
+        };
         let expected = fingerprint(doc, &spec).hex;
         if outcome["fingerprint"].as_str() != expected.as_deref() {
             return Err(format!("fingerprint {} != edihub_core's {expected:?}", outcome["fingerprint"]));
