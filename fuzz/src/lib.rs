@@ -203,7 +203,7 @@ pub fn check_json(data: &[u8]) {
                 assert_same_documents(&parsed, &reread, "plain JSON vs its rendering");
             }
         }
-        BodyFormat::IdocXml | BodyFormat::Edifact | BodyFormat::X12 => {
+        BodyFormat::IdocXml | BodyFormat::Edifact | BodyFormat::X12 | BodyFormat::IdocFlat => {
             panic!("JSON read as {}", parsed.format)
         }
     }

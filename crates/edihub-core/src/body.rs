@@ -9,7 +9,12 @@
 //! an image never reaches a parser.
 //!
 //! EDIFACT (`application/EDIFACT`) and X12 (`application/EDI-X12`, RFC 1767)
-//! are sniffed from `UNA`/`UNB` and `ISA`; see `edi`.
+//! are sniffed from `UNA`/`UNB` and `ISA`; see `edi`. A flat-file IDoc is
+//! sniffed from the `EDI_DC` its first control record starts with, or named
+//! by `application/x-sap-idoc-flat` (there is no registered type; SAP ports
+//! and scripts send files as `text/plain` or `application/octet-stream`,
+//! which are sniffed); see `idoc::flat`. Its segments are split into fields
+//! with the IDoc type descriptions given to [`parse_body_with`].
 //!
 //! Whether a body is an IDoc is decided by its structure, not by the media
 //! type: XML must be an IDoc (possibly in a SOAP envelope); JSON is an IDoc
@@ -18,6 +23,8 @@
 use serde::Serialize;
 
 use crate::document::Document;
+use crate::idoc::description::IdocDescriptions;
+use crate::idoc::flat;
 use crate::{CoreError, edi, encoding, idoc};
 
 /// The syntax and shape a body was read as.
@@ -34,6 +41,8 @@ pub enum BodyFormat {
     Edifact,
     /// An ANSI X12 interchange (one document per transaction set).
     X12,
+    /// SAP's fixed-width flat file (one document per control record).
+    IdocFlat,
 }
 
 impl std::fmt::Display for BodyFormat {
@@ -45,6 +54,7 @@ impl std::fmt::Display for BodyFormat {
             BodyFormat::PlainJson => "plain JSON",
             BodyFormat::Edifact => "EDIFACT",
             BodyFormat::X12 => "X12",
+            BodyFormat::IdocFlat => "IDoc flat file",
         })
     }
 }
@@ -73,10 +83,25 @@ enum Syntax {
     Json,
     Edifact,
     X12,
+    IdocFlat,
 }
 
 /// Parses a request body; `content_type` is the raw Content-Type header value, if any.
+///
+/// Flat-file IDocs are read without descriptions (segments as raw SDATA);
+/// see [`parse_body_with`].
 pub fn parse_body(body: &[u8], content_type: Option<&str>) -> Result<ParsedBody, CoreError> {
+    parse_body_with(body, content_type, &IdocDescriptions::new())
+}
+
+/// Parses a request body, splitting the segments of flat-file IDocs into
+/// fields with `descriptions` (the IDoc types it does not describe are read
+/// as raw SDATA). Other formats are read as [`parse_body`] reads them.
+pub fn parse_body_with(
+    body: &[u8],
+    content_type: Option<&str>,
+    descriptions: &IdocDescriptions,
+) -> Result<ParsedBody, CoreError> {
     let syntax = match classify(content_type)? {
         Some(syntax) => syntax,
         None => sniff(body)?,
@@ -88,6 +113,7 @@ pub fn parse_body(body: &[u8], content_type: Option<&str>) -> Result<ParsedBody,
     match syntax {
         Syntax::Edifact => edi::parse_edifact(body),
         Syntax::X12 => edi::parse_x12(body),
+        Syntax::IdocFlat => flat::parse(body, content_type, descriptions),
         Syntax::Xml => {
             let text = encoding::decode_xml(body, content_type)?;
             if text.trim().is_empty() {
@@ -117,7 +143,7 @@ pub fn refusal(body: &[u8], content_type: Option<&str>) -> Option<edi::Refusal> 
     match syntax {
         Syntax::Edifact => edi::refusal_of(BodyFormat::Edifact, body),
         Syntax::X12 => edi::refusal_of(BodyFormat::X12, body),
-        Syntax::Xml | Syntax::Json => None,
+        Syntax::Xml | Syntax::Json | Syntax::IdocFlat => None,
     }
 }
 
@@ -132,11 +158,14 @@ fn xml_sent_as_json(e: CoreError, body: &[u8]) -> CoreError {
 }
 
 /// Whether `body` starts like XML (`<`), JSON (`{`, `[`), EDIFACT (`UNA`,
-/// `UNB`) or X12 (`ISA`), after any byte order mark and whitespace: what
-/// the hub would sniff as a message. `edihub send` uses it to skip other files of a directory.
+/// `UNB`), X12 (`ISA`) or a flat-file IDoc (`EDI_DC`), after any byte order
+/// mark and whitespace: what the hub would sniff as a message. `edihub send` uses it to skip other files of a directory.
 pub fn looks_like_message(body: &[u8]) -> bool {
     sniff(body).is_ok()
 }
+
+/// The media type that names a flat-file IDoc (lower case, as compared).
+pub const FLAT_IDOC_MEDIA: &str = "application/x-sap-idoc-flat";
 
 /// The syntax a Content-Type names: `Some` for a specific type, `None` for a
 /// generic one (sniff), an error for anything else.
@@ -150,6 +179,7 @@ fn classify(content_type: Option<&str>) -> Result<Option<Syntax>, CoreError> {
         // RFC 1767.
         "application/edifact" => Ok(Some(Syntax::Edifact)),
         "application/edi-x12" => Ok(Some(Syntax::X12)),
+        FLAT_IDOC_MEDIA => Ok(Some(Syntax::IdocFlat)),
         t if t.contains('/') && t.ends_with("+xml") => Ok(Some(Syntax::Xml)),
         t if t.contains('/') && t.ends_with("+json") => Ok(Some(Syntax::Json)),
         _ => Err(CoreError::UnsupportedContentType(essence.to_string())),
@@ -165,6 +195,9 @@ fn sniff(body: &[u8]) -> Result<Syntax, CoreError> {
             Some(BodyFormat::Edifact) => return Ok(Syntax::Edifact),
             Some(_) => return Ok(Syntax::X12),
             None => {}
+        }
+        if flat::sniff(&rest[start..]) {
+            return Ok(Syntax::IdocFlat);
         }
     }
     let not_space = |b: &u8| !b.is_ascii_whitespace();

@@ -101,6 +101,27 @@ pub(crate) fn decode_xml<'b>(body: &'b [u8], content_type: Option<&str>) -> Resu
     decode_exact(enc, rest, skipped)
 }
 
+/// Decodes a text body that declares nothing itself (a flat-file IDoc): a
+/// byte order mark wins, then the Content-Type `charset`, else UTF-8.
+pub(crate) fn decode_text<'b>(body: &'b [u8], content_type: Option<&str>) -> Result<Cow<'b, str>, CoreError> {
+    let (bom, rest) = split_bom(body);
+    let skipped = body.len() - rest.len();
+    if let Some(enc) = bom {
+        return decode_exact(enc, rest, skipped);
+    }
+    let enc = match charset_param(content_type) {
+        Some(label) => {
+            let enc = lookup(&label)?;
+            if enc == UTF_16LE || enc == UTF_16BE {
+                return Err(CoreError::Utf16WithoutBom(label));
+            }
+            enc
+        }
+        None => UTF_8,
+    };
+    decode_exact(enc, rest, skipped)
+}
+
 /// Decodes a JSON body: UTF-8 only, a UTF-8 BOM is dropped.
 pub(crate) fn decode_json(body: &[u8]) -> Result<&str, CoreError> {
     if body.starts_with(b"\xFF\xFE") || body.starts_with(b"\xFE\xFF") {

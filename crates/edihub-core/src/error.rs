@@ -43,7 +43,7 @@ pub enum CoreError {
     UnsupportedContentType(String),
     /// A generic Content-Type and a body that is neither XML nor JSON.
     #[error(
-        "cannot tell the body's format: it starts with neither `<` (XML), `{{` or `[` (JSON), nor `UNA`/`UNB` (EDIFACT) or `ISA` (X12); send a Content-Type"
+        "cannot tell the body's format: it starts with neither `<` (XML), `{{` or `[` (JSON), `UNA`/`UNB` (EDIFACT), `ISA` (X12) nor `EDI_DC40` (a flat-file IDoc); send a Content-Type"
     )]
     UnknownFormat,
     /// Bytes that are invalid in the document's character encoding.
@@ -201,6 +201,42 @@ pub enum CoreError {
         /// Which segment and element, and the limit.
         detail: String,
     },
+    /// A record of a flat-file IDoc whose length is not its layout's.
+    #[error("flat-file IDoc record {record} ({name}) has {found} characters; an {layout} has {expected}")]
+    FlatRecordLength {
+        /// 1-based record (line) number.
+        record: usize,
+        /// The record's first characters (its segment or structure name).
+        name: String,
+        /// The layout it was read as, e.g. `EDI_DD40 data record`.
+        layout: &'static str,
+        /// Its length in characters.
+        found: usize,
+        /// The layout's length.
+        expected: usize,
+    },
+    /// A flat-file IDoc whose records do not make IDocs (order, numbers,
+    /// segments the description does not know, control characters).
+    #[error("flat-file IDoc record {record} {detail}")]
+    FlatStructure {
+        /// 1-based record (line) number.
+        record: usize,
+        /// What is wrong, as the rest of a sentence about the record.
+        detail: String,
+    },
+    /// Bytes of a flat-file IDoc invalid in its encoding (mixed encodings).
+    #[error("flat-file IDoc record {record}: invalid {encoding} at byte {offset}")]
+    FlatEncoding {
+        /// 1-based record (line) number holding the first invalid byte.
+        record: usize,
+        /// Name of the encoding the bytes were read as.
+        encoding: &'static str,
+        /// Offset of the first invalid byte in the body.
+        offset: usize,
+    },
+    /// An IDoc type description (WE60 parser format or JSON) that cannot be used.
+    #[error("invalid IDoc type description: {0}")]
+    InvalidIdocDescription(String),
     /// A key path that does not parse.
     #[error("invalid key path `{path}`: {reason}")]
     InvalidKeyPath {
@@ -229,7 +265,9 @@ impl CoreError {
             | NoMessageType
             | UnknownMessageType
             | EdiStructure { .. }
-            | EdiLimit { .. } => ErrorClass::Unusable,
+            | EdiLimit { .. }
+            | FlatRecordLength { .. }
+            | FlatStructure { .. } => ErrorClass::Unusable,
             EmptyBody
             | InvalidText { .. }
             | UnknownEncoding(_)
@@ -250,6 +288,8 @@ impl CoreError {
             | DuplicateMember(_)
             | IdempotencyKeyNotString
             | EdiSyntax { .. }
+            | FlatEncoding { .. }
+            | InvalidIdocDescription(_)
             | InvalidKeyPath { .. } => ErrorClass::Malformed,
         }
     }

@@ -12,6 +12,14 @@
 //! key is removed from the document so it never changes a content
 //! fingerprint. A JSON IDoc is normalised into the same rendering the XML
 //! parser builds (see `render`), so both syntaxes give identical values.
+//!
+//! SAP's other form, the fixed-width flat file of file ports, is read in
+//! `flat` with the record layouts of `layout` and, to split segment data
+//! into fields, the IDoc type descriptions of `description`.
+
+pub(crate) mod description;
+pub(crate) mod flat;
+pub(crate) mod layout;
 
 use serde_json::{Map, Value};
 

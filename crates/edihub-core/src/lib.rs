@@ -124,7 +124,9 @@ mod path;
 mod render;
 mod xml;
 
-pub use body::{BodyFormat, ParsedBody, looks_like_message, parse_body, refusal};
+pub use body::{
+    BodyFormat, FLAT_IDOC_MEDIA, ParsedBody, looks_like_message, parse_body, parse_body_with, refusal,
+};
 pub use document::{ControlRecord, Document, DocumentJson};
 pub use edi::{
     AckKind, AckTime, EdiHeader, EdiSyntax, Envelope, Interchange, Party, Refusal, acknowledge,
@@ -132,4 +134,5 @@ pub use edi::{
 };
 pub use error::{CoreError, ErrorClass};
 pub use fingerprint::{Basis, Fingerprint, FingerprintScope, FingerprintSpec, KeyValue, fingerprint};
+pub use idoc::description::{FieldLayout, IdocDescription, IdocDescriptions, SegmentLayout};
 pub use path::{IdocPath, JsonPathQuery, KeyPath};

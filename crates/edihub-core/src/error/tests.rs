@@ -10,7 +10,7 @@ fn all() -> Vec<(CoreError, &'static str, ErrorClass)> {
         (UnsupportedContentType("image/png".into()), "unsupported content type image/png", Unsupported),
         (
             UnknownFormat,
-            "cannot tell the body's format: it starts with neither `<` (XML), `{` or `[` (JSON), nor `UNA`/`UNB` (EDIFACT) or `ISA` (X12); send a Content-Type",
+            "cannot tell the body's format: it starts with neither `<` (XML), `{` or `[` (JSON), `UNA`/`UNB` (EDIFACT), `ISA` (X12) nor `EDI_DC40` (a flat-file IDoc); send a Content-Type",
             Unsupported,
         ),
         (InvalidText { encoding: "UTF-8", offset: 17 }, "invalid UTF-8 at byte 17", Malformed),
@@ -84,6 +84,32 @@ fn all() -> Vec<(CoreError, &'static str, ErrorClass)> {
             Unusable,
         ),
         (
+            FlatRecordLength {
+                record: 3,
+                name: "E2EDK01005".into(),
+                layout: "EDI_DD40 data record",
+                found: 1060,
+                expected: 1063,
+            },
+            "flat-file IDoc record 3 (E2EDK01005) has 1060 characters; an EDI_DD40 data record has 1063",
+            Unusable,
+        ),
+        (
+            FlatStructure { record: 1, detail: "is empty".into() },
+            "flat-file IDoc record 1 is empty",
+            Unusable,
+        ),
+        (
+            FlatEncoding { record: 2, encoding: "UTF-8", offset: 600 },
+            "flat-file IDoc record 2: invalid UTF-8 at byte 600",
+            Malformed,
+        ),
+        (
+            InvalidIdocDescription("ORDERS05 describes no segment".into()),
+            "invalid IDoc type description: ORDERS05 describes no segment",
+            Malformed,
+        ),
+        (
             InvalidKeyPath {
                 path: "E1EDK02[QUALF=001".into(),
                 reason: "`[` after `E1EDK02` is not closed".into(),
@@ -106,6 +132,8 @@ fn every_variant_has_its_message_and_class() {
 fn the_table_covers_every_variant() {
     // 33 variants; a new variant must be added to the table above.
     assert_eq!(all().len(), 33);
+    // 36 variants; a new variant must be added to the table above.
+    assert_eq!(all().len(), 36);
 }
 
 #[test]
