@@ -237,6 +237,13 @@ pub enum CoreError {
     /// An IDoc type description (WE60 parser format or JSON) that cannot be used.
     #[error("invalid IDoc type description: {0}")]
     InvalidIdocDescription(String),
+    /// A SAP system profile that cannot address an IDoc (a value longer
+    /// than its control record field, a client that is not three digits).
+    #[error("invalid SAP profile: {0}")]
+    SapProfile(String),
+    /// An IDoc or status that cannot be written as SAP's IDoc-XML.
+    #[error("cannot write the IDoc for SAP: {0}")]
+    SapWrite(String),
     /// A key path that does not parse.
     #[error("invalid key path `{path}`: {reason}")]
     InvalidKeyPath {
@@ -267,7 +274,8 @@ impl CoreError {
             | EdiStructure { .. }
             | EdiLimit { .. }
             | FlatRecordLength { .. }
-            | FlatStructure { .. } => ErrorClass::Unusable,
+            | FlatStructure { .. }
+            | SapWrite(_) => ErrorClass::Unusable,
             EmptyBody
             | InvalidText { .. }
             | UnknownEncoding(_)
@@ -290,6 +298,7 @@ impl CoreError {
             | EdiSyntax { .. }
             | FlatEncoding { .. }
             | InvalidIdocDescription(_)
+            | SapProfile(_)
             | InvalidKeyPath { .. } => ErrorClass::Malformed,
         }
     }

@@ -10,9 +10,9 @@
 //!
 //! The pipeline, one module per stage (each `x.rs` with its parts in `x/`):
 //!
-//! 1. [`parse_body`] (`body`) picks XML or JSON from the Content-Type, or
-//!    sniffs the first character when the type is generic, and refuses any
-//!    other media type.
+//! 1. [`parse_body`] (`body`) picks XML, JSON, EDI or a flat-file IDoc from
+//!    the Content-Type, or sniffs the start of the body when the type is
+//!    generic, and refuses any other media type.
 //! 2. `encoding` turns XML bytes into text (BOM, then the declared encoding,
 //!    then the charset, else UTF-8), never replacing invalid bytes.
 //! 3. `xml` reads the text straight into the JSON rendering of `render`
@@ -33,7 +33,8 @@
 //!    or a JSONPath (`$.order.id`), parsed once and evaluated on the JSON.
 //! 8. [`fingerprint`] (`fingerprint`) hashes the canonical JSON (RFC 8785)
 //!    of a tagged array: key fields, else the whole content, else the IDoc
-//!    number with its sender, else nothing.
+//!    number with its sender, else nothing; a message type may scope it to
+//!    the sender or receiver ([`FingerprintScope`]).
 //!
 //! EDIFACT and X12 interchanges (`edi`) skip steps 2–5: the syntax
 //! identifier or the ISA decides the encoding, the envelope is checked
@@ -46,6 +47,17 @@
 //! deliveries), since receiving needs only the key fields. Each syntax
 //! reads its separators in `edi/edifact` and `edi/x12` and walks its
 //! envelope in `edi/edifact/walk` and `edi/x12/walk`.
+//!
+//! SAP's flat-file IDocs (`idoc/flat`) skip steps 2–4 too: fixed-width
+//! records are read into the same rendering as the XML form, their segment
+//! data split into fields by an [`IdocDescription`] of the IDoc type (SAP's
+//! WE60 parser format or JSON), so a flat file and its XML twin have equal
+//! fingerprints.
+//!
+//! [`sap`] goes the other way: IDoc-XML the hub writes for a SAP system's
+//! inbound HTTP service, addressed by a [`sap::SapProfile`], and the status
+//! IDocs (ALEAUD01, SYSTAT01) that tell a sending SAP system what became of
+//! its IDocs.
 //!
 //! Every failure is a [`CoreError`] whose message is meant for the sender
 //! and whose [`ErrorClass`] maps to an HTTP status (400, 415 or 422).
@@ -122,6 +134,7 @@ mod idoc;
 mod json;
 mod path;
 mod render;
+pub mod sap;
 mod xml;
 
 pub use body::{
