@@ -199,11 +199,15 @@ impl<'d> IdocDraft<'d> {
         }
         let docnum = header(record, "DOCNUM");
         if !docnum.is_empty() && numeric(docnum) != numeric(&self.docnum) {
+            let theirs = match self.docnum.as_str() {
+                "" => "has no DOCNUM".to_string(),
+                own => format!("is IDoc {own}"),
+            };
             return Err(structure(
                 record.number,
                 format!(
-                    "({segnam}) has DOCNUM {docnum}, but its control record (record {}) is IDoc {}",
-                    self.record, self.docnum
+                    "({segnam}) has DOCNUM {docnum}, but its control record (record {}) {theirs}",
+                    self.record
                 ),
             ));
         }

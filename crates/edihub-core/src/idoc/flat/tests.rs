@@ -218,6 +218,10 @@ fn structural_faults_are_refused_by_record() {
             "record 2 (E2EDK01005) has DOCNUM 4712, but its control record (record 1) is IDoc 4711",
         ),
         (
+            vec![control(&[("IDOCTYP", "ORDERS05")]), data("E2EDK01005", "4712", "1", "", "X")],
+            "record 2 (E2EDK01005) has DOCNUM 4712, but its control record (record 1) has no DOCNUM",
+        ),
+        (
             vec![order_control("4711"), data("E1EDP19", "4711", "1", "000009", "X")],
             "record 2 (E1EDP19) names parent segment 000009, which is not an earlier segment of its IDoc",
         ),
@@ -299,4 +303,25 @@ fn deep_nesting_is_refused_before_it_can_hurt() {
 #[test]
 fn an_empty_or_blank_file_is_empty() {
     assert_eq!(parse_body(b"\n\n", Some("application/x-sap-idoc-flat")).unwrap_err(), CoreError::EmptyBody);
+}
+
+proptest::proptest! {
+    /// Any lines after a control record end in documents or an error, never a panic.
+    #[test]
+    fn any_records_end_in_a_result(lines in proptest::collection::vec("(?s).{0,1100}", 0..6)) {
+        let mut text = order_control("1");
+        for line in &lines {
+            text.push('\n');
+            text.push_str(line);
+        }
+        let _ = parse(text.as_bytes());
+    }
+
+    /// Whatever printable SDATA a record holds, the raw reading keeps it without trailing blanks.
+    #[test]
+    fn raw_sdata_is_kept_as_written(sdata in "[ -~äöüß€]{0,1000}") {
+        let body = parse(&file(&[order_control("1"), data("E1X", "1", "1", "", &sdata)])).unwrap();
+        let kept = body.documents[0].value()["E1X"].get("SDATA").and_then(|v| v.as_str()).unwrap_or("");
+        proptest::prop_assert_eq!(kept, sdata.trim_end());
+    }
 }
