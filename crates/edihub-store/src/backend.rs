@@ -1,21 +1,19 @@
-//! What differs between PostgreSQL and SQLite, and the one store both
-//! share.
+//! What the shared parts of the two stores need of a backend, and the
+//! pools and queues each store is made of.
 //!
-//! Almost nothing differs: the statements are portable SQL and sqlx maps the
-//! same Rust types onto both backends' columns, so the statements are
-//! written once, per concept, as traits with a single generic
-//! implementation ([`IngestSql`], [`CatalogSql`], [`QuerySql`], [`SearchSql`],
-//! [`RetentionSql`], [`ConsoleSql`], [`RollupSql`], [`BacklogSql`], [`AckSql`], [`DestinationSql`], [`OutboxSql`], [`FeedSql`]; each states once which column types it
-//! binds and which rows it reads). What is left is [`Backend`]: how a write
-//! transaction starts, the migrations, and the one lookup that needs a
-//! backend's own SQL,
-//! the outbox's lease claim, the feed's visibility rule and PostgreSQL's
-//! time partitions (SQLite has none); where a fingerprint's claim lives is
-//! [`ClaimSql`], and retention's message purge is
-//! [`crate::message_purge::MessagePurgeSql`]. [`SqlStore`] is the store over either, and its
-//! [`crate::Store`] implementation (in `store.rs`) is written once.
+//! [`PgStore`](crate::PgStore) and [`SqliteStore`](crate::SqliteStore) each
+//! implement [`crate::Store`] on their own (`postgres/mod.rs`,
+//! `sqlite/mod.rs`). The statements that are still portable are written
+//! once per concept as traits with a single generic implementation
+//! ([`IngestSql`], [`CatalogSql`], [`QuerySql`], [`SearchSql`],
+//! [`RetentionSql`], [`ConsoleSql`], [`RollupSql`], [`BacklogSql`],
+//! [`AckSql`], [`DestinationSql`], [`OutboxSql`], [`FeedSql`]); where a
+//! fingerprint's claim lives is [`ClaimSql`], and retention's message purge
+//! is [`crate::message_purge::MessagePurgeSql`]. [`Backend`] gathers them
+//! with what the ingest, written once over both, needs of a backend: how a
+//! write transaction starts, the packet lookup, fingerprint locks and a
+//! missing partition.
 
-use chrono::{DateTime, Utc};
 use sqlx::{Database, Transaction};
 
 use crate::ack_numbers::AckSql;
@@ -34,7 +32,7 @@ use crate::outbox::{OutboxSql, QueueSql};
 use crate::queries::QuerySql;
 use crate::retention::RetentionSql;
 use crate::session::Sessions;
-use crate::{FinishedAttempt, PartitionLayout, Recorded, Result, Scope, StoreError};
+use crate::{PartitionLayout, Result, Scope, StoreError};
 
 /// A database edihub can store into: PostgreSQL or SQLite.
 pub(crate) trait Backend:
@@ -60,52 +58,12 @@ pub(crate) trait Backend:
     /// instead of failing when a read transaction tries to upgrade.
     const BEGIN: &'static str;
 
-    /// Leases due deliveries of one destination: `$1` destination, `$2`
-    /// now, `$3` lease end, `$4` limit; returns [`crate::ClaimedDelivery`]
-    /// rows. PostgreSQL skips rows another replica's claim has locked
-    /// (`FOR UPDATE SKIP LOCKED`); SQLite's one writer runs claims one at a time.
-    const CLAIM_DELIVERIES: &'static str;
-
-    /// [`Backend::CLAIM_DELIVERIES`] among the deliveries of messages whose
-    /// id is at least `{since}` (written twice in the text, replaced by
-    /// [`Backend::id_literal`] of a message-id bound): the worker's claim
-    /// between two polls (see [`crate::Store::claim_recent_deliveries`]).
-    const CLAIM_RECENT_DELIVERIES: &'static str;
-
-    /// A message id as a constant of this backend's SQL.
-    fn id_literal(id: uuid::Uuid) -> String;
-
     /// Whether a keyed group-insert batch is first tried as one statement
     /// ([`KeySql::claim_and_insert`], a data-modifying CTE): on
     /// PostgreSQL that saves the transaction's `BEGIN`, second statement and
     /// `COMMIT` round trips; SQLite has no such CTEs, and its round trips
     /// stay in the process.
     const ONE_STATEMENT_KEYED_BATCH: bool;
-
-    /// One page of the pull feed (see [`crate::feed`]): `$1` tenant, `$2`
-    /// environment, `$3`/`$4` the position to read after, `$5` a message
-    /// type or NULL, `$6` the most rows to return, `$7` the most to
-    /// examine; [`crate::feed::FeedRow`] rows in position order, only those
-    /// no running transaction can precede: the examined ones of the type,
-    /// and the last one examined.
-    const FEED_PAGE: &'static str;
-
-    /// Leases the head of a `fifo` destination's line (see
-    /// `outbox/queue.rs`) if it is pending, due and not leased: `$1`
-    /// destination, `$2` now, `$3` lease end; returns at most one
-    /// [`crate::ClaimedDelivery`]. PostgreSQL locks the head with a plain
-    /// `FOR UPDATE`, so a concurrent claim waits and then finds it leased;
-    /// SQLite's one writer runs claims one at a time.
-    const CLAIM_LINE_HEAD: &'static str;
-
-    /// The schema migrations of this backend (`migrations/<backend>`).
-    fn migrator() -> &'static sqlx::migrate::Migrator;
-
-    /// Applies the pending migrations inside the caller's transaction
-    /// `conn` (behind a transaction pooler, see [`crate::session`]), each in
-    /// a savepoint, with a transaction-scoped lock in place of the session
-    /// lock sqlx's migrator takes.
-    fn migrate_in(conn: &mut Self::Connection) -> impl Future<Output = Result<()>> + Send;
 
     /// The holders (live or expired) of any of `fingerprints` in `scope`,
     /// for a packet's set-wise duplicate lookup (see
@@ -145,24 +103,6 @@ pub(crate) trait Backend:
         e: &StoreError,
         layout: PartitionLayout,
     ) -> impl Future<Output = Result<bool>> + Send;
-
-    /// Creates the partitions of the current and the next `layout.ahead`
-    /// periods that do not exist yet; returns how many ranges it created.
-    fn create_partitions_ahead(
-        sessions: &Sessions<Self>,
-        now: DateTime<Utc>,
-        layout: PartitionLayout,
-    ) -> impl Future<Output = Result<u64>> + Send;
-
-    /// Detaches and drops the partitions whose whole range ended by the
-    /// cutoffs (see [`crate::partition_drop`]), paced by `pace`; returns
-    /// how many periods it dropped.
-    fn drop_expired_partitions(
-        sessions: &Sessions<Self>,
-        messages: Option<DateTime<Utc>>,
-        audit: Option<DateTime<Utc>>,
-        pace: &crate::Pace,
-    ) -> impl Future<Output = Result<u64>> + Send;
 }
 
 /// The [`crate::Store`] over a [`Backend`]'s pools ([`crate::PgStore`],
@@ -186,13 +126,5 @@ impl<DB: Backend> SqlStore<DB> {
     /// Starts a write transaction.
     pub(crate) async fn begin(&self) -> Result<Transaction<'static, DB>> {
         self.db.begin().await
-    }
-
-    /// Records `done` in one transaction (see [`crate::Store::finish_deliveries`]).
-    pub(crate) async fn finish_in_one(&self, done: &[FinishedAttempt]) -> Result<Vec<Recorded>> {
-        let mut tx = self.begin().await?;
-        let recorded = DB::finish_deliveries(&mut tx, done, Utc::now()).await?;
-        tx.commit().await?;
-        Ok(recorded)
     }
 }

@@ -1,5 +1,5 @@
-//! Storage for edihub: one [`Store`] trait, implemented once ([`SqlStore`])
-//! for PostgreSQL ([`PgStore`]) and SQLite ([`SqliteStore`]).
+//! Storage for edihub: one [`Store`] trait, implemented by [`PgStore`]
+//! (PostgreSQL) and [`SqliteStore`] (SQLite).
 //!
 //! Every dedup guarantee lives in the database, not in process memory: the
 //! unique key of a fingerprint's claim on `(tenant_id, environment_id,
@@ -17,16 +17,22 @@
 //! - `outcome.rs`: what a request asks ([`IngestRequest`]) and what happened
 //!   ([`IngestOutcome`], [`MessageOutcome`], the [`Answer`] a key keeps).
 //! - `model.rs`: messages to store, stored messages, lookup filters.
-//! - `backend.rs`: what differs between the backends ([`Backend`] trait:
-//!   `BEGIN`, migrations, the packet lookup) and [`SqlStore`];
-//!   `postgres.rs` and `sqlite.rs` implement it and open the pools;
+//! - `postgres/` and `sqlite/`: each backend's store ([`PgStore`],
+//!   [`SqliteStore`]): `mod.rs` opens its pools and implements [`Store`],
+//!   beside it the statements that are the backend's own (`outbox.rs`: the
+//!   delivery leases; `feed.rs`: the feed's page; PostgreSQL's
+//!   `migrate.rs`: migrations, also behind a transaction pooler).
+//! - `backend.rs`: [`SqlStore`], the pools and queues both stores are made
+//!   of, and the [`Backend`] trait: what the shared ingest needs of a
+//!   backend (`BEGIN`, the packet lookup, fingerprint locks, a missing
+//!   partition); `store.rs`: the store logic both share (recording
+//!   attempts one by one when their batch fails, the hourly rollup);
 //!   `claims.rs`: where a fingerprint's claim lives (`message_claims` on
 //!   PostgreSQL, a column on SQLite); `partitions.rs` and
 //!   `partition_drop.rs`: PostgreSQL's time partitions, created ahead and
 //!   on demand, dropped by retention;
 //!   `session.rs`: units of work on a pool, directly or behind a
 //!   transaction pooler ([`Pooler`]).
-//! - `store.rs`: the [`Store`] implementation, once for both backends.
 //! - `ingest/`: storing messages exactly once.
 //!   - `mod.rs`: which path a request takes; retries;
 //!   - `statements.rs`: the message statements (insert, holder probes,

@@ -26,9 +26,10 @@
 //! table) covers everything from MINVALUE, so the past always has a home.
 
 use chrono::{DateTime, Datelike, Duration, NaiveTime, TimeZone, Utc};
-use sqlx::{AssertSqlSafe, PgConnection};
+use sqlx::{AssertSqlSafe, PgConnection, Postgres};
 
-use crate::Result;
+use crate::session::Sessions;
+use crate::{Result, StoreError};
 
 /// How PostgreSQL's time partitions are laid out; SQLite has none and
 /// ignores it.
@@ -230,6 +231,41 @@ pub(crate) fn wanted(layout: PartitionLayout, now: DateTime<Utc>) -> Vec<DateTim
         at = period_end(layout.period, at);
     }
     all
+}
+
+/// Creates the partitions of the current and the next `layout.ahead`
+/// periods that do not exist yet; returns how many ranges it created.
+pub(crate) async fn create_ahead(
+    sessions: &Sessions<Postgres>,
+    now: DateTime<Utc>,
+    layout: PartitionLayout,
+) -> Result<u64> {
+    let mut created = 0;
+    let mut tx = sessions.begin().await?;
+    for at in wanted(layout, now) {
+        for family in [Family::Messages, Family::Audit] {
+            created += u64::from(ensure(&mut tx, layout, family, at).await?);
+        }
+    }
+    tx.commit().await?;
+    Ok(created)
+}
+
+/// Creates the partition a unit of work that failed with `e` lacked (a row
+/// that found no partition); true when it did, so the work may run again.
+pub(crate) async fn create_missing(
+    sessions: &Sessions<Postgres>,
+    e: &StoreError,
+    layout: PartitionLayout,
+) -> Result<bool> {
+    let Some((table, key)) = e.missing_partition() else { return Ok(false) };
+    let Some(family) = Family::of(&table) else { return Ok(false) };
+    let Some(at) = family.instant(&key) else { return Ok(false) };
+    let mut tx = sessions.begin().await?;
+    ensure(&mut tx, layout, family, at).await?;
+    tx.commit().await?;
+    // Created now or by another replica meanwhile: either way it exists.
+    Ok(true)
 }
 
 #[cfg(test)]

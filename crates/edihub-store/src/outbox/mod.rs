@@ -56,20 +56,9 @@ const REPLAY: &str = "UPDATE deliveries SET status = 'pending', next_attempt_at 
     AND message_id IN (SELECT id FROM messages WHERE ($4 IS NULL OR message_type = $4) \
     AND ($5 IS NULL OR received_at >= $5) AND ($6 IS NULL OR received_at < $6))";
 
-/// The outbox's statements (the claim is [`crate::backend::Backend`]'s:
-/// it differs per backend).
+/// The outbox's statements (the lease claims differ per backend: each
+/// backend's `outbox.rs`).
 pub(crate) trait OutboxSql: IngestSql + QuerySql {
-    /// Runs the backend's lease claim `statement` (see
-    /// [`crate::backend::Backend::CLAIM_DELIVERIES`] and
-    /// [`crate::backend::Backend::CLAIM_RECENT_DELIVERIES`]).
-    fn claim_deliveries(
-        conn: &mut Self::Connection,
-        statement: impl sqlx::SqlSafeStr + Send,
-        destination: &str,
-        now: DateTime<Utc>,
-        lease_until: DateTime<Utc>,
-        limit: i64,
-    ) -> impl Future<Output = Result<Vec<ClaimedDelivery>>> + Send;
     /// Records attempts and their verdicts (see `verdicts.rs`); a delivery
     /// failed for good is audited. Returns what became of each.
     fn finish_deliveries(
@@ -119,24 +108,6 @@ where
     for<'r> ClaimedDelivery: FromRow<'r, DB::Row>,
     DB::QueryResult: crate::retention::RowsAffected,
 {
-    async fn claim_deliveries(
-        conn: &mut DB::Connection,
-        statement: impl sqlx::SqlSafeStr + Send,
-        destination: &str,
-        now: DateTime<Utc>,
-        lease_until: DateTime<Utc>,
-        limit: i64,
-    ) -> Result<Vec<ClaimedDelivery>> {
-        // One statement: atomic on its own, no transaction needed.
-        Ok(sqlx::query_as(statement)
-            .bind(destination.to_string())
-            .bind(now)
-            .bind(lease_until)
-            .bind(limit)
-            .fetch_all(&mut *conn)
-            .await?)
-    }
-
     async fn finish_deliveries(
         conn: &mut DB::Connection,
         done: &[FinishedAttempt],

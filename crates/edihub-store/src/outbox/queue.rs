@@ -37,18 +37,9 @@ pub struct DeliveryQueue {
     pub oldest: DateTime<Utc>,
 }
 
-/// The queue statements (the fifo claim is [`crate::backend::Backend`]'s:
-/// its locking differs per backend).
+/// The queue statements (the fifo claim locks differently per backend:
+/// each backend's `outbox.rs`).
 pub(crate) trait QueueSql: sqlx::Database {
-    /// Runs the backend's line-head claim `statement` (see
-    /// [`crate::backend::Backend::CLAIM_LINE_HEAD`]).
-    fn claim_line_head(
-        conn: &mut Self::Connection,
-        statement: &'static str,
-        destination: &str,
-        now: DateTime<Utc>,
-        lease_until: DateTime<Utc>,
-    ) -> impl Future<Output = Result<Option<ClaimedDelivery>>> + Send;
     /// Every destination with pending deliveries, by id.
     fn delivery_queues(
         conn: &mut Self::Connection,
@@ -65,22 +56,6 @@ where
     for<'r> ClaimedDelivery: FromRow<'r, DB::Row>,
     for<'r> DeliveryQueue: FromRow<'r, DB::Row>,
 {
-    async fn claim_line_head(
-        conn: &mut DB::Connection,
-        statement: &'static str,
-        destination: &str,
-        now: DateTime<Utc>,
-        lease_until: DateTime<Utc>,
-    ) -> Result<Option<ClaimedDelivery>> {
-        // One statement: atomic on its own, no transaction needed.
-        Ok(sqlx::query_as(statement)
-            .bind(destination.to_string())
-            .bind(now)
-            .bind(lease_until)
-            .fetch_optional(&mut *conn)
-            .await?)
-    }
-
     async fn delivery_queues(conn: &mut DB::Connection) -> Result<Vec<DeliveryQueue>> {
         Ok(sqlx::query_as(QUEUES).fetch_all(&mut *conn).await?)
     }

@@ -1,0 +1,409 @@
+//! The SQLite store: the embedded default, one file, no server to run.
+//!
+//! Settings, and why:
+//! - WAL journal: readers never block the writer.
+//! - `synchronous = NORMAL`: a commit survives a crash of edihub (the WAL is
+//!   written before we answer); only a power loss can lose the last commits.
+//! - every write transaction starts with `BEGIN IMMEDIATE`, taking the write
+//!   lock up front, so concurrent requests queue on `busy_timeout` instead of
+//!   failing when a read transaction tries to upgrade.
+//! - one group insert in flight at a time (see [`crate::ingest::group`]): SQLite has
+//!   one writer, so the new messages of concurrent requests queue in edihub
+//!   and go in together, one statement and one commit per batch, instead of
+//!   each request waiting for the lock on its own.
+
+//!
+//! `mod.rs` opens the pools and implements [`Store`]: each method takes a
+//! session (a pooled connection; see [`crate::session`]) or a write
+//! transaction, where a change and its audit event must commit together,
+//! and runs its concept's statements. `outbox.rs` holds the delivery
+//! leases and `feed.rs` the feed's page.
+
+mod feed;
+mod outbox;
+
+use std::str::FromStr;
+
+use chrono::{DateTime, Utc};
+use sqlx::Sqlite;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use uuid::Uuid;
+
+use crate::ack_numbers::AckSql;
+use crate::activity_rollup::RollupSql;
+use crate::backend::{Backend, SqlStore};
+use crate::catalog::CatalogSql;
+use crate::console::ConsoleSql;
+use crate::delivery_backlog::BacklogSql;
+use crate::destinations::DestinationSql;
+use crate::feed::{FeedPage, FeedQuery, FeedSql, StoredMessage};
+use crate::ingest::group::{Batchers, STATEMENT_CACHE};
+use crate::ingest::statements::{IngestSql, ScopedHolder};
+use crate::message_search::SearchSql;
+use crate::outbox::{OutboxSql, QueueSql};
+use crate::queries::QuerySql;
+use crate::retention::RetentionSql;
+use crate::session::Sessions;
+use crate::{
+    ActivityCount, ActivityPoint, AuditEvent, AuditFilter, ClaimedDelivery, DeliveryQueue, DeliveryReport,
+    DestinationRow, FinishedAttempt, IngestOutcome, IngestRequest, IntegrationRow, KeyPurge, MessagePage,
+    MessageQuery, MessageRow, MessageTypeRow, NewAuditEvent, Pace, PartitionLayout, Recorded, ReplayFilter,
+    Result, RetentionStep, Scope, Store, StoreError,
+};
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
+
+/// A [`crate::Store`] on an SQLite file.
+pub type SqliteStore = SqlStore<Sqlite>;
+
+impl SqlStore<Sqlite> {
+    /// Opens (creating if needed, with its folder) the database at `url` (`sqlite://path`).
+    pub async fn connect(url: &str, opts: &crate::PoolSettings) -> Result<Self> {
+        if opts.pooler != crate::Pooler::None {
+            return Err(StoreError::PoolerWithoutServer);
+        }
+        let connect = SqliteConnectOptions::from_str(url)?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(opts.acquire_timeout.max(std::time::Duration::from_secs(5)))
+            .foreign_keys(true);
+        if let Some(dir) = connect.get_filename().parent()
+            && !dir.as_os_str().is_empty()
+        {
+            std::fs::create_dir_all(dir).map_err(sqlx::Error::Io)?;
+        }
+        let pool = SqlitePoolOptions::new()
+            .max_connections(opts.max_connections.clamp(1, 8))
+            .acquire_timeout(opts.acquire_timeout)
+            .connect_with(connect.clone())
+            .await?;
+        // SQLite has one writer: one group-insert batch in flight, of either
+        // kind, on connections of its own (the second is for the reads after
+        // a keyed batch's commit, the third the group audit's).
+        let batch_pool = SqlitePoolOptions::new()
+            .max_connections(3)
+            .acquire_timeout(opts.acquire_timeout)
+            .connect_with(connect.statement_cache_capacity(STATEMENT_CACHE))
+            .await?;
+        let begin = <Sqlite as Backend>::BEGIN;
+        let batch_db = Sessions::direct(batch_pool, begin);
+        let batchers = Batchers::spawn(batch_db.clone(), 1, None);
+        Ok(Self { db: Sessions::direct(pool, begin), batch_db, batchers, layout: opts.partitions })
+    }
+}
+
+#[async_trait::async_trait]
+impl Store for SqliteStore {
+    fn backend(&self) -> &'static str {
+        "SQLite"
+    }
+
+    async fn migrate(&self) -> Result<()> {
+        Ok(MIGRATOR.run(&self.db.pool).await?)
+    }
+
+    /// SQLite has no partitions.
+    async fn create_partitions(&self, _: DateTime<Utc>) -> Result<u64> {
+        Ok(0)
+    }
+
+    /// SQLite has no partitions.
+    async fn drop_partitions(
+        &self,
+        _: Option<DateTime<Utc>>,
+        _: Option<DateTime<Utc>>,
+        _: &Pace,
+    ) -> Result<u64> {
+        Ok(0)
+    }
+
+    fn pool_status(&self) -> (u32, usize) {
+        (self.db.pool.size(), self.db.pool.num_idle())
+    }
+
+    async fn ping(&self) -> Result<()> {
+        let mut conn = self.db.pool.acquire().await?;
+        sqlx::Connection::ping(&mut *conn).await?;
+        Ok(())
+    }
+
+    async fn close(&self) {
+        self.batch_db.pool.close().await;
+        self.db.pool.close().await;
+    }
+
+    async fn seed_message_types(&self, rows: &[MessageTypeRow]) -> Result<()> {
+        let mut tx = self.begin().await?;
+        Sqlite::seed_message_types(&mut tx, rows).await?;
+        Ok(tx.commit().await?)
+    }
+
+    async fn list_message_types(&self) -> Result<Vec<MessageTypeRow>> {
+        let mut session = self.db.session().await?;
+        let value = Sqlite::list_message_types(&mut session).await?;
+        session.done(value).await
+    }
+
+    async fn seed_integrations(&self, rows: &[IntegrationRow]) -> Result<()> {
+        let mut tx = self.begin().await?;
+        Sqlite::seed_integrations(&mut tx, rows).await?;
+        Ok(tx.commit().await?)
+    }
+
+    async fn list_integrations(&self) -> Result<Vec<IntegrationRow>> {
+        let mut session = self.db.session().await?;
+        let value = Sqlite::list_integrations(&mut session).await?;
+        session.done(value).await
+    }
+
+    async fn seed_destinations(&self, rows: &[DestinationRow]) -> Result<()> {
+        let mut tx = self.begin().await?;
+        Sqlite::seed_destinations(&mut tx, rows).await?;
+        Ok(tx.commit().await?)
+    }
+
+    async fn list_destinations(&self) -> Result<Vec<DestinationRow>> {
+        let mut session = self.db.session().await?;
+        let value = Sqlite::list_destinations(&mut session).await?;
+        session.done(value).await
+    }
+
+    async fn put_destination(&self, row: &DestinationRow) -> Result<Option<DestinationRow>> {
+        let mut tx = self.begin().await?;
+        let old = Sqlite::put_destination(&mut tx, row).await?;
+        tx.commit().await?;
+        Ok(old)
+    }
+
+    async fn claim_deliveries(
+        &self,
+        destination: &str,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+        limit: i64,
+    ) -> Result<Vec<ClaimedDelivery>> {
+        let mut session = self.db.session().await?;
+        let value = outbox::claim_deliveries(&mut session, destination, now, lease_until, limit).await?;
+        session.done(value).await
+    }
+
+    async fn claim_recent_deliveries(
+        &self,
+        destination: &str,
+        since: DateTime<Utc>,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+        limit: i64,
+    ) -> Result<Vec<ClaimedDelivery>> {
+        let mut session = self.db.session().await?;
+        let value =
+            outbox::claim_recent_deliveries(&mut session, destination, since, now, lease_until, limit)
+                .await?;
+        session.done(value).await
+    }
+
+    async fn claim_line_head(
+        &self,
+        destination: &str,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+    ) -> Result<Option<ClaimedDelivery>> {
+        let mut session = self.db.session().await?;
+        let value = outbox::claim_line_head(&mut session, destination, now, lease_until).await?;
+        session.done(value).await
+    }
+
+    async fn delivery_queues(&self) -> Result<Vec<DeliveryQueue>> {
+        let mut session = self.db.session().await?;
+        let value = Sqlite::delivery_queues(&mut session).await?;
+        session.done(value).await
+    }
+
+    async fn finish_deliveries(&self, done: &[FinishedAttempt]) -> Result<Vec<Recorded>> {
+        self.finish_each(done).await
+    }
+
+    async fn deliveries_of(&self, message_id: Uuid) -> Result<Vec<DeliveryReport>> {
+        let mut session = self.db.session().await?;
+        let value = Sqlite::deliveries_of(&mut session, message_id).await?;
+        session.done(value).await
+    }
+
+    async fn redeliver(&self, message_id: Uuid, destination: Option<&str>) -> Result<Vec<String>> {
+        let mut tx = self.begin().await?;
+        let queued = Sqlite::redeliver(&mut tx, message_id, destination, Utc::now()).await?;
+        tx.commit().await?;
+        Ok(queued)
+    }
+
+    async fn replay_deliveries(&self, filter: &ReplayFilter) -> Result<u64> {
+        let mut tx = self.begin().await?;
+        let queued = Sqlite::replay_deliveries(&mut tx, filter, Utc::now()).await?;
+        tx.commit().await?;
+        Ok(queued)
+    }
+
+    async fn ingest(&self, req: IngestRequest<'_>) -> Result<IngestOutcome> {
+        self.run_ingest(req).await
+    }
+
+    async fn get_message(&self, id: Uuid) -> Result<Option<MessageRow>> {
+        let mut session = self.db.session().await?;
+        let value = Sqlite::get_message(&mut session, id).await?;
+        session.done(value).await
+    }
+
+    async fn stored_messages(&self, ids: &[Uuid]) -> Result<Vec<StoredMessage>> {
+        let mut session = self.db.session().await?;
+        let value = Sqlite::stored_messages(&mut session, ids).await?;
+        session.done(value).await
+    }
+
+    async fn message_body(&self, body_id: Uuid) -> Result<Option<bytes::Bytes>> {
+        let mut session = self.db.session().await?;
+        let value = Sqlite::message_body(&mut session, body_id).await?;
+        session.done(value).await
+    }
+
+    async fn feed(&self, query: &FeedQuery<'_>) -> Result<FeedPage> {
+        let mut session = self.db.session().await?;
+        let value = feed::feed_page(&mut session, query).await?;
+        session.done(value).await
+    }
+
+    async fn message_bodies(&self, body_ids: &[Uuid]) -> Result<Vec<(Uuid, bytes::Bytes)>> {
+        let mut session = self.db.session().await?;
+        let value = Sqlite::message_bodies(&mut session, body_ids).await?;
+        session.done(value).await
+    }
+
+    async fn feed_cursor_key(&self) -> Result<Vec<u8>> {
+        let mut session = self.db.session().await?;
+        let value = Sqlite::feed_cursor_key(&mut session).await?;
+        session.done(value).await
+    }
+
+    async fn count_messages(&self, scope: &Scope) -> Result<i64> {
+        let mut session = self.db.session().await?;
+        let value = Sqlite::count_messages(&mut session, scope).await?;
+        session.done(value).await
+    }
+
+    async fn insert_audit(&self, event: &NewAuditEvent) -> Result<()> {
+        let mut session = self.db.session().await?;
+        Sqlite::insert_audits(&mut session, &[(Utc::now(), event.clone())]).await?;
+        session.done(()).await
+    }
+
+    async fn list_audit(&self, filter: &AuditFilter) -> Result<Vec<AuditEvent>> {
+        let mut session = self.db.session().await?;
+        let value = Sqlite::list_audit(&mut session, filter).await?;
+        session.done(value).await
+    }
+
+    async fn put_message_type(&self, row: &MessageTypeRow) -> Result<Option<MessageTypeRow>> {
+        let mut tx = self.begin().await?;
+        let old = Sqlite::put_message_type(&mut tx, row).await?;
+        tx.commit().await?;
+        Ok(old)
+    }
+
+    async fn put_integration(&self, row: &IntegrationRow) -> Result<Option<IntegrationRow>> {
+        let mut tx = self.begin().await?;
+        let old = Sqlite::put_integration(&mut tx, row).await?;
+        tx.commit().await?;
+        Ok(old)
+    }
+
+    async fn find_messages(&self, query: &MessageQuery) -> Result<MessagePage> {
+        let mut session = self.db.session().await?;
+        let value = Sqlite::find_messages(&mut session, query).await?;
+        session.done(value).await
+    }
+
+    async fn roll_up_activity(&self, settled: DateTime<Utc>) -> Result<u64> {
+        self.roll_up_hours(settled).await
+    }
+
+    async fn activity(&self, since: DateTime<Utc>) -> Result<Vec<ActivityCount>> {
+        let mut session = self.db.session().await?;
+        let held = Sqlite::rollup_state(&mut session).await?;
+        let value = Sqlite::activity(&mut session, held, since).await?;
+        session.done(value).await
+    }
+
+    async fn activity_series(&self, bounds: &[DateTime<Utc>]) -> Result<Vec<ActivityPoint>> {
+        let mut session = self.db.session().await?;
+        let held = Sqlite::rollup_state(&mut session).await?;
+        let value = Sqlite::activity_series(&mut session, held, bounds).await?;
+        session.done(value).await
+    }
+
+    async fn delivery_backlog(&self) -> Result<Vec<crate::DeliveryBacklog>> {
+        let mut session = self.db.session().await?;
+        let value = Sqlite::delivery_backlog(&mut session).await?;
+        session.done(value).await
+    }
+
+    async fn retention_step(
+        &self,
+        step: RetentionStep,
+        cutoff: DateTime<Utc>,
+        now: DateTime<Utc>,
+        batch: i64,
+    ) -> Result<u64> {
+        let mut session = self.db.session().await?;
+        let value = Sqlite::retention_step(&mut session, step, cutoff, now, batch).await?;
+        session.done(value).await
+    }
+
+    async fn purge_keys(&self, which: KeyPurge<'_>, cutoff: DateTime<Utc>, batch: i64) -> Result<u64> {
+        let mut session = self.db.session().await?;
+        let value = Sqlite::purge_keys(&mut session, which, cutoff, batch).await?;
+        session.done(value).await
+    }
+
+    async fn next_ack_number(&self, scope: &Scope, partner: &str) -> Result<i64> {
+        let mut session = self.db.session().await?;
+        let value = Sqlite::next_ack_number(&mut session, scope, partner).await?;
+        session.done(value).await
+    }
+}
+
+/// The packet lookup's fingerprints as one JSON array (SQLite's planner
+/// keeps no generic plans, so the statement is prepared as usual).
+const PACKET_HOLDERS: &str = "SELECT tenant_id, environment_id, id, message_type, mestyp, docnum, \
+    key_fingerprint AS fingerprint, received_at, fingerprint_expires_at FROM messages \
+    WHERE tenant_id = $1 AND environment_id = $2 AND fingerprint IN (SELECT value FROM json_each($3))";
+
+impl Backend for Sqlite {
+    const ONE_STATEMENT_KEYED_BATCH: bool = false;
+    const BEGIN: &'static str = "BEGIN IMMEDIATE";
+
+    async fn packet_holders(
+        conn: &mut Self::Connection,
+        scope: &Scope,
+        fingerprints: &[&str],
+    ) -> Result<Vec<ScopedHolder>> {
+        let list = serde_json::to_string(fingerprints)?;
+        Ok(sqlx::query_as(PACKET_HOLDERS)
+            .bind(&scope.tenant_id)
+            .bind(&scope.environment_id)
+            .bind(list)
+            .fetch_all(&mut *conn)
+            .await?)
+    }
+
+    async fn lock_fingerprints(_: &mut Self::Connection, _: &Scope, _: &[&str]) -> Result<()> {
+        Ok(())
+    }
+
+    async fn create_missing_partition(
+        _: &Sessions<Self>,
+        _: &StoreError,
+        _: PartitionLayout,
+    ) -> Result<bool> {
+        Ok(false)
+    }
+}
