@@ -58,7 +58,7 @@ clean:
 	$(CARGO) clean
 	rm -rf data .pgtest .pgbouncer
 
-## The benchmark of issue #5: release build, throwaway PostgreSQL, wrk + pgbench; writes BENCHMARKS.md.
+## The benchmark: release build, throwaway PostgreSQL, wrk + pgbench; writes BENCHMARKS.md.
 .PHONY: bench
 bench:
 	./scripts/bench.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make bench`: the benchmark of issue #5 (see BENCHMARKS.md).
+# `make bench`: edihub's benchmark (see BENCHMARKS.md, "Method").
 #
 # 1. installs what is missing (wrk, PostgreSQL with pgbench, python3) with apt;
 # 2. builds the release binary and runs the criterion benches of edihub-core;
@@ -7,7 +7,7 @@
 #    (never the system one on 5432), owned by the postgres user;
 # 4. runs scripts/bench/bench.py: edihub on that cluster and on a SQLite file,
 #    wrk with scripts/bench/load.lua as the load generator, pgbench for the
-#    ceiling; prints the table and writes it into BENCHMARKS.md;
+#    ceiling; prints the tables and writes them into BENCHMARKS.md;
 #    For scenario R, PgBouncer in transaction mode in front of that cluster
 #    (scripts/lib/pgbouncer.sh, as `make test` starts it; BENCH_PGB_POOL server
 #    connections, default 32);

@@ -1,4 +1,4 @@
-"""`make bench` and PostgreSQL's time partitions (issue #15; docs/scale.md,
+"""`make bench` and PostgreSQL's time partitions (docs/scale.md,
 "Partitioning").
 
 A new database has one first partition per table that holds everything up
@@ -22,7 +22,7 @@ The day is dropped cold by default: its files are put out of the page
 cache first (`evict`), since a day past the retention has not been read
 since its windows closed, weeks before, on a hub whose retention is larger
 than its memory. Freeing cached pages is most of what a `DROP TABLE`
-costs in CPU (BENCHMARKS.md, "T paced, with the day cold");
+costs in CPU;
 `BENCH_T_HOT=1` keeps them cached, the worst case.
 """
 import bisect

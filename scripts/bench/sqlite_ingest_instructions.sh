@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Instructions per stored message of the SQLite ingest, under callgrind
-# (BENCHMARKS.md, "S3 and the SQLite triggers"). Instruction counts do not
+# Instructions per stored message of the SQLite ingest, under callgrind.
+# Instruction counts do not
 # depend on what else the machine runs, so a few per cent show where a
 # wall-clock benchmark on a busy machine cannot.
 #

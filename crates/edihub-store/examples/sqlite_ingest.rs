@@ -1,7 +1,6 @@
-//! A fixed SQLite ingest workload for instruction counts (BENCHMARKS.md,
-//! "S3 and the SQLite triggers"): wall-clock benchmarks on a shared machine
-//! are too noisy to see a few per cent, instruction counts under
-//! `valgrind --tool=callgrind` are not.
+//! A fixed SQLite ingest workload for instruction counts: wall-clock
+//! benchmarks on a shared machine are too noisy to see a few per cent,
+//! instruction counts under `valgrind --tool=callgrind` are not.
 //!
 //! ```text
 //! cargo build --release -p edihub-store --example sqlite_ingest
