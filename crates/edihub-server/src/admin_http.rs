@@ -23,7 +23,7 @@
 //!   cross-origin request, which carries an `Origin`); a route that takes a
 //!   body still requires JSON (see [`crate::extract::JsonBody`]). The
 //!   console's own forms post to `/admin/forms/` and carry a token (see
-//!   [`crate::console_form`]).
+//!   [`crate::console::forms::token`]).
 
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, Method, header};

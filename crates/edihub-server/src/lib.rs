@@ -8,8 +8,9 @@
 //! This crate speaks HTTP and holds the configuration; parsing and
 //! fingerprints are `edihub-core`'s, every dedup decision is the store's
 //! (`edihub-store`). A request goes `serve` → `telemetry` → `admin_http` →
-//! a handler in `routes` → `ingest` → the store, and comes back through
-//! `error` when it fails.
+//! a handler in `api` or `console` → `ingest` → the store, and comes back
+//! through `error` when it fails. Folders name concepts; each has a `//!`
+//! saying what it holds.
 //!
 //! Starting and serving
 //! - `lib.rs` (here): [`routes()`], [`router`], [`prepare`] (open, migrate,
@@ -22,31 +23,37 @@
 //! - [`telemetry`]: request id, log line, request metrics and timeout per request.
 //! - [`retention`]: the background task that releases windows and purges old rows.
 //!
-//! HTTP, route by route
-//! - [`routes`](mod@routes): one module per resource, each with its `router()` and
-//!   `#[utoipa::path]`; `*_page` modules are the console's HTML faces of the
-//!   same resources, `page` is what those pages share.
-//! - [`routes::receive`]: `POST /api/edi-hub/receive-message` (senders).
-//! - [`routes::webhook`]: `POST /api/webhook/{id}` (partners), with its order
+//! HTTP for programs: [`api`]
+//! - [`api::receive`]: `POST /api/edi-hub/receive-message` (senders).
+//! - [`api::webhook`]: `POST /api/webhook/{id}` (partners), with its order
 //!   of checks.
-//! - [`routes::feed`]: `GET /api/edi-hub/messages` (consumers), the pull
-//!   feed; [`feed`](mod@feed) holds its cursor and its long poll.
-//! - [`api_doc`]: the OpenAPI document's fixed parts and schemas;
-//!   [`api_doc::errors`] defines each documented error answer once.
+//! - [`api::feed`]: `GET /api/edi-hub/messages` (consumers), the pull feed,
+//!   its cursor and its long poll.
+//! - [`api::admin`]: the admin API's JSON resources (audit, messages, rules,
+//!   destinations, deliveries).
+//! - [`api::health`], [`api::openapi`]; [`api::doc`]: the OpenAPI document's
+//!   fixed parts and schemas, each documented error answer defined once.
+//!
+//! HTTP for people: [`console`]
+//! - [`console::pages`]: the overview and the HTML faces of the admin
+//!   resources; [`console::layout`]: what every page shares.
+//! - [`console::forms`]: the state-changing forms and their anti-forgery
+//!   tokens.
+//!
+//! What every route shares
 //! - [`error`]: [`error::ApiError`], the one mapping from failures to
 //!   `application/problem+json`.
 //! - [`extract`]: path and query extractors whose rejections are problem documents.
 //! - [`auth`]: API keys and the admin credential, as extractors.
 //! - [`admin_http`]: rules every `/admin` route follows (no caching, CSP,
 //!   no cross-site writes).
-//! - [`console_form`]: the console's forms and their anti-forgery tokens.
 //!
 //! Ingesting
 //! - [`ingest`]: what both ingest routes share: reading a body within its
 //!   budget (`body`), header checks, building the messages, handing them to
 //!   the store ([`ingest::submit`]) and the JSON answer (`response`).
-//! - [`edi`]: what EDIFACT / X12 interchanges add (their envelope in the
-//!   answer, their control number as the request's claim).
+//! - [`edi`]: what EDIFACT / X12 interchanges add (their claim and envelope,
+//!   their acknowledgements).
 //! - [`catalog`]: message type rules (key fields, windows) held in memory.
 //! - [`producers`]: who may send which message type.
 //! - [`integrations`]: what each webhook integration is (type, event id,
@@ -73,26 +80,27 @@
 //!   in-process app on either backend, the live server, raw HTTP, webhook
 //!   signing, bursts). `tests/as2/` checks AS2 against pyas2lib and the
 //!   `openssl cms` command. Unit tests sit beside their code (`config/tests.rs`).
+//!
+//! Imports between files form no circle of more than two files
+//! (`scripts/import-cycles.py`, run by `make lint`): configuration is read
+//! by everyone and reads no one.
 
 pub mod admin_http;
-pub mod api_doc;
+pub mod api;
 pub mod as2;
 pub mod auth;
 pub mod catalog;
 pub mod config;
-pub mod console_form;
+pub mod console;
 pub mod delivery;
 pub mod edi;
-pub mod edi_ack;
 pub mod error;
 pub mod extract;
-pub mod feed;
 pub mod ingest;
 pub mod integrations;
 pub mod metrics;
 pub mod producers;
 pub mod retention;
-pub mod routes;
 pub mod serve;
 pub mod state;
 pub mod telemetry;
@@ -128,21 +136,21 @@ pub enum StartError {
 /// The routes and their OpenAPI document, built together so they cannot drift.
 pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
     use utoipa::OpenApi;
-    utoipa_axum::router::OpenApiRouter::with_openapi(api_doc::ApiDoc::openapi())
-        .merge(routes::receive::router())
-        .merge(routes::webhook::router())
-        .merge(routes::feed::router())
-        .merge(routes::audit::router())
-        .merge(routes::messages::router())
-        .merge(routes::catalog::router())
-        .merge(routes::destinations::router())
-        .merge(routes::deliveries::router())
-        .merge(routes::console_forms::router())
-        .merge(routes::console_edit::router())
-        .merge(routes::integration_edit::router())
-        .merge(routes::overview::router())
-        .merge(routes::health::router())
-        .merge(routes::openapi::router())
+    utoipa_axum::router::OpenApiRouter::with_openapi(api::doc::ApiDoc::openapi())
+        .merge(api::receive::router())
+        .merge(api::webhook::router())
+        .merge(api::feed::router())
+        .merge(api::admin::audit::router())
+        .merge(api::admin::messages::router())
+        .merge(api::admin::rules::router())
+        .merge(api::admin::destinations::router())
+        .merge(api::admin::deliveries::router())
+        .merge(console::forms::redeliver::router())
+        .merge(console::forms::edit::router())
+        .merge(console::forms::integration::router())
+        .merge(console::pages::overview::router())
+        .merge(api::health::router())
+        .merge(api::openapi::router())
         .split_for_parts()
 }
 

@@ -5,10 +5,12 @@ use std::sync::Arc;
 
 use edihub_store::Store;
 
+use crate::api::feed::cursor::Cursors;
+use crate::api::feed::render::RenderBudget;
+use crate::api::feed::signal::FeedSignal;
 use crate::auth::Credentials;
 use crate::catalog::Catalog;
 use crate::config::Config;
-use crate::feed::{Cursors, FeedSignal, RenderBudget};
 use crate::ingest::BodyBudget;
 use crate::integrations::Registry;
 use crate::integrations::rejections::Rejections;

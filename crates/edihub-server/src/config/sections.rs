@@ -132,7 +132,7 @@ pub struct EnvironmentConfig {
     /// What a repeated Idempotency-Key with another payload gets:
     /// `reject` (422, the default) or `replay` (the first response). An
     /// EDIFACT/X12 interchange control number reused for other content is
-    /// refused either way (see `crate::edi`).
+    /// refused either way (see `crate::edi::interchange`).
     #[serde(default)]
     pub on_key_reuse: KeyReusePolicy,
     /// The only message types this environment's API keys may send

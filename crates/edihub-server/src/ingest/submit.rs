@@ -10,8 +10,8 @@ use edihub_core::Interchange;
 use edihub_store::{DetectedBy, IngestOutcome, IngestRequest, KeyClaim, MessageOutcome, NewMessage, Scope};
 
 use super::{now, outcome_response};
-use crate::edi::{envelope, reused_number};
-use crate::edi_ack::PendingAck;
+use crate::edi::acks::PendingAck;
+use crate::edi::interchange::{envelope, reused_number};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -29,7 +29,7 @@ pub struct Submission<'a> {
     /// the answer carries (and the key keeps for repeats).
     pub interchange: Option<Interchange>,
     /// The acknowledgement the sender asked for instead of the JSON answer
-    /// (EDIFACT / X12, see [`crate::edi_ack`]).
+    /// (EDIFACT / X12, see [`crate::edi::acks`]).
     pub ack: Option<PendingAck>,
 }
 

@@ -1,7 +1,7 @@
 //! Partner webhook integrations: what each `POST /api/webhook/{id}` endpoint
 //! means (tenant, environment, message type, event id, signature).
 //! The HTTP side, the handler and its order of checks, is
-//! [`crate::routes::webhook`]; this module and its children hold what the
+//! [`crate::api::webhook`]; this module and its children hold what the
 //! handler consults: the registry, the signature schemes (`signature`), the
 //! names an integration may use (`names`) and the aggregated audit of
 //! refused signatures (`rejections`).

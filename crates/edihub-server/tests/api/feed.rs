@@ -347,7 +347,7 @@ async fn cursors_are_sealed_and_old_ones_still_work(backend: Backend) {
     let (_, again) = page(&app, ACME_PROD_FEED, &format!("after={end}")).await;
     assert_eq!(again, end, "an empty page answers the cursor it was given");
     // A cursor from before cursors were sealed (the bare position) still works.
-    let bare = edihub_server::feed::cursor::bare_cursor(position);
+    let bare = edihub_server::api::feed::cursor::bare_cursor(position);
     assert_eq!(bare.len(), 32);
     let (from_bare, sealed) = page(&app, ACME_PROD_FEED, &format!("after={bare}")).await;
     assert_eq!(from_bare, rest, "the old cursor continues exactly where the new one does");
