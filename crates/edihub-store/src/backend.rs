@@ -3,34 +3,28 @@
 //!
 //! [`PgStore`](crate::PgStore) and [`SqliteStore`](crate::SqliteStore) each
 //! implement [`crate::Store`] on their own (`postgres/mod.rs`,
-//! `sqlite/mod.rs`). The statements that are still portable are written
-//! once per concept as traits with a single generic implementation
-//! ([`IngestSql`], [`CatalogSql`], [`QuerySql`], [`SearchSql`],
-//! [`RetentionSql`], [`ConsoleSql`], [`RollupSql`], [`BacklogSql`],
-//! [`AckSql`], [`DestinationSql`], [`OutboxSql`], [`FeedSql`]); where a
-//! fingerprint's claim lives is [`ClaimSql`], and retention's message purge
-//! is [`crate::message_purge::MessagePurgeSql`]. [`Backend`] gathers them
-//! with what the ingest, written once over both, needs of a backend: how a
-//! write transaction starts, the packet lookup, fingerprint locks and a
-//! missing partition.
+//! `sqlite/mod.rs`), with the statements of most concepts written whole per
+//! backend beside them. The ingest, the outbox's attempts, the feed, the
+//! lookups, search and the console's counts are still written once over
+//! both, as traits with a single generic implementation ([`IngestSql`],
+//! [`KeySql`], [`OutboxSql`], [`FeedSql`], [`QuerySql`], [`SearchSql`],
+//! [`ConsoleSql`], [`RollupSql`]); where a fingerprint's claim lives is
+//! [`ClaimSql`]. [`Backend`] gathers them with what the ingest needs of a
+//! backend: how a write transaction starts, the packet lookup, fingerprint
+//! locks and a missing partition.
 
 use sqlx::{Database, Transaction};
 
-use crate::ack_numbers::AckSql;
 use crate::activity_rollup::RollupSql;
-use crate::catalog::CatalogSql;
 use crate::claims::ClaimSql;
 use crate::console::ConsoleSql;
-use crate::delivery_backlog::BacklogSql;
-use crate::destinations::DestinationSql;
 use crate::feed::FeedSql;
 use crate::ingest::group::Batchers;
 use crate::ingest::key_statements::KeySql;
 use crate::ingest::statements::{IngestSql, ScopedHolder};
 use crate::message_search::SearchSql;
-use crate::outbox::{OutboxSql, QueueSql};
+use crate::outbox::OutboxSql;
 use crate::queries::QuerySql;
-use crate::retention::RetentionSql;
 use crate::session::Sessions;
 use crate::{PartitionLayout, Result, Scope, StoreError};
 
@@ -39,18 +33,12 @@ pub(crate) trait Backend:
     IngestSql
     + KeySql
     + ClaimSql
-    + CatalogSql
     + QuerySql
     + SearchSql
-    + RetentionSql
     + ConsoleSql
     + RollupSql
-    + BacklogSql
-    + AckSql
-    + DestinationSql
     + OutboxSql
     + FeedSql
-    + QueueSql
     + Database<Connection: sqlx::migrate::Migrate>
 {
     /// The statement that starts a write transaction: `BEGIN` on PostgreSQL;

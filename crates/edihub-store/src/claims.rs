@@ -10,7 +10,7 @@
 //! a claim deletes its row and message rows are never updated after their
 //! insert (see docs/scale.md, "Partitioning"). Each constant is the SQL text
 //! one statement needs for that difference; the statements themselves stay
-//! written once, in [`crate::ingest::statements`], [`crate::retention`],
+//! written once, in [`crate::ingest::statements`],
 //! [`crate::queries`] and [`crate::feed`].
 //!
 //! Two more differences follow from PostgreSQL's insert being a chain of
@@ -59,8 +59,6 @@ pub(crate) trait ClaimSql {
     /// Releases one claim whose window ended: `$1` tenant, `$2`
     /// environment, `$3` fingerprint, `$4` now.
     const RELEASE_EXPIRED: &'static str;
-    /// Releases up to `$2` claims whose window ended by `$1`.
-    const RELEASE_BATCH: &'static str;
     /// Whether the message aliased `m` holds its claim (a boolean
     /// expression).
     const FINGERPRINT_ACTIVE: &'static str;
@@ -124,12 +122,6 @@ impl ClaimSql for sqlx::Postgres {
     const HOLDER_FINGERPRINT: &'static str = " AND c.fingerprint = ";
     const RELEASE_EXPIRED: &'static str = "DELETE FROM message_claims \
         WHERE tenant_id = $1 AND environment_id = $2 AND fingerprint = $3 AND expires_at <= $4";
-    /// Oldest first, so the `expires_at` index is read even while a young
-    /// claims table has no statistics (PostgreSQL's default guess for it
-    /// reads the whole table).
-    const RELEASE_BATCH: &'static str = "DELETE FROM message_claims \
-        WHERE (tenant_id, environment_id, fingerprint) IN (SELECT tenant_id, environment_id, fingerprint \
-        FROM message_claims WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)";
     const FINGERPRINT_ACTIVE: &'static str =
         "EXISTS (SELECT 1 FROM message_claims c WHERE c.message_id = m.id)";
     const CLAIM_COLUMNS: &'static str = "";
@@ -152,8 +144,6 @@ impl ClaimSql for sqlx::Sqlite {
     const RELEASE_EXPIRED: &'static str = "UPDATE messages SET fingerprint = NULL \
         WHERE tenant_id = $1 AND environment_id = $2 AND fingerprint = $3 \
         AND fingerprint_expires_at <= $4";
-    const RELEASE_BATCH: &'static str = "UPDATE messages SET fingerprint = NULL WHERE id IN \
-        (SELECT id FROM messages WHERE fingerprint IS NOT NULL AND fingerprint_expires_at <= $1 LIMIT $2)";
     const FINGERPRINT_ACTIVE: &'static str = "(m.fingerprint IS NOT NULL)";
     const CLAIM_COLUMNS: &'static str = ", fingerprint";
 }

@@ -1,7 +1,7 @@
 //! The console overview's delivery backlog: per destination, how many
 //! deliveries wait (`pending`), how many gave up (`failed`), and when the
-//! oldest waiting one was created and is next due. Written once for both
-//! backends ([`BacklogSql`]).
+//! oldest waiting one was created and is next due. Each backend writes
+//! it (`postgres/delivery_backlog.rs`, `sqlite/delivery_backlog.rs`).
 //!
 //! Each part reads a partial index on the delivery status: the pending
 //! count `deliveries_due`, the failed count and the oldest pending delivery
@@ -13,9 +13,6 @@
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use sqlx::{Executor, FromRow, IntoArguments};
-
-use crate::Result;
 
 /// One destination's backlog.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
@@ -36,34 +33,4 @@ pub struct DeliveryBacklog {
     pub oldest_pending_at: Option<DateTime<Utc>>,
     /// When the oldest pending delivery is next due.
     pub oldest_pending_due_at: Option<DateTime<Utc>>,
-}
-
-/// One row per destination, by id.
-const BACKLOG: &str = "SELECT d.id AS destination_id, d.tenant_id, d.environment_id, d.enabled, \
-    (SELECT COUNT(*) FROM deliveries x WHERE x.destination_id = d.id AND x.status = 'pending') AS pending, \
-    (SELECT COUNT(*) FROM deliveries x WHERE x.destination_id = d.id AND x.status = 'failed') AS failed, \
-    o.created_at AS oldest_pending_at, o.next_attempt_at AS oldest_pending_due_at \
-    FROM destinations d LEFT JOIN deliveries o ON o.destination_id = d.id AND o.status = 'pending' \
-    AND o.message_id = (SELECT y.message_id FROM deliveries y WHERE y.destination_id = d.id \
-    AND y.status = 'pending' ORDER BY y.created_at, y.message_id LIMIT 1) \
-    ORDER BY d.id";
-
-/// The backlog's statement.
-pub(crate) trait BacklogSql: sqlx::Database {
-    /// Every destination's backlog (see [`crate::Store::delivery_backlog`]).
-    fn delivery_backlog(
-        conn: &mut Self::Connection,
-    ) -> impl Future<Output = Result<Vec<DeliveryBacklog>>> + Send;
-}
-
-impl<DB> BacklogSql for DB
-where
-    DB: sqlx::Database,
-    DB::Arguments: IntoArguments<DB>,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'r> DeliveryBacklog: FromRow<'r, DB::Row>,
-{
-    async fn delivery_backlog(conn: &mut DB::Connection) -> Result<Vec<DeliveryBacklog>> {
-        Ok(sqlx::query_as(BACKLOG).fetch_all(&mut *conn).await?)
-    }
 }

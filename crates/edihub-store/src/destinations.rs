@@ -1,6 +1,8 @@
 //! Push destinations: where new messages are delivered, kept in the
 //! database so the message insert (PostgreSQL, `ClaimSql::OUTBOX_TAIL`) and
-//! the outbox trigger (SQLite) can join on them.
+//! the outbox trigger (SQLite) can join on them. The statements are each
+//! backend's (`postgres/destinations.rs`, `sqlite/destinations.rs`); what
+//! seeding deletes, what a move is and what it audits are decided here.
 //!
 //! Like integrations, rows seeded from the configuration carry `source =
 //! "config"` and follow the file on every start; once an admin changes one
@@ -22,11 +24,9 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sqlx::types::Json;
-use sqlx::{Decode, Encode, Executor, FromRow, IntoArguments, Type};
 
 use crate::audit::{DELIVERY_WITHDRAWN, DESTINATION_UPDATED};
-use crate::ingest::statements::IngestSql;
-use crate::{NewAuditEvent, Result, SOURCE_CONFIG};
+use crate::{NewAuditEvent, SOURCE_CONFIG};
 
 /// A push destination as stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
@@ -49,170 +49,62 @@ pub struct DestinationRow {
     pub updated_at: DateTime<Utc>,
 }
 
-const LIST: &str = "SELECT id, tenant_id, environment_id, message_types, enabled, definition, \
-    source, updated_at FROM destinations ORDER BY id";
-const GET: &str = "SELECT id, tenant_id, environment_id, message_types, enabled, definition, \
-    source, updated_at FROM destinations WHERE id = $1";
-/// Follows the configuration without undoing an admin's edit.
-const SEED: &str = "INSERT INTO destinations \
-    (id, tenant_id, environment_id, message_types, enabled, definition, source, updated_at) \
-    VALUES ($1, $2, $3, $4, $5, $6, 'config', $7) \
-    ON CONFLICT (id) DO UPDATE SET tenant_id = excluded.tenant_id, \
-    environment_id = excluded.environment_id, message_types = excluded.message_types, \
-    enabled = excluded.enabled, definition = excluded.definition, updated_at = excluded.updated_at \
-    WHERE destinations.source = 'config'";
-/// An admin's change: the row stops following the configuration.
-const PUT: &str = "INSERT INTO destinations \
-    (id, tenant_id, environment_id, message_types, enabled, definition, source, updated_at) \
-    VALUES ($1, $2, $3, $4, $5, $6, 'admin', $7) \
-    ON CONFLICT (id) DO UPDATE SET tenant_id = excluded.tenant_id, \
-    environment_id = excluded.environment_id, message_types = excluded.message_types, \
-    enabled = excluded.enabled, definition = excluded.definition, source = 'admin', \
-    updated_at = excluded.updated_at";
-const DELETE_CONFIG: &str = "DELETE FROM destinations WHERE id = $1 AND source = 'config'";
-/// A moved destination's deliveries still pending for messages of another
-/// scope: failed, with the reason.
-const WITHDRAW: &str = "UPDATE deliveries SET status = 'failed', last_error = $2, updated_at = $3 \
-    WHERE destination_id = $1 AND status = 'pending' AND message_id IN \
-    (SELECT id FROM messages WHERE tenant_id <> $4 OR environment_id <> $5)";
-
-/// The destinations' statements; seeding and admin changes run in the
-/// caller's transaction, so a change and its audit event commit together.
-pub(crate) trait DestinationSql: IngestSql {
-    /// All destinations, by id.
-    fn list_destinations(
-        conn: &mut Self::Connection,
-    ) -> impl Future<Output = Result<Vec<DestinationRow>>> + Send;
-    /// Makes the config-sourced destinations equal to `rows`.
-    fn seed_destinations(
-        conn: &mut Self::Connection,
-        rows: &[DestinationRow],
-    ) -> impl Future<Output = Result<()>> + Send;
-    /// An admin's change of a destination, audited; returns the old row.
-    fn put_destination(
-        conn: &mut Self::Connection,
-        row: &DestinationRow,
-    ) -> impl Future<Output = Result<Option<DestinationRow>>> + Send;
+/// The config-sourced destinations in `existing` that `rows` (the
+/// configuration) no longer names: seeding deletes them.
+pub(crate) fn stale_destinations<'a>(
+    existing: &'a [DestinationRow],
+    rows: &[DestinationRow],
+) -> impl Iterator<Item = &'a DestinationRow> {
+    existing.iter().filter(|o| o.source == SOURCE_CONFIG).filter(|o| !rows.iter().any(|r| r.id == o.id))
 }
 
-impl<DB> DestinationSql for DB
-where
-    DB: IngestSql,
-    DB::Arguments: IntoArguments<DB>,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'e> String: Encode<'e, DB> + Type<DB>,
-    for<'e> bool: Encode<'e, DB> + Decode<'e, DB> + Type<DB>,
-    for<'e> DateTime<Utc>: Encode<'e, DB> + Type<DB>,
-    for<'e> Option<Json<Vec<String>>>: Encode<'e, DB>,
-    for<'e> Json<Vec<String>>: Type<DB>,
-    for<'e> Json<serde_json::Value>: Encode<'e, DB> + Type<DB>,
-    for<'r> DestinationRow: FromRow<'r, DB::Row>,
-    DB::QueryResult: crate::retention::RowsAffected,
-{
-    async fn list_destinations(conn: &mut DB::Connection) -> Result<Vec<DestinationRow>> {
-        Ok(sqlx::query_as(LIST).fetch_all(&mut *conn).await?)
-    }
-
-    async fn seed_destinations(conn: &mut DB::Connection, rows: &[DestinationRow]) -> Result<()> {
-        let existing = Self::list_destinations(conn).await?;
-        for old in existing.iter().filter(|o| o.source == SOURCE_CONFIG) {
-            if !rows.iter().any(|r| r.id == old.id) {
-                sqlx::query(DELETE_CONFIG).bind(&old.id).execute(&mut *conn).await?;
-            }
-        }
-        for row in rows {
-            bind_row(sqlx::query(SEED), row).execute(&mut *conn).await?;
-            // The file moves only what it still owns (an admin's row is kept).
-            if let Some(old) = existing.iter().find(|o| o.id == row.id && o.source == SOURCE_CONFIG) {
-                withdraw_if_moved::<DB>(conn, old, row).await?;
-            }
-        }
-        Ok(())
-    }
-
-    async fn put_destination(
-        conn: &mut DB::Connection,
-        row: &DestinationRow,
-    ) -> Result<Option<DestinationRow>> {
-        let old: Option<DestinationRow> =
-            sqlx::query_as(GET).bind(&row.id).fetch_optional(&mut *conn).await?;
-        bind_row(sqlx::query(PUT), row).execute(&mut *conn).await?;
-        if let Some(old) = &old {
-            withdraw_if_moved::<DB>(conn, old, row).await?;
-        }
-        let event = NewAuditEvent {
-            action: DESTINATION_UPDATED.into(),
-            tenant_id: Some(row.tenant_id.clone()),
-            environment_id: Some(row.environment_id.clone()),
-            details: serde_json::json!({ "destination": row.id, "old": old, "new": row }),
-            ..Default::default()
-        };
-        DB::insert_audits(conn, &[(row.updated_at, event)]).await?;
-        Ok(old)
-    }
-}
-
-/// Withdraws the deliveries `old` still had pending for its scope when
-/// `new` names another tenant or environment, audited under the old scope
-/// (see the module docs).
-async fn withdraw_if_moved<DB>(
-    conn: &mut DB::Connection,
-    old: &DestinationRow,
-    new: &DestinationRow,
-) -> Result<()>
-where
-    DB: IngestSql,
-    DB::Arguments: IntoArguments<DB>,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'e> String: Encode<'e, DB> + Type<DB>,
-    for<'e> DateTime<Utc>: Encode<'e, DB> + Type<DB>,
-    DB::QueryResult: crate::retention::RowsAffected,
-{
-    use crate::retention::RowsAffected;
-    if (&old.tenant_id, &old.environment_id) == (&new.tenant_id, &new.environment_id) {
-        return Ok(());
-    }
-    let from = format!("{}/{}", old.tenant_id, old.environment_id);
-    let to = format!("{}/{}", new.tenant_id, new.environment_id);
-    let reason = format!("not delivered: the destination moved from {from} to {to}");
-    let withdrawn = sqlx::query(WITHDRAW)
-        .bind(&new.id)
-        .bind(reason)
-        .bind(new.updated_at)
-        .bind(&new.tenant_id)
-        .bind(&new.environment_id)
-        .execute(&mut *conn)
-        .await?
-        .rows();
-    let event = NewAuditEvent {
-        action: DELIVERY_WITHDRAWN.into(),
-        tenant_id: Some(old.tenant_id.clone()),
-        environment_id: Some(old.environment_id.clone()),
-        details: serde_json::json!({ "destination": new.id, "from": from, "to": to, "withdrawn": withdrawn }),
+/// The audit event of an admin's change of a destination.
+pub(crate) fn destination_change(row: &DestinationRow, old: Option<&DestinationRow>) -> NewAuditEvent {
+    NewAuditEvent {
+        action: DESTINATION_UPDATED.into(),
+        tenant_id: Some(row.tenant_id.clone()),
+        environment_id: Some(row.environment_id.clone()),
+        details: serde_json::json!({ "destination": row.id, "old": old, "new": row }),
         ..Default::default()
-    };
-    DB::insert_audits(conn, &[(new.updated_at, event)]).await
+    }
 }
 
-/// Binds a row's columns in the order `SEED` and `PUT` take them.
-fn bind_row<'q, DB>(
-    q: sqlx::query::Query<'q, DB, DB::Arguments>,
-    row: &'q DestinationRow,
-) -> sqlx::query::Query<'q, DB, DB::Arguments>
-where
-    DB: sqlx::Database,
-    for<'e> String: Encode<'e, DB> + Type<DB>,
-    for<'e> bool: Encode<'e, DB> + Type<DB>,
-    for<'e> DateTime<Utc>: Encode<'e, DB> + Type<DB>,
-    for<'e> Option<Json<Vec<String>>>: Encode<'e, DB>,
-    for<'e> Json<Vec<String>>: Type<DB>,
-    for<'e> Json<serde_json::Value>: Encode<'e, DB> + Type<DB>,
-{
-    q.bind(&row.id)
-        .bind(&row.tenant_id)
-        .bind(&row.environment_id)
-        .bind(&row.message_types)
-        .bind(row.enabled)
-        .bind(&row.definition)
-        .bind(row.updated_at)
+/// A destination's move to another tenant or environment.
+pub(crate) struct Move<'a> {
+    old: &'a DestinationRow,
+    new: &'a DestinationRow,
+}
+
+/// The move from `old` to `new`, if `new` names another scope.
+pub(crate) fn move_of<'a>(old: &'a DestinationRow, new: &'a DestinationRow) -> Option<Move<'a>> {
+    let moved = (&old.tenant_id, &old.environment_id) != (&new.tenant_id, &new.environment_id);
+    moved.then_some(Move { old, new })
+}
+
+impl Move<'_> {
+    fn from(&self) -> String {
+        format!("{}/{}", self.old.tenant_id, self.old.environment_id)
+    }
+
+    fn to(&self) -> String {
+        format!("{}/{}", self.new.tenant_id, self.new.environment_id)
+    }
+
+    /// The `last_error` of a withdrawn delivery.
+    pub(crate) fn reason(&self) -> String {
+        format!("not delivered: the destination moved from {} to {}", self.from(), self.to())
+    }
+
+    /// The `delivery.withdrawn` event, under the old scope, with the count.
+    pub(crate) fn withdrawn(&self, withdrawn: u64) -> NewAuditEvent {
+        NewAuditEvent {
+            action: DELIVERY_WITHDRAWN.into(),
+            tenant_id: Some(self.old.tenant_id.clone()),
+            environment_id: Some(self.old.environment_id.clone()),
+            details: serde_json::json!({
+                "destination": self.new.id, "from": self.from(), "to": self.to(), "withdrawn": withdrawn
+            }),
+            ..Default::default()
+        }
+    }
 }

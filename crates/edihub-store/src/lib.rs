@@ -18,10 +18,15 @@
 //!   ([`IngestOutcome`], [`MessageOutcome`], the [`Answer`] a key keeps).
 //! - `model.rs`: messages to store, stored messages, lookup filters.
 //! - `postgres/` and `sqlite/`: each backend's store ([`PgStore`],
-//!   [`SqliteStore`]): `mod.rs` opens its pools and implements [`Store`],
-//!   beside it the statements that are the backend's own (`outbox.rs`: the
-//!   delivery leases; `feed.rs`: the feed's page; PostgreSQL's
-//!   `migrate.rs`: migrations, also behind a transaction pooler).
+//!   [`SqliteStore`]): `mod.rs` opens its pools and implements [`Store`];
+//!   beside it, one file per concept holds that concept's statements,
+//!   written whole for the backend (`ack_numbers.rs`, `catalog.rs`,
+//!   `destinations.rs`, `delivery_backlog.rs`, `retention.rs`; `outbox.rs`:
+//!   the delivery leases and queue depths; `feed.rs`: the feed's page;
+//!   PostgreSQL's `migrate.rs`: migrations, also behind a transaction
+//!   pooler). The concept modules at the crate's root hold what both
+//!   backends share: the types, and the decisions taken the same way on
+//!   either (what seeding deletes, what a change audits).
 //! - `backend.rs`: [`SqlStore`], the pools and queues both stores are made
 //!   of, and the [`Backend`] trait: what the shared ingest needs of a
 //!   backend (`BEGIN`, the packet lookup, fingerprint locks, a missing
@@ -62,8 +67,7 @@
 //!   lookups; `message_search.rs`: message search, in bounded pages;
 //!   `console.rs`: the overview's aggregates, `activity_rollup.rs` their
 //!   hourly rollup, `delivery_backlog.rs` its delivery backlog per
-//!   destination; `retention.rs`: batched purges (`message_purge.rs`: the
-//!   message purge, whose statements differ per backend).
+//!   destination; `retention.rs`: batched purges.
 //! - `conformance/`, `testing.rs` (feature `testing`): the suite every
 //!   backend must pass, and throwaway test databases.
 //!
@@ -83,7 +87,6 @@ mod destinations;
 mod error;
 mod feed;
 mod ingest;
-mod message_purge;
 mod message_search;
 mod model;
 mod outbox;

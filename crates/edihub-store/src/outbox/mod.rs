@@ -29,7 +29,6 @@ mod verdicts;
 
 pub use model::*;
 pub use queue::DeliveryQueue;
-pub(crate) use queue::QueueSql;
 
 use chrono::{DateTime, Utc};
 use sqlx::{Encode, Executor, FromRow, IntoArguments, Type};

@@ -12,19 +12,12 @@
 //! head is locked with a plain `FOR UPDATE` (not `SKIP LOCKED`, which would
 //! hand a second replica the *next* delivery while the first one claims the
 //! head): a concurrent claim waits a moment, sees the lease and takes nothing.
+//! The claims and the queues' depth are each backend's statements
+//! (`postgres/outbox.rs`, `sqlite/outbox.rs`).
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use sqlx::{Decode, Encode, Executor, FromRow, IntoArguments, Type};
-
-use super::ClaimedDelivery;
-use crate::Result;
-
-/// Per destination: deliveries pending (due or waiting for a retry) and
-/// when the oldest of them was created. Served by `deliveries_due`
-/// (partial on `status = 'pending'`), one pass over the pending rows.
-const QUEUES: &str = "SELECT destination_id, COUNT(*) AS depth, MIN(created_at) AS oldest \
-    FROM deliveries WHERE status = 'pending' GROUP BY destination_id ORDER BY destination_id";
+use sqlx::FromRow;
 
 /// One destination's queue.
 #[derive(Debug, Clone, PartialEq, Serialize, FromRow)]
@@ -35,28 +28,4 @@ pub struct DeliveryQueue {
     pub depth: i64,
     /// When the oldest pending delivery was created (its message received).
     pub oldest: DateTime<Utc>,
-}
-
-/// The queue statements (the fifo claim locks differently per backend:
-/// each backend's `outbox.rs`).
-pub(crate) trait QueueSql: sqlx::Database {
-    /// Every destination with pending deliveries, by id.
-    fn delivery_queues(
-        conn: &mut Self::Connection,
-    ) -> impl Future<Output = Result<Vec<DeliveryQueue>>> + Send;
-}
-
-impl<DB> QueueSql for DB
-where
-    DB: sqlx::Database,
-    DB::Arguments: IntoArguments<DB>,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'e> String: Encode<'e, DB> + Type<DB>,
-    for<'e> DateTime<Utc>: Encode<'e, DB> + Decode<'e, DB> + Type<DB>,
-    for<'r> ClaimedDelivery: FromRow<'r, DB::Row>,
-    for<'r> DeliveryQueue: FromRow<'r, DB::Row>,
-{
-    async fn delivery_queues(conn: &mut DB::Connection) -> Result<Vec<DeliveryQueue>> {
-        Ok(sqlx::query_as(QUEUES).fetch_all(&mut *conn).await?)
-    }
 }

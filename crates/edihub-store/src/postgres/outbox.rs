@@ -1,5 +1,6 @@
 //! PostgreSQL's delivery leases: the claims of due deliveries and of a
-//! `fifo` line's head (see [`crate::outbox`]).
+//! `fifo` line's head, and the depth of every destination's queue (see
+//! [`crate::outbox`]).
 //!
 //! Replicas claim concurrently, so the claims lock what they lease: due
 //! deliveries with `FOR UPDATE SKIP LOCKED` (a row another replica is
@@ -16,7 +17,7 @@ use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 
 use crate::partitions::first_id_at;
-use crate::{ClaimedDelivery, Result};
+use crate::{ClaimedDelivery, DeliveryQueue, Result};
 
 /// Leases up to `limit` of `destination`'s due deliveries until
 /// `lease_until`, oldest due first.
@@ -96,4 +97,13 @@ pub(crate) async fn claim_line_head(
         AND (d.lease_until IS NULL OR d.lease_until <= $2) \
         RETURNING d.message_id, d.destination_id, d.attempts, d.lease_until, d.created_at";
     Ok(sqlx::query_as(claim).bind(destination).bind(now).bind(lease_until).fetch_optional(&mut *conn).await?)
+}
+
+/// Every destination with pending deliveries, by id: how many, and when the
+/// oldest was created. Served by `deliveries_due` (partial on `status =
+/// 'pending'`), one pass over the pending rows.
+pub(crate) async fn delivery_queues(conn: &mut PgConnection) -> Result<Vec<DeliveryQueue>> {
+    let queues = "SELECT destination_id, COUNT(*) AS depth, MIN(created_at) AS oldest FROM deliveries \
+        WHERE status = 'pending' GROUP BY destination_id ORDER BY destination_id";
+    Ok(sqlx::query_as(queues).fetch_all(&mut *conn).await?)
 }

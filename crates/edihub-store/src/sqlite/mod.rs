@@ -19,8 +19,13 @@
 //! and runs its concept's statements. `outbox.rs` holds the delivery
 //! leases and `feed.rs` the feed's page.
 
+mod ack_numbers;
+mod catalog;
+mod delivery_backlog;
+mod destinations;
 mod feed;
 mod outbox;
+mod retention;
 
 use std::str::FromStr;
 
@@ -29,20 +34,15 @@ use sqlx::Sqlite;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use uuid::Uuid;
 
-use crate::ack_numbers::AckSql;
 use crate::activity_rollup::RollupSql;
 use crate::backend::{Backend, SqlStore};
-use crate::catalog::CatalogSql;
 use crate::console::ConsoleSql;
-use crate::delivery_backlog::BacklogSql;
-use crate::destinations::DestinationSql;
 use crate::feed::{FeedPage, FeedQuery, FeedSql, StoredMessage};
 use crate::ingest::group::{Batchers, STATEMENT_CACHE};
 use crate::ingest::statements::{IngestSql, ScopedHolder};
 use crate::message_search::SearchSql;
-use crate::outbox::{OutboxSql, QueueSql};
+use crate::outbox::OutboxSql;
 use crate::queries::QuerySql;
-use crate::retention::RetentionSql;
 use crate::session::Sessions;
 use crate::{
     ActivityCount, ActivityPoint, AuditEvent, AuditFilter, ClaimedDelivery, DeliveryQueue, DeliveryReport,
@@ -135,43 +135,43 @@ impl Store for SqliteStore {
 
     async fn seed_message_types(&self, rows: &[MessageTypeRow]) -> Result<()> {
         let mut tx = self.begin().await?;
-        Sqlite::seed_message_types(&mut tx, rows).await?;
+        catalog::seed_message_types(&mut tx, rows).await?;
         Ok(tx.commit().await?)
     }
 
     async fn list_message_types(&self) -> Result<Vec<MessageTypeRow>> {
         let mut session = self.db.session().await?;
-        let value = Sqlite::list_message_types(&mut session).await?;
+        let value = catalog::list_message_types(&mut session).await?;
         session.done(value).await
     }
 
     async fn seed_integrations(&self, rows: &[IntegrationRow]) -> Result<()> {
         let mut tx = self.begin().await?;
-        Sqlite::seed_integrations(&mut tx, rows).await?;
+        catalog::seed_integrations(&mut tx, rows).await?;
         Ok(tx.commit().await?)
     }
 
     async fn list_integrations(&self) -> Result<Vec<IntegrationRow>> {
         let mut session = self.db.session().await?;
-        let value = Sqlite::list_integrations(&mut session).await?;
+        let value = catalog::list_integrations(&mut session).await?;
         session.done(value).await
     }
 
     async fn seed_destinations(&self, rows: &[DestinationRow]) -> Result<()> {
         let mut tx = self.begin().await?;
-        Sqlite::seed_destinations(&mut tx, rows).await?;
+        destinations::seed_destinations(&mut tx, rows).await?;
         Ok(tx.commit().await?)
     }
 
     async fn list_destinations(&self) -> Result<Vec<DestinationRow>> {
         let mut session = self.db.session().await?;
-        let value = Sqlite::list_destinations(&mut session).await?;
+        let value = destinations::list_destinations(&mut session).await?;
         session.done(value).await
     }
 
     async fn put_destination(&self, row: &DestinationRow) -> Result<Option<DestinationRow>> {
         let mut tx = self.begin().await?;
-        let old = Sqlite::put_destination(&mut tx, row).await?;
+        let old = destinations::put_destination(&mut tx, row).await?;
         tx.commit().await?;
         Ok(old)
     }
@@ -216,7 +216,7 @@ impl Store for SqliteStore {
 
     async fn delivery_queues(&self) -> Result<Vec<DeliveryQueue>> {
         let mut session = self.db.session().await?;
-        let value = Sqlite::delivery_queues(&mut session).await?;
+        let value = outbox::delivery_queues(&mut session).await?;
         session.done(value).await
     }
 
@@ -304,14 +304,14 @@ impl Store for SqliteStore {
 
     async fn put_message_type(&self, row: &MessageTypeRow) -> Result<Option<MessageTypeRow>> {
         let mut tx = self.begin().await?;
-        let old = Sqlite::put_message_type(&mut tx, row).await?;
+        let old = catalog::put_message_type(&mut tx, row).await?;
         tx.commit().await?;
         Ok(old)
     }
 
     async fn put_integration(&self, row: &IntegrationRow) -> Result<Option<IntegrationRow>> {
         let mut tx = self.begin().await?;
-        let old = Sqlite::put_integration(&mut tx, row).await?;
+        let old = catalog::put_integration(&mut tx, row).await?;
         tx.commit().await?;
         Ok(old)
     }
@@ -342,7 +342,7 @@ impl Store for SqliteStore {
 
     async fn delivery_backlog(&self) -> Result<Vec<crate::DeliveryBacklog>> {
         let mut session = self.db.session().await?;
-        let value = Sqlite::delivery_backlog(&mut session).await?;
+        let value = delivery_backlog::delivery_backlog(&mut session).await?;
         session.done(value).await
     }
 
@@ -354,19 +354,19 @@ impl Store for SqliteStore {
         batch: i64,
     ) -> Result<u64> {
         let mut session = self.db.session().await?;
-        let value = Sqlite::retention_step(&mut session, step, cutoff, now, batch).await?;
+        let value = retention::retention_step(&mut session, step, cutoff, now, batch).await?;
         session.done(value).await
     }
 
     async fn purge_keys(&self, which: KeyPurge<'_>, cutoff: DateTime<Utc>, batch: i64) -> Result<u64> {
         let mut session = self.db.session().await?;
-        let value = Sqlite::purge_keys(&mut session, which, cutoff, batch).await?;
+        let value = retention::purge_keys(&mut session, which, cutoff, batch).await?;
         session.done(value).await
     }
 
     async fn next_ack_number(&self, scope: &Scope, partner: &str) -> Result<i64> {
         let mut session = self.db.session().await?;
-        let value = Sqlite::next_ack_number(&mut session, scope, partner).await?;
+        let value = ack_numbers::next_ack_number(&mut session, scope, partner).await?;
         session.done(value).await
     }
 }

@@ -1,5 +1,6 @@
 //! SQLite's delivery leases: the claims of due deliveries and of a `fifo`
-//! line's head (see [`crate::outbox`]). SQLite's one writer runs the claims
+//! line's head, and the depth of every destination's queue (see
+//! [`crate::outbox`]). SQLite's one writer runs the claims
 //! one at a time, so a plain `UPDATE` of the selected rows leases each
 //! delivery once.
 
@@ -7,7 +8,7 @@ use chrono::{DateTime, Utc};
 use sqlx::SqliteConnection;
 
 use crate::partitions::first_id_at;
-use crate::{ClaimedDelivery, Result};
+use crate::{ClaimedDelivery, DeliveryQueue, Result};
 
 /// Leases up to `limit` of `destination`'s due deliveries until
 /// `lease_until`, oldest due first.
@@ -76,4 +77,13 @@ pub(crate) async fn claim_line_head(
         AND (lease_until IS NULL OR lease_until <= $2) \
         RETURNING message_id, destination_id, attempts, lease_until, created_at";
     Ok(sqlx::query_as(claim).bind(destination).bind(now).bind(lease_until).fetch_optional(&mut *conn).await?)
+}
+
+/// Every destination with pending deliveries, by id: how many, and when the
+/// oldest was created. Served by `deliveries_due` (partial on `status =
+/// 'pending'`), one pass over the pending rows.
+pub(crate) async fn delivery_queues(conn: &mut SqliteConnection) -> Result<Vec<DeliveryQueue>> {
+    let queues = "SELECT destination_id, COUNT(*) AS depth, MIN(created_at) AS oldest FROM deliveries \
+        WHERE status = 'pending' GROUP BY destination_id ORDER BY destination_id";
+    Ok(sqlx::query_as(queues).fetch_all(&mut *conn).await?)
 }
