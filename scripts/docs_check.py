@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs the shell examples of README.md and docs/*.md against a live hub.
 
-`scripts/docs-check.sh` starts the hub and calls this runner; see README.md,
+`scripts/docs-check.sh` starts the hub and calls this runner; see docs/testing.md,
 "Docs that run", for the rules. In short: every fenced block tagged `sh`
 (unless its info string also says `norun`) runs, in document order, in one
 bash per file. A comment line `# -> …` closes a step and states what the

@@ -1,7 +1,7 @@
 //! The sections of the configuration file below the top level: retention,
 //! the admin credential, tenants with their environments, message types and
-//! webhook integrations. Each field is documented where it is declared; the
-//! README's configuration reference lists them with their defaults.
+//! webhook integrations. Each field is documented where it is declared;
+//! docs/configuration.md is generated from these docs.
 
 use edihub_store::KeyReusePolicy;
 use serde::{Deserialize, Serialize};
@@ -24,16 +24,14 @@ pub struct RetentionConfig {
     pub audit_days: u32,
     /// Milliseconds a run waits after each of its statements (each batch,
     /// and the drop of the expired partitions), so that its work is spread
-    /// over seconds instead of taken from the ingest within one
-    /// (BENCHMARKS.md, "T paced, with the day cold"). At most 10000; 0 runs
-    /// them back to back.
+    /// over seconds instead of taken from the ingest within one (scenario T
+    /// in BENCHMARKS.md). At most 10000; 0 runs them back to back.
     pub pause_ms: u64,
     /// Milliseconds the drop of expired partitions (PostgreSQL) waits
     /// between detaching a period's tables' partitions, and after each
     /// period: each detach makes every
     /// connection plan its statements again, and spread apart those bursts
-    /// land in different seconds (BENCHMARKS.md, "T with a cheaper, paced
-    /// run"). Longer than `pause_ms` because it is paid once a period, not
+    /// land in different seconds. Longer than `pause_ms` because it is paid once a period, not
     /// once a batch. At most 10000; 0 runs them back to back.
     pub detach_pause_ms: u64,
 }
