@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use chrono::{DateTime, Utc};
-use edihub_core::KeyPath;
+use edihub_core::{FingerprintScope, FingerprintSpec, KeyPath};
 use edihub_store::{GLOBAL_TENANT, MessageTypeRow, SOURCE_CONFIG, Store, StoreError};
 
 use crate::config::{Config, validate::DEFAULT_WINDOW_SECONDS};
@@ -24,11 +24,31 @@ pub struct TypeRule {
     pub exclude_fields: Vec<KeyPath>,
     /// Dedup window in seconds.
     pub window_seconds: i64,
+    /// The parties the fingerprint is taken together with.
+    pub scope: FingerprintScope,
 }
 
 impl Default for TypeRule {
     fn default() -> Self {
-        Self { key_fields: Vec::new(), exclude_fields: Vec::new(), window_seconds: DEFAULT_WINDOW_SECONDS }
+        Self {
+            key_fields: Vec::new(),
+            exclude_fields: Vec::new(),
+            window_seconds: DEFAULT_WINDOW_SECONDS,
+            scope: FingerprintScope::NONE,
+        }
+    }
+}
+
+impl TypeRule {
+    /// What the fingerprint of a `message_type` message is computed with
+    /// under this rule (the intake and `edihub fingerprint` alike).
+    pub fn spec<'a>(&'a self, message_type: &'a str) -> FingerprintSpec<'a> {
+        FingerprintSpec {
+            message_type,
+            key_fields: &self.key_fields,
+            exclude_fields: &self.exclude_fields,
+            scope: self.scope,
+        }
     }
 }
 
@@ -40,6 +60,18 @@ type Rules = HashMap<String, HashMap<String, Arc<TypeRule>>>;
 #[derive(Debug, Default)]
 pub struct Catalog {
     rules: RwLock<Rules>,
+}
+
+/// A stored scope; an unreadable one is logged and the row left out, like
+/// an invalid path, so a message is never fingerprinted under a rule other
+/// than the one configured.
+fn parse_scope(row: &MessageTypeRow) -> Option<FingerprintScope> {
+    FingerprintScope::parse(&row.fingerprint_scope.0)
+        .inspect_err(|e| {
+            tracing::error!(tenant = %row.tenant_id, message_type = %row.id, error = %e,
+                "stored message type has an invalid fingerprint scope; using the default rule");
+        })
+        .ok()
 }
 
 fn parse_paths(row: &MessageTypeRow, paths: &[String]) -> Option<Vec<KeyPath>> {
@@ -69,12 +101,15 @@ impl Catalog {
         let mut map = Rules::new();
         let mut n = 0;
         for row in rows {
-            let (Some(key_fields), Some(exclude_fields)) =
-                (parse_paths(row, &row.duplicate_key_fields.0), parse_paths(row, &row.exclude_fields.0))
-            else {
+            let (Some(key_fields), Some(exclude_fields), Some(scope)) = (
+                parse_paths(row, &row.duplicate_key_fields.0),
+                parse_paths(row, &row.exclude_fields.0),
+                parse_scope(row),
+            ) else {
                 continue;
             };
-            let rule = TypeRule { key_fields, exclude_fields, window_seconds: row.duplicate_window_seconds };
+            let rule =
+                TypeRule { key_fields, exclude_fields, window_seconds: row.duplicate_window_seconds, scope };
             map.entry(row.tenant_id.clone()).or_default().insert(row.id.clone(), Arc::new(rule));
             n += 1;
         }
@@ -116,6 +151,7 @@ pub fn seed_rows(config: &Config, now: DateTime<Utc>) -> Vec<MessageTypeRow> {
             exclude_fields: sqlx_json(mt.exclude_fields.clone()),
             // validate() already checked every window.
             duplicate_window_seconds: config.window_of(i).unwrap_or(DEFAULT_WINDOW_SECONDS),
+            fingerprint_scope: sqlx_json(mt.fingerprint_scope.clone()),
             source: SOURCE_CONFIG.to_string(),
             updated_at: now,
         })

@@ -37,6 +37,10 @@ pub struct MessageTypeRow {
     pub exclude_fields: sqlx::types::Json<Vec<String>>,
     /// How long a fingerprint blocks repeats, in seconds.
     pub duplicate_window_seconds: i64,
+    /// The parties (`sender`, `receiver`) the type's fingerprints are taken
+    /// together with; empty for none.
+    #[serde(default)]
+    pub fingerprint_scope: sqlx::types::Json<Vec<String>>,
     /// `config` or `admin`.
     pub source: String,
     /// Last change.

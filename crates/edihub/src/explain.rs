@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use edihub_core::{FingerprintSpec, parse_body};
+use edihub_core::parse_body;
 use edihub_server::Config;
 use edihub_server::catalog::{Catalog, seed_rows};
 use edihub_server::config::redact_url;
@@ -143,13 +143,7 @@ fn explain(rules: &Rules, args: &Args) -> Result<String, String> {
         let message_type =
             doc.message_type(args.message_type.as_deref(), &configured).map_err(|e| e.to_string())?;
         let rule = catalog.rule(tenant, &message_type);
-        let spec = FingerprintSpec {
-            message_type: &message_type,
-            key_fields: &rule.key_fields,
-            exclude_fields: &rule.exclude_fields,
-            scope: edihub_core::FingerprintScope::NONE,
-        };
-        let fp = edihub_core::fingerprint(doc, &spec);
+        let fp = edihub_core::fingerprint(doc, &rule.spec(&message_type));
         let rows = document_rows(doc, &message_type, rule.window_seconds, &fp);
         text.push_str(&format!("\ndocument {} of {total}\n{}", i + 1, aligned(&rows)));
         reports.push(json!({

@@ -179,6 +179,7 @@ async fn database_with_an_admin_change() -> (PathBuf, String) {
         duplicate_key_fields: Json(vec!["E1EDK01.BELNR".into()]),
         exclude_fields: Json(Vec::new()),
         duplicate_window_seconds: 900,
+        fingerprint_scope: Json(Vec::new()),
         source: "admin".into(),
         updated_at: chrono::Utc::now(),
     };

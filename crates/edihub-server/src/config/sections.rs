@@ -171,6 +171,12 @@ pub struct MessageTypeConfig {
     /// Dedup window with a unit (`2s`, `15m`, `12h`, `7d`); overrides hours.
     #[serde(default)]
     pub duplicate_window: Option<String>,
+    /// The parties a fingerprint is taken together with: `["receiver"]`
+    /// lets the same document reach two partners, `["sender"]` keeps two
+    /// senders' equal numbers apart. Absent or empty: neither, and
+    /// fingerprints stay those of the type without a scope.
+    #[serde(default)]
+    pub fingerprint_scope: Vec<String>,
 }
 
 /// A partner webhook endpoint, `POST /api/webhook/{id}`.

@@ -123,6 +123,14 @@ fn refusals_name_the_key() {
         ),
         (format!("{b}[[message_types]]\nid = \"X\"\n[[message_types]]\nid = \"X\"\n"), "message_types[1].id"),
         (
+            format!("{b}[[message_types]]\nid = \"X\"\nfingerprint_scope = [\"receiver\", \"buyer\"]\n"),
+            "message_types[0].fingerprint_scope",
+        ),
+        (
+            format!("{b}[[message_types]]\nid = \"X\"\nfingerprint_scope = [\"sender\", \"sender\"]\n"),
+            "message_types[0].fingerprint_scope",
+        ),
+        (
             format!(
                 "{b}[[integrations]]\nid = \"i\"\ntenant = \"acme\"\nenvironment = \"qa\"\nmessage_type = \"t\"\n"
             ),

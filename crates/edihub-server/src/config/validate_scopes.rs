@@ -65,7 +65,8 @@ impl Config {
     }
 
     /// Message types: ids unique per tenant, a known tenant, key and
-    /// excluded field paths that parse, a valid window.
+    /// excluded field paths that parse, a valid window, a fingerprint scope
+    /// of known parties named once each.
     pub(super) fn validate_types(&self) -> Result<(), ConfigError> {
         let mut seen = HashSet::new();
         for (i, mt) in self.message_types.iter().enumerate() {
@@ -93,6 +94,8 @@ impl Config {
                 }
             }
             self.window_of(i)?;
+            edihub_core::FingerprintScope::parse(&mt.fingerprint_scope)
+                .map_err(|e| ConfigError::new(format!("{at}.fingerprint_scope"), e))?;
         }
         Ok(())
     }

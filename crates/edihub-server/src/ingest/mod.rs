@@ -17,7 +17,7 @@ pub use submit::{Submission, submit};
 
 use axum::http::HeaderMap;
 use chrono::{DateTime, Utc};
-use edihub_core::{Document, FingerprintSpec};
+use edihub_core::Document;
 use edihub_store::{NewMessage, Scope};
 
 use crate::error::ApiError;
@@ -117,13 +117,7 @@ pub fn build_messages(
             permitted = Some(message_type.clone());
         }
         let rule = state.catalog.rule(tenant, &message_type);
-        let spec = FingerprintSpec {
-            message_type: &message_type,
-            key_fields: &rule.key_fields,
-            exclude_fields: &rule.exclude_fields,
-            scope: edihub_core::FingerprintScope::NONE,
-        };
-        let fp = edihub_core::fingerprint(doc, &spec);
+        let fp = edihub_core::fingerprint(doc, &rule.spec(&message_type));
         messages.push(NewMessage {
             id: uuid::Uuid::now_v7(),
             // EDIFACT and X12 have no logical message: their version

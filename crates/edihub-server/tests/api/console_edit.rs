@@ -62,6 +62,12 @@ async fn message_type_form_saves_and_refuses(backend: Backend) {
     // A window that is no window: refused naming it, values kept, nothing stored.
     let bad =
         body(&token, &[("duplicate_key_fields", "order.id\n<b>x</b>"), ("duplicate_window", "5 fortnights")]);
+    // A scope naming no party: refused naming the key.
+    let html = refused(&app, path, &body(&token, &[("fingerprint_scope", "buyer")])).await;
+    assert!(
+        html.contains("role=\"alert\">Not saved: config key `message_types[0].fingerprint_scope`"),
+        "{html}"
+    );
     let html = refused(&app, path, &bad).await;
     assert!(
         html.contains("role=\"alert\">Not saved: config key `message_types[0].duplicate_window`"),
@@ -89,7 +95,11 @@ async fn message_type_form_saves_and_refuses(backend: Backend) {
     // Saved like the PUT would: the row, the audit, back to the list which links to the form.
     let good = body(
         &token,
-        &[("duplicate_key_fields", "order.id\r\n\r\n order.customer "), ("duplicate_window", "15m")],
+        &[
+            ("duplicate_key_fields", "order.id\r\n\r\n order.customer "),
+            ("duplicate_window", "15m"),
+            ("fingerprint_scope", "receiver\r\n"),
+        ],
     );
     let res = app.send(form_post(path, &good, &[])).await;
     res.expect(303);
@@ -100,6 +110,7 @@ async fn message_type_form_saves_and_refuses(backend: Backend) {
     let row =
         types["message_types"].as_array().unwrap().iter().find(|t| t["id"] == "shop.return").unwrap().clone();
     assert_eq!(row["duplicate_key_fields"], serde_json::json!(["order.id", "order.customer"]));
+    assert_eq!(row["fingerprint_scope"], serde_json::json!(["receiver"]));
     assert_eq!(
         (row["duplicate_window_seconds"].as_i64(), row["source"].as_str()),
         (Some(900), Some("admin"))
@@ -108,6 +119,8 @@ async fn message_type_form_saves_and_refuses(backend: Backend) {
     assert!(list.contains("href=\"/admin/forms/message-types/shop.return\">Edit</a>"), "{list}");
     let again = browse(&app, path).await;
     assert!(again.contains("value=\"15m\""), "the form shows the stored rule: {again}");
+    assert!(again.contains(">receiver</textarea>"), "the form shows the stored scope: {again}");
+    assert!(list.contains("<td class=\"scope\"><ul class=\"kv\"><li><code>receiver</code>"), "{list}");
 }
 
 async fn destination_form_saves_and_refuses(backend: Backend) {

@@ -18,6 +18,7 @@ pub async fn admin_changes_are_audited_and_kept(store: StoreRef) {
         duplicate_key_fields: sqlx::types::Json(vec!["E1EDK01.BELNR".into()]),
         exclude_fields: sqlx::types::Json(vec![]),
         duplicate_window_seconds: window,
+        fingerprint_scope: sqlx::types::Json(vec!["sender".into(), "receiver".into()]),
         source: crate::SOURCE_CONFIG.into(),
         updated_at: now(),
     };
@@ -28,6 +29,7 @@ pub async fn admin_changes_are_audited_and_kept(store: StoreRef) {
     let listed = store.list_message_types().await.unwrap();
     let mine = listed.iter().find(|r| r.tenant_id == tenant).expect("row kept");
     assert_eq!((mine.duplicate_window_seconds, mine.source.as_str()), (120, SOURCE_ADMIN));
+    assert_eq!(mine.fingerprint_scope.0, ["sender", "receiver"]);
     let filter = AuditFilter {
         action: Some(MESSAGE_TYPE_UPDATED.into()),
         tenant: Some(tenant.clone()),

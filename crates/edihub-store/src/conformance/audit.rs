@@ -55,6 +55,7 @@ fn type_row(tenant: &str, id: &str, window: i64) -> MessageTypeRow {
         duplicate_key_fields: sqlx::types::Json(vec!["E1EDK01.BELNR".into()]),
         exclude_fields: sqlx::types::Json(vec![]),
         duplicate_window_seconds: window,
+        fingerprint_scope: sqlx::types::Json(vec![]),
         source: SOURCE_CONFIG.into(),
         updated_at: now(),
     }
@@ -76,6 +77,14 @@ pub async fn seeding_follows_config(store: StoreRef) {
     assert_eq!(listed.len(), 1, "the tenant row left the config");
     assert_eq!(listed[0].duplicate_window_seconds, 7200);
     assert_eq!(listed[0].duplicate_key_fields.0, ["E1EDK01.BELNR"]);
+    assert!(listed[0].fingerprint_scope.0.is_empty(), "no scope unless one is configured");
+    let scoped = MessageTypeRow {
+        fingerprint_scope: sqlx::types::Json(vec!["receiver".into()]),
+        ..type_row("", "ORDERS05", 7200)
+    };
+    store.seed_message_types(&[scoped]).await.unwrap();
+    let listed = store.list_message_types().await.unwrap();
+    assert_eq!(listed[0].fingerprint_scope.0, ["receiver"], "a changed scope follows the config");
 }
 
 fn integration_row(id: &str, tenant: &str, definition: serde_json::Value) -> crate::IntegrationRow {

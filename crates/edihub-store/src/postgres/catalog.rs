@@ -11,14 +11,14 @@ use crate::{GLOBAL_TENANT, IntegrationRow, MessageTypeRow, Result, SOURCE_ADMIN,
 /// All message types, global and per tenant.
 pub(crate) async fn list_message_types(conn: &mut PgConnection) -> Result<Vec<MessageTypeRow>> {
     let list = "SELECT tenant_id, id, duplicate_key_fields, exclude_fields, duplicate_window_seconds, \
-        source, updated_at FROM message_types ORDER BY tenant_id, id";
+        fingerprint_scope, source, updated_at FROM message_types ORDER BY tenant_id, id";
     Ok(sqlx::query_as(list).fetch_all(&mut *conn).await?)
 }
 
 /// One message type row of `tenant` (or the global one, `""`).
 async fn message_type(conn: &mut PgConnection, tenant: &str, id: &str) -> Result<Option<MessageTypeRow>> {
     let get = "SELECT tenant_id, id, duplicate_key_fields, exclude_fields, duplicate_window_seconds, \
-        source, updated_at FROM message_types WHERE tenant_id = $1 AND id = $2";
+        fingerprint_scope, source, updated_at FROM message_types WHERE tenant_id = $1 AND id = $2";
     Ok(sqlx::query_as(get).bind(tenant).bind(id).fetch_optional(&mut *conn).await?)
 }
 
@@ -27,11 +27,12 @@ async fn message_type(conn: &mut PgConnection, tenant: &str, id: &str) -> Result
 /// row stop following the configuration.
 async fn upsert_message_type(conn: &mut PgConnection, row: &MessageTypeRow, source: &str) -> Result<()> {
     let upsert = "INSERT INTO message_types \
-        (tenant_id, id, duplicate_key_fields, exclude_fields, duplicate_window_seconds, source, updated_at) \
-        VALUES ($1, $2, $3, $4, $5, $6, $7) \
+        (tenant_id, id, duplicate_key_fields, exclude_fields, duplicate_window_seconds, source, updated_at, \
+        fingerprint_scope) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
         ON CONFLICT (tenant_id, id) DO UPDATE SET \
         duplicate_key_fields = excluded.duplicate_key_fields, exclude_fields = excluded.exclude_fields, \
-        duplicate_window_seconds = excluded.duplicate_window_seconds, source = excluded.source, \
+        duplicate_window_seconds = excluded.duplicate_window_seconds, \
+        fingerprint_scope = excluded.fingerprint_scope, source = excluded.source, \
         updated_at = excluded.updated_at \
         WHERE message_types.source = 'config' OR excluded.source = 'admin'";
     sqlx::query(upsert)
@@ -42,6 +43,7 @@ async fn upsert_message_type(conn: &mut PgConnection, row: &MessageTypeRow, sour
         .bind(row.duplicate_window_seconds)
         .bind(source)
         .bind(row.updated_at)
+        .bind(&row.fingerprint_scope)
         .execute(&mut *conn)
         .await?;
     Ok(())

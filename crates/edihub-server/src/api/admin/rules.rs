@@ -72,6 +72,9 @@ pub(crate) struct TypeBody {
     /// Window with a unit (`2s`, `15m`, `12h`, `7d`); wins over hours.
     #[serde(default)]
     pub(crate) duplicate_window: Option<String>,
+    /// Parties the fingerprint is taken together with: `sender`, `receiver`.
+    #[serde(default)]
+    pub(crate) fingerprint_scope: Vec<String>,
 }
 
 pub(crate) fn body_json<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
@@ -149,6 +152,7 @@ pub(crate) async fn save_type(
         exclude_fields: b.exclude_fields,
         duplicate_window_hours: b.duplicate_window_hours,
         duplicate_window: b.duplicate_window,
+        fingerprint_scope: b.fingerprint_scope,
     };
     let probe = validate_with(state, |c| c.message_types.push(candidate.clone()))?;
     let row = MessageTypeRow {
@@ -157,6 +161,7 @@ pub(crate) async fn save_type(
         duplicate_key_fields: edihub_store::Json(candidate.duplicate_key_fields),
         exclude_fields: edihub_store::Json(candidate.exclude_fields),
         duplicate_window_seconds: probe.window_of(0).map_err(|e| ApiError::Unprocessable(e.to_string()))?,
+        fingerprint_scope: edihub_store::Json(candidate.fingerprint_scope),
         source: SOURCE_ADMIN.into(),
         updated_at: now(),
     };

@@ -39,7 +39,16 @@ fn f(name: &'static str, label: &'static str, kind: Kind, value: String, help: &
     Field { name, label, kind, value, help }
 }
 
-fn type_fields(key_fields: String, exclude: String, window: String) -> Vec<Field> {
+/// A message type's values as its form shows them.
+struct TypeTexts {
+    key_fields: String,
+    exclude: String,
+    window: String,
+    scope: String,
+}
+
+fn type_fields(t: TypeTexts) -> Vec<Field> {
+    let TypeTexts { key_fields, exclude, window, scope } = t;
     vec![
         f(
             "duplicate_key_fields",
@@ -56,6 +65,13 @@ fn type_fields(key_fields: String, exclude: String, window: String) -> Vec<Field
             "One path per line (whole-payload keys only)",
         ),
         f("duplicate_window", "Window", Kind::Text, window, "2s, 15m, 12h, 7d; empty: 168h"),
+        f(
+            "fingerprint_scope",
+            "Fingerprint scope",
+            Kind::Lines,
+            scope,
+            "sender and/or receiver, one per line; empty: neither",
+        ),
     ]
 }
 
@@ -90,12 +106,18 @@ async fn type_form(
     let rows = state.store.list_message_types().await?;
     let row = rows.iter().find(|r| r.id == id && r.tenant_id == tenant);
     let fields = match row {
-        Some(r) => type_fields(
-            r.duplicate_key_fields.0.join("\n"),
-            r.exclude_fields.0.join("\n"),
-            window_text(r.duplicate_window_seconds),
-        ),
-        None => type_fields(String::new(), String::new(), String::new()),
+        Some(r) => type_fields(TypeTexts {
+            key_fields: r.duplicate_key_fields.0.join("\n"),
+            exclude: r.exclude_fields.0.join("\n"),
+            window: window_text(r.duplicate_window_seconds),
+            scope: r.fingerprint_scope.0.join("\n"),
+        }),
+        None => type_fields(TypeTexts {
+            key_fields: String::new(),
+            exclude: String::new(),
+            window: String::new(),
+            scope: String::new(),
+        }),
     };
     let action = type_action(&id, Some(&tenant));
     let title = format!("Message type {id}");
@@ -130,13 +152,19 @@ async fn type_submit(
         exclude_fields: lines(&text("exclude_fields")),
         duplicate_window_hours: None,
         duplicate_window: Some(window.trim().to_string()).filter(|w| !w.is_empty()),
+        fingerprint_scope: lines(&text("fingerprint_scope")),
     };
     let tenant = q.tenant.filter(|t| !t.is_empty());
     match save_type(&state, id.clone(), tenant.clone(), body).await {
         Ok(_) => Ok(Redirect::to("/admin/message-types").into_response()),
         Err(e) => {
             let message = refusal(e)?;
-            let fields = type_fields(text("duplicate_key_fields"), text("exclude_fields"), window);
+            let fields = type_fields(TypeTexts {
+                key_fields: text("duplicate_key_fields"),
+                exclude: text("exclude_fields"),
+                window,
+                scope: text("fingerprint_scope"),
+            });
             let action = type_action(&id, tenant.as_deref());
             let title = format!("Message type {id}");
             Ok(render(&Form {

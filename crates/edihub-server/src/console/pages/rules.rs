@@ -31,19 +31,21 @@ pub fn types(rows: &[MessageTypeRow]) -> Html<String> {
     let mut out = String::from(
         "<p class=\"muted\">A type nobody configured falls back to the IDoc number and 168 h.</p>\
          <div class=\"scroll\"><table id=\"types\"><thead><tr><th>Type</th><th>Tenant</th><th>Key fields</th>\
-         <th>Excluded fields</th><th>Window</th><th>Source</th><th>Updated (UTC)</th><th>Change</th></tr></thead><tbody>",
+         <th>Excluded fields</th><th>Window</th><th>Fingerprint scope</th><th>Source</th><th>Updated (UTC)</th><th>Change</th></tr></thead><tbody>",
     );
     for r in rows {
         let tenant = if r.tenant_id.is_empty() { "(global)" } else { &r.tenant_id };
         let _ = write!(
             out,
-            "<tr class=\"type\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+            "<tr class=\"type\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"scope\">{}</td><td>{}</td>\
+             <td>{}</td>\
              <td><a class=\"edit\" href=\"/admin/forms/message-types/{}{}\">Edit</a></td></tr>",
             esc(&r.id),
             esc(tenant),
             list(&r.duplicate_key_fields.0),
             list(&r.exclude_fields.0),
             window(r.duplicate_window_seconds),
+            list(&r.fingerprint_scope.0),
             esc(&r.source),
             r.updated_at.format("%Y-%m-%d %H:%M:%S"),
             url_encode(&r.id),

@@ -49,6 +49,7 @@ pub fn message_type(id: &str) -> MessageTypeConfig {
         exclude_fields: Vec::new(),
         duplicate_window_hours: None,
         duplicate_window: None,
+        fingerprint_scope: Vec::new(),
     }
 }
 
