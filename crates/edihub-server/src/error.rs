@@ -68,7 +68,8 @@ impl From<CoreError> for ApiError {
             ErrorClass::Malformed => ApiError::BadRequest(e.to_string()),
             ErrorClass::Unsupported => ApiError::UnsupportedMediaType(format!(
                 "{e}; send the document itself as the body with Content-Type application/xml, \
-                 application/json, application/EDIFACT or application/EDI-X12 (text/plain and \
+                 application/json, application/EDIFACT, application/EDI-X12 or \
+                 application/x-sap-idoc-flat (text/plain and \
                  application/octet-stream are sniffed; with curl: --data-binary @FILE -H 'Content-Type: application/xml')"
             )),
             ErrorClass::Unusable => ApiError::Unprocessable(e.to_string()),

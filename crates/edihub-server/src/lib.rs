@@ -213,7 +213,8 @@ pub async fn prepare_with(store: Arc<dyn Store>, config: Config) -> Result<AppSt
     store.seed_message_types(&catalog::seed_rows(&config, ingest::now())).await?;
     store.seed_integrations(&integrations::seed_rows(&config, ingest::now())).await?;
     store.seed_destinations(&delivery::seed_rows(&config, ingest::now())).await?;
-    let state = AppState::new(store, config);
+    let descriptions = config::idoc_descriptions::load(&config)?;
+    let state = AppState::new(store, config, descriptions);
     state.reload().await?;
     Ok(state)
 }

@@ -3,6 +3,7 @@
 use std::ops::Deref;
 use std::sync::Arc;
 
+use edihub_core::IdocDescriptions;
 use edihub_store::Store;
 
 use crate::api::feed::cursor::Cursors;
@@ -48,11 +49,13 @@ pub struct Inner {
     pub render_budget: RenderBudget,
     /// The key that seals feed cursors, read from the database on first use.
     pub cursors: Cursors,
+    /// The IDoc types described by `idoc_descriptions`, for flat files.
+    pub idoc_descriptions: Arc<IdocDescriptions>,
 }
 
 impl AppState {
     /// Builds the state; call [`AppState::reload`] before serving.
-    pub fn new(store: Arc<dyn Store>, config: Config) -> Self {
+    pub fn new(store: Arc<dyn Store>, config: Config, idoc_descriptions: IdocDescriptions) -> Self {
         let credentials = Credentials::from_config(&config);
         Self(Arc::new(Inner {
             store,
@@ -69,6 +72,7 @@ impl AppState {
             feed: FeedSignal::default(),
             render_budget: RenderBudget::new(config.feed.render_budget_bytes),
             cursors: Cursors::default(),
+            idoc_descriptions: Arc::new(idoc_descriptions),
             config,
         }))
     }

@@ -91,7 +91,7 @@ async fn receive(
     let content_type = header_text(&headers, "content-type")?.map(str::to_string);
     let (bytes, _permit) = read_body(&state, &state.body_budget, &headers, body).await?;
 
-    let mut parsed = match parse(&bytes, content_type.as_deref()).await {
+    let mut parsed = match parse(&state.idoc_descriptions, &bytes, content_type.as_deref()).await {
         Ok(parsed) => parsed,
         Err(e) => {
             let body = (&bytes, content_type.as_deref());

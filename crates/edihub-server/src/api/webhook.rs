@@ -133,7 +133,7 @@ async fn receive(
     }
     let content_type = header_text(&headers, "content-type")?.map(str::to_string);
     // Webhooks are JSON whatever the provider labels them.
-    let parsed = parse(&bytes, Some("application/json")).await?;
+    let parsed = parse(&state.idoc_descriptions, &bytes, Some("application/json")).await?;
     let doc = parsed
         .documents
         .first()

@@ -10,6 +10,7 @@
 mod as2;
 mod delivery;
 mod env;
+pub mod idoc_descriptions;
 mod secrets;
 mod sections;
 pub(crate) mod validate;
@@ -133,6 +134,12 @@ pub struct Config {
     pub destinations: Vec<DestinationConfig>,
     /// AS2 stations and trading partners.
     pub as2: As2Config,
+    /// Files describing IDoc types (the output of SAP's WE60 / IDoc parser
+    /// in its parser format, or the JSON form): a flat-file IDoc of a
+    /// described type is read into fields under its segments, like its XML
+    /// form; other flat files keep each segment's raw SDATA. Read and
+    /// checked at start.
+    pub idoc_descriptions: Vec<String>,
     /// Prefix a `secret_env` variable must start with unless the config
     /// file's own integrations name it (see `integrations::names`).
     pub webhook_secret_prefix: String,
@@ -185,6 +192,7 @@ impl Default for Config {
             delivery: DeliveryConfig::default(),
             destinations: Vec::new(),
             as2: As2Config::default(),
+            idoc_descriptions: Vec::new(),
             webhook_secret_prefix: DEFAULT_SECRET_PREFIX.into(),
             secrets: SecretSource::Environment,
             load_notes: LoadNotes::default(),

@@ -305,3 +305,29 @@ fn interchange_windows() {
     assert_eq!(window(&format!("{b}  interchange_window_days = 30\n")), 30 * 86_400);
     assert_eq!(window(&format!("{b}  interchange_window = \"2s\"\ninterchange_window_days = 9\n")), 2);
 }
+
+#[test]
+fn idoc_descriptions_are_read_at_start_naming_the_file() {
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/idoc/flat");
+    let good = format!("{fixtures}/orders05-ordrsp.description.txt");
+    let json = format!("{fixtures}/orders05-ordrsp.description.json");
+    let with = |paths: &[&str]| format!("idoc_descriptions = {paths:?}\n{}", base());
+    let config = Config::from_toml_with_secrets(&with(&[&good]), SecretSource::Fixed(HashMap::new()))
+        .expect("a WE60 description is read");
+    let loaded = crate::config::idoc_descriptions::load(&config).unwrap();
+    assert!(loaded.get("ORDERS05").is_some());
+
+    let missing = format!("{fixtures}/no-such-description.txt");
+    let err = Config::from_toml_with_secrets(&with(&[&good, &missing]), SecretSource::Fixed(HashMap::new()))
+        .expect_err("a missing file is refused");
+    assert_eq!(err.key, "idoc_descriptions[1]");
+    assert!(err.to_string().contains("no-such-description.txt"), "{err}");
+    // The same type described twice (once in each form).
+    let err = Config::from_toml_with_secrets(&with(&[&good, &json]), SecretSource::Fixed(HashMap::new()))
+        .expect_err("a type described twice is refused");
+    assert_eq!(err.key, "idoc_descriptions[1]");
+    assert!(err.to_string().contains("described twice"), "{err}");
+    // A file that is no description.
+    let not = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+    assert_eq!(key_of(&with(&[not])), "idoc_descriptions[0]");
+}

@@ -4,6 +4,7 @@
 //! (408, see [`Pace`]), and parsed off the runtime's threads when large.
 
 use std::net::IpAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::budget::{BodyBudget, BodyPermit};
@@ -13,7 +14,7 @@ use crate::state::AppState;
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, header};
 use bytes::BytesMut;
-use edihub_core::{ParsedBody, parse_body};
+use edihub_core::{IdocDescriptions, ParsedBody, parse_body_with};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 
 /// Bodies over this size are parsed on the blocking pool: a 10 MB IDoc takes
@@ -156,16 +157,23 @@ async fn collect(body: Body, limit: usize, declared: Option<u64>, pace: Pace) ->
     Ok(buf.freeze())
 }
 
-/// [`edihub_core::parse_body`], on the blocking pool for large bodies.
-pub async fn parse(bytes: &Bytes, content_type: Option<&str>) -> Result<ParsedBody, ApiError> {
+/// [`edihub_core::parse_body_with`] the configured IDoc type descriptions,
+/// on the blocking pool for large bodies.
+pub async fn parse(
+    descriptions: &Arc<IdocDescriptions>,
+    bytes: &Bytes,
+    content_type: Option<&str>,
+) -> Result<ParsedBody, ApiError> {
     if bytes.len() <= PARSE_OFF_THREAD {
-        return Ok(parse_body(bytes, content_type)?);
+        return Ok(parse_body_with(bytes, content_type, descriptions)?);
     }
     let (bytes, content_type) = (bytes.clone(), content_type.map(str::to_string));
-    let parsed = tokio::task::spawn_blocking(move || parse_body(&bytes, content_type.as_deref()))
-        .await
-        // A panic in the parser is a bug: it ends this request's task, as it
-        // would have inline.
-        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+    let descriptions = Arc::clone(descriptions);
+    let parsed =
+        tokio::task::spawn_blocking(move || parse_body_with(&bytes, content_type.as_deref(), &descriptions))
+            .await
+            // A panic in the parser is a bug: it ends this request's task, as it
+            // would have inline.
+            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
     Ok(parsed?)
 }

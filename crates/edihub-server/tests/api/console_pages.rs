@@ -307,7 +307,8 @@ async fn catalog_lists_show_the_rules(backend: Backend) {
     assert_escaped(&types);
     assert!(types.contains(
         "<tr class=\"type\"><td>ORDERS05</td><td>(global)</td><td><ul class=\"kv\"><li><code>E1EDK01.BELNR</code></li>\
-         <li><code>E1EDK02[QUALF=001].BELNR</code></li></ul></td><td><span class=\"muted\">–</span></td><td>168 h</td><td>config</td>"
+         <li><code>E1EDK02[QUALF=001].BELNR</code></li></ul></td><td><span class=\"muted\">–</span></td><td>168 h</td>\
+         <td class=\"scope\"><span class=\"muted\">–</span></td><td>config</td>"
     ));
     assert!(types.contains("<td>WIN2S</td><td>(global)</td>") && types.contains("<td>2 s</td>"));
     assert!(

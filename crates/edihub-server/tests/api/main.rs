@@ -24,6 +24,7 @@ mod receive_bad_input;
 mod receive_dedup;
 mod receive_edi;
 mod receive_fingerprint_scope;
+mod receive_flat;
 mod receive_idempotency;
 mod receive_identifiers;
 mod receive_nul;
