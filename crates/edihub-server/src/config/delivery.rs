@@ -89,7 +89,10 @@ pub struct DestinationConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_types: Option<Vec<String>>,
     /// `envelope` (JSON with the message's metadata and JSON rendering, the
-    /// default) or `raw` (the bytes as received, with their content type).
+    /// default), `raw` (the bytes as received, with their content type) or
+    /// `sap-idoc-xml` (an IDoc as IDoc-XML for SAP's inbound HTTP service,
+    /// addressed from the hub to the environment's SAP system, with its
+    /// `sap-client`).
     #[serde(default = "default_format")]
     pub format: String,
     /// How requests are signed (absent: unsigned).
@@ -267,8 +270,20 @@ impl Config {
             crate::producers::check_type(t)
                 .map_err(|reason| ConfigError::new(format!("{at}.message_types[{k}]"), reason))?;
         }
-        if !matches!(d.format.as_str(), "envelope" | "raw") {
-            return Err(ConfigError::new(format!("{at}.format"), "must be `envelope` or `raw`"));
+        if !matches!(d.format.as_str(), "envelope" | "raw" | "sap-idoc-xml") {
+            return Err(ConfigError::new(
+                format!("{at}.format"),
+                "must be `envelope`, `raw` or `sap-idoc-xml`",
+            ));
+        }
+        if d.format == "sap-idoc-xml" && self.sap_system(&d.tenant, &d.environment).is_none() {
+            return Err(ConfigError::new(
+                format!("{at}.format"),
+                format!(
+                    "`sap-idoc-xml` needs the SAP system of {}/{}: set tenants[].environments[].sap",
+                    d.tenant, d.environment
+                ),
+            ));
         }
         if !matches!(d.ordering.as_str(), "parallel" | "fifo") {
             return Err(ConfigError::new(format!("{at}.ordering"), "must be `parallel` or `fifo`"));

@@ -11,6 +11,7 @@ mod as2;
 mod delivery;
 mod env;
 pub mod idoc_descriptions;
+mod sap;
 mod secrets;
 mod sections;
 pub(crate) mod validate;
@@ -28,6 +29,7 @@ pub use delivery::{
     parse_delay,
 };
 pub use env::{DatabaseUrlSource, LoadNotes};
+pub use sap::SapSystemConfig;
 pub use secrets::SecretSource;
 pub use sections::*;
 pub use validate::{ConfigError, parse_window};

@@ -147,6 +147,10 @@ pub struct EnvironmentConfig {
     /// overrides `interchange_window_days`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interchange_window: Option<String>,
+    /// The SAP system this environment exchanges IDocs with (absent: none),
+    /// which its `sap-idoc-xml` destinations address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sap: Option<super::SapSystemConfig>,
 }
 
 /// Dedup rules of one message type.

@@ -331,3 +331,25 @@ fn idoc_descriptions_are_read_at_start_naming_the_file() {
     let not = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
     assert_eq!(key_of(&with(&[not])), "idoc_descriptions[0]");
 }
+
+#[test]
+fn sap_systems_are_checked_naming_the_key() {
+    let sap = "  [tenants.environments.sap]\n  logical_system = \"S4HCLNT100\"\n  port = \"SAPS4H\"\n  \
+               client = \"CLIENT\"\n  hub_partner = \"EDIHUB\"\n  hub_port = \"EDIHUB\"\n";
+    let destination = "[[destinations]]\nid = \"s4h\"\ntenant = \"acme\"\nenvironment = \"prod\"\n\
+                       url = \"https://sap.example.com/sap/bc/idoc_xml\"\nformat = \"sap-idoc-xml\"\n";
+    let with = |sap: &str| format!("{}{sap}", base());
+    assert_eq!(key_of(&with(sap)), "tenants[0].environments[0].sap.client");
+    let long = sap.replace("CLIENT", "100").replace("S4HCLNT100", "A_LOGICAL_SYSTEM_NAME_TOO_LONG");
+    assert_eq!(key_of(&with(&long)), "tenants[0].environments[0].sap.logical_system");
+    let good = sap.replace("CLIENT", "100");
+    let config = Config::from_toml_with_secrets(
+        &format!("{}{destination}", with(&good)),
+        SecretSource::Fixed(HashMap::new()),
+    )
+    .expect("a SAP system and its destination");
+    let system = config.sap_system("acme", "prod").expect("acme/prod's SAP system");
+    assert_eq!((system.partner_type.as_str(), system.hub_partner_type.as_str()), ("LS", "LS"));
+    // A sap-idoc-xml destination needs its environment's SAP system.
+    assert_eq!(key_of(&format!("{}{destination}", base())), "destinations[0].format");
+}

@@ -122,6 +122,7 @@ impl Config {
         self.validate_integrations()?;
         self.validate_delivery()?;
         self.validate_as2()?;
+        self.validate_sap()?;
         super::idoc_descriptions::load(self)?;
         Ok(())
     }

@@ -21,7 +21,6 @@ use super::address_policy::{AddressPolicy, CheckedResolver, Refused};
 use super::bodies::Outgoing;
 use super::render::{Held, Renderer};
 use super::schedule::retry_after;
-use crate::config::DestinationConfig;
 
 /// Bytes of a receiver's answer kept with the attempt.
 pub const PREFIX_BYTES: usize = 512;
@@ -88,15 +87,19 @@ pub async fn send(
         );
         return Answer { record: record(None, Some(why), None), retry_after: None, gone: true };
     }
-    if let Err(refused) = policy.check_url(&def.url) {
+    if let Err(refused) = policy.check_url(&destination.url) {
         return Answer { record: record(None, Some(refused.0), None), retry_after: None, gone: false };
     }
     // The envelope stays held (shared, and counted) until the answer is read.
-    let (body, content_type, _held) = body_of(def, m, renderer).await;
+    let (body, content_type, _held) = match body_of(destination, m, renderer).await {
+        Ok(body) => body,
+        // The same message and configuration give the same refusal: no attempt can succeed.
+        Err(why) => return Answer { record: record(None, Some(why), None), retry_after: None, gone: true },
+    };
     let id = m.meta.id.to_string();
     let timestamp = attempted_at.timestamp();
     let mut request = client
-        .post(&def.url)
+        .post(&destination.url)
         .timeout(Duration::from_secs(def.timeout_secs))
         .header(
             CONTENT_TYPE,
@@ -135,18 +138,24 @@ pub async fn send(
 }
 
 /// The body sent and its Content-Type: the message as received (`raw`),
-/// or its envelope, with the rendering to hold while it is sent.
+/// its IDoc as IDoc-XML (`sap-idoc-xml`), or its envelope, with the
+/// rendering to hold while it is sent; why not when the message cannot be
+/// written in the destination's format.
 async fn body_of(
-    def: &DestinationConfig,
+    destination: &Destination,
     m: &Outgoing,
     renderer: &Renderer,
-) -> (bytes::Bytes, String, Option<Held>) {
-    if def.format == "raw" {
+) -> Result<(bytes::Bytes, String, Option<Held>), String> {
+    if let Some(sap) = &destination.sap {
+        let xml = sap.body(m).map_err(|e| format!("not sent: cannot be written as IDoc-XML: {e}"))?;
+        return Ok((xml, "application/xml; charset=utf-8".into(), None));
+    }
+    if destination.def.format == "raw" {
         let ct = m.meta.content_type.clone().unwrap_or_else(|| "application/octet-stream".into());
-        (m.body.bytes.clone(), ct, None)
+        Ok((m.body.bytes.clone(), ct, None))
     } else {
         let held = renderer.envelope(m).await;
-        (held.bytes(), "application/json".into(), Some(held))
+        Ok((held.bytes(), "application/json".into(), Some(held)))
     }
 }
 

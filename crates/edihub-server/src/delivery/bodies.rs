@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
-use edihub_core::Document;
+use edihub_core::{Document, IdocDescriptions};
 use edihub_store::{MessageMeta, Store, StoreError, StoredMessage};
 use tokio::sync::OnceCell;
 use uuid::Uuid;
@@ -38,11 +38,18 @@ pub struct Body {
     shared: bool,
     /// A shared body's documents, parsed on first use.
     documents: OnceLock<Vec<Document>>,
+    /// The IDoc type descriptions flat files are read with, as at intake.
+    descriptions: Arc<IdocDescriptions>,
 }
 
 impl Body {
-    fn new(bytes: Bytes, content_type: Option<String>, shared: bool) -> Self {
-        Body { bytes, content_type, shared, documents: OnceLock::new() }
+    fn new(
+        bytes: Bytes,
+        content_type: Option<String>,
+        shared: bool,
+        descriptions: Arc<IdocDescriptions>,
+    ) -> Self {
+        Body { bytes, content_type, shared, documents: OnceLock::new(), descriptions }
     }
 
     /// Whether the body's documents are parsed already.
@@ -63,7 +70,7 @@ impl Body {
     }
 
     fn parse(&self) -> Vec<Document> {
-        edihub_core::parse_body(&self.bytes, self.content_type.as_deref())
+        edihub_core::parse_body_with(&self.bytes, self.content_type.as_deref(), &self.descriptions)
             .map(|p| p.documents)
             .unwrap_or_default()
     }
@@ -82,12 +89,19 @@ pub struct Outgoing {
 type Slot = Arc<OnceCell<Arc<Body>>>;
 
 /// The shared bodies used last, newest at the back.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Bodies {
     kept: Mutex<VecDeque<(Uuid, Slot)>>,
+    /// The configured IDoc type descriptions, for flat-file bodies.
+    descriptions: Arc<IdocDescriptions>,
 }
 
 impl Bodies {
+    /// No body kept yet; flat files are read with `descriptions`.
+    pub fn new(descriptions: Arc<IdocDescriptions>) -> Bodies {
+        Bodies { kept: Mutex::default(), descriptions }
+    }
+
     /// The message `m` read (see [`Store::stored_messages`]) with its body;
     /// `None` if the message is gone.
     pub async fn message(
@@ -98,13 +112,14 @@ impl Bodies {
         let Some(m) = m else { return Ok(None) };
         let content_type = m.meta.content_type.clone();
         let body = match m.own_body {
-            Some(bytes) => Arc::new(Body::new(bytes, content_type, false)),
+            Some(bytes) => Arc::new(Body::new(bytes, content_type, false, self.descriptions.clone())),
             None => {
                 let slot = self.slot(m.body_id);
                 let read = slot.get_or_try_init(|| async {
                     // A purged body reads as empty: the envelope's payload is then null.
                     let bytes = store.message_body(m.body_id).await?.unwrap_or_default();
-                    Ok::<_, StoreError>(Arc::new(Body::new(bytes, content_type, true)))
+                    let descriptions = self.descriptions.clone();
+                    Ok::<_, StoreError>(Arc::new(Body::new(bytes, content_type, true, descriptions)))
                 });
                 read.await?.clone()
             }

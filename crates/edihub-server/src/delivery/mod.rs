@@ -36,6 +36,7 @@ mod claim;
 pub mod envelope;
 mod recorder;
 mod render;
+mod sap_body;
 mod schedule;
 
 use std::collections::HashMap;
@@ -103,6 +104,11 @@ pub(crate) struct Destination {
     pub key: Option<Vec<u8>>,
     /// The HTTP Basic user and password, when it has `basic_auth`.
     pub basic: Option<(String, String)>,
+    /// The URL posted to: the definition's, with `sap-client` for a
+    /// `sap-idoc-xml` destination.
+    pub url: String,
+    /// A `sap-idoc-xml` destination's SAP system.
+    pub sap: Option<sap_body::SapTarget>,
 }
 
 /// What the attempts of all destinations share.
@@ -135,7 +141,7 @@ pub async fn run(state: AppState, shutdown: CancellationToken) {
     let wake = Arc::new(Notify::new());
     let (verdicts, incoming) = mpsc::unbounded_channel();
     let recording = tokio::spawn(recorder::run(state.clone(), incoming, wake.clone()));
-    let bodies = bodies::Bodies::default();
+    let bodies = bodies::Bodies::new(state.idoc_descriptions.clone());
     let renderer = render::Renderer::new(state.config.delivery.render_budget_bytes);
     let worker = Arc::new(Worker { state, client, delays, wake, bodies, renderer, verdicts });
     let grace = Duration::from_secs(worker.state.config.shutdown_grace_secs);
@@ -263,7 +269,12 @@ impl Worker {
                 .map(|password| (auth.user.clone(), password)),
             None => None,
         };
-        Ok(Destination { def, key, basic })
+        let sap = match def.format.as_str() {
+            "sap-idoc-xml" => Some(sap_body::SapTarget::of(&def, &self.state)?),
+            _ => None,
+        };
+        let url = sap.as_ref().map_or_else(|| def.url.clone(), |s| s.url(&def.url));
+        Ok(Destination { def, key, basic, url, sap })
     }
 
     /// One attempt of `delivery`; its verdict goes to the recorder.

@@ -55,6 +55,7 @@ mod delivery_credentials;
 mod delivery_fifo;
 mod delivery_moved;
 mod delivery_replicas;
+mod delivery_sap;
 mod feed;
 mod metrics_ops;
 mod openapi;

@@ -79,6 +79,7 @@ pub fn environment(id: &str, api_keys: &[&str], on_key_reuse: KeyReusePolicy) ->
         message_types: None,
         interchange_window_days: None,
         interchange_window: None,
+        sap: None,
     }
 }
 

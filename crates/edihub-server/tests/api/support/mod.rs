@@ -13,6 +13,7 @@ mod http;
 pub mod live;
 pub mod raw;
 pub mod receiver;
+pub mod sap_receiver;
 pub mod signing;
 pub mod webhook;
 
