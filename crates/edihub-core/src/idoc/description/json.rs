@@ -12,7 +12,7 @@
 
 use serde::Deserialize;
 
-use super::{FieldLayout, IdocDescription, SegmentLayout, invalid};
+use super::model::{FieldLayout, IdocDescription, SegmentLayout, invalid};
 use crate::CoreError;
 
 #[derive(Deserialize)]

@@ -27,7 +27,7 @@
 //! levels, loop counts, texts, data types) describes what the hub does not
 //! check and is skipped.
 
-use super::{FieldLayout, IdocDescription, SegmentLayout, invalid};
+use super::model::{FieldLayout, IdocDescription, SegmentLayout, invalid};
 use crate::CoreError;
 use crate::idoc::layout::DATA_HEADER_LEN;
 
