@@ -55,6 +55,8 @@
 //!     batches' duplicate and repeat events);
 //!   - `packet.rs`: large packets committed in chunks.
 //! - `ack_numbers.rs`: acknowledgement control numbers per partner.
+//! - `as2.rs`: AS2 messages received: the claim of a Message-ID, the MDN
+//!   it was answered with, asynchronous MDNs waiting to be posted.
 //! - `catalog.rs`: message types and integrations, seeded from the
 //!   configuration, changed by admins (audited).
 //! - `destinations.rs`: push destinations, seeded and changed like
@@ -75,6 +77,7 @@
 
 mod ack_numbers;
 mod activity_rollup;
+mod as2;
 mod audit;
 mod backend;
 mod catalog;
@@ -105,6 +108,10 @@ pub mod testing;
 
 use std::sync::Arc;
 
+pub use as2::{
+    AS2_DUPLICATE_BLOCKED, AS2_MESSAGE_ID_REUSED, As2Claim, As2Filter, As2Key, As2MdnAttempt, As2MessageRow,
+    As2Settlement, MDN_FAILED, MDN_PENDING, MDN_PROCESSING, MDN_SENT, NewAs2Message,
+};
 pub use audit::{
     AuditEvent, AuditFilter, DELIVERY_FAILED, DELIVERY_REPLAYED, DELIVERY_WITHDRAWN, DESTINATION_UPDATED,
     DUPLICATE_BLOCKED, INTEGRATION_UPDATED, INTERCHANGE_DUPLICATE_BLOCKED, INTERCHANGE_MISMATCH,
@@ -323,6 +330,32 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// The next acknowledgement control number for `partner` in `scope`
     /// (1, 2, 3, …): never the same twice, across restarts and replicas.
     async fn next_ack_number(&self, scope: &Scope, partner: &str) -> Result<i64>;
+    /// Claims an AS2 message's Message-ID (see [`crate::as2`]): one of
+    /// any number of concurrent claims of the same key gets
+    /// [`As2Claim::New`]; the others get the row, with its repeat audited
+    /// (`as2.duplicate_blocked` or `as2.message_id_reused`) in the same
+    /// transaction.
+    async fn claim_as2_message(&self, new: &NewAs2Message) -> Result<As2Claim>;
+    /// Completes a claim with the MDN answered (or to be posted) and the
+    /// message stored.
+    async fn settle_as2_message(&self, key: &As2Key, settlement: &As2Settlement) -> Result<()>;
+    /// Deletes a claim that has no MDN yet: its message failed and leaves nothing.
+    async fn release_as2_message(&self, key: &As2Key) -> Result<()>;
+    /// The AS2 message `key`, if received.
+    async fn as2_message(&self, key: &As2Key) -> Result<Option<As2MessageRow>>;
+    /// AS2 messages received, newest first.
+    async fn list_as2_messages(&self, filter: &As2Filter) -> Result<Vec<As2MessageRow>>;
+    /// Leases up to `limit` asynchronous MDNs due at `now` until
+    /// `lease_until`, counting an attempt on each; concurrent claims (in
+    /// any replica) never return the same MDN while its lease holds.
+    async fn claim_as2_mdns(
+        &self,
+        now: chrono::DateTime<chrono::Utc>,
+        lease_until: chrono::DateTime<chrono::Utc>,
+        limit: i64,
+    ) -> Result<Vec<As2MessageRow>>;
+    /// Records an attempt to post an asynchronous MDN and releases its lease.
+    async fn finish_as2_mdn(&self, attempt: &As2MdnAttempt) -> Result<()>;
 }
 
 /// Which request keys [`Store::purge_keys`] deletes.

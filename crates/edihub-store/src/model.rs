@@ -256,6 +256,9 @@ pub enum RetentionStep {
     PurgeKeys,
     /// Delete audit events older than the cutoff.
     PurgeAudit,
+    /// Delete AS2 messages received before the cutoff (their Message-IDs
+    /// then no longer meet re-sends).
+    PurgeAs2Messages,
 }
 
 /// The message holding a fingerprint, with the end of its window.

@@ -7,6 +7,7 @@
 
 mod ack_numbers;
 mod admin;
+mod as2;
 mod audit;
 mod audit_fault;
 mod backlog;
@@ -27,6 +28,7 @@ mod verdicts;
 
 pub use ack_numbers::*;
 pub use admin::*;
+pub use as2::*;
 pub use audit::*;
 pub use audit_fault::*;
 pub use backlog::*;

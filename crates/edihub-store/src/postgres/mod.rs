@@ -14,6 +14,7 @@
 //! holds the delivery leases and `feed.rs` the feed's page.
 
 mod ack_numbers;
+mod as2;
 mod catalog;
 mod delivery_backlog;
 mod destinations;
@@ -39,6 +40,7 @@ use crate::message_search::SearchSql;
 use crate::outbox::OutboxSql;
 use crate::queries::QuerySql;
 use crate::session::Sessions;
+use crate::as2::{As2Claim, As2Filter, As2Key, As2MdnAttempt, As2MessageRow, As2Settlement, NewAs2Message};
 use crate::{
     ActivityCount, ActivityPoint, AuditEvent, AuditFilter, ClaimedDelivery, DeliveryQueue, DeliveryReport,
     DestinationRow, FinishedAttempt, IngestOutcome, IngestRequest, IntegrationRow, KeyPurge, MessagePage,
@@ -378,6 +380,68 @@ impl Store for PgStore {
         let mut session = self.db.session().await?;
         let value = ack_numbers::next_ack_number(&mut session, scope, partner).await?;
         session.done(value).await
+    }
+
+    async fn claim_as2_message(&self, new: &NewAs2Message) -> Result<As2Claim> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut tx = self.begin().await?;
+            match as2::claim(&mut tx, new).await {
+                Ok(claim) => {
+                    tx.commit().await?;
+                    return Ok(claim);
+                }
+                Err(e) => {
+                    drop(tx);
+                    // A repeat's audit event may need today's partition.
+                    if attempt > 1 || !partitions::create_missing(&self.db, &e, self.layout).await? {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+    }
+
+    async fn settle_as2_message(&self, key: &As2Key, settlement: &As2Settlement) -> Result<()> {
+        let mut session = self.db.session().await?;
+        as2::settle(&mut session, key, settlement).await?;
+        session.done(()).await
+    }
+
+    async fn release_as2_message(&self, key: &As2Key) -> Result<()> {
+        let mut session = self.db.session().await?;
+        as2::release(&mut session, key).await?;
+        session.done(()).await
+    }
+
+    async fn as2_message(&self, key: &As2Key) -> Result<Option<As2MessageRow>> {
+        let mut session = self.db.session().await?;
+        let row = as2::get(&mut session, key).await?;
+        session.done(row).await
+    }
+
+    async fn list_as2_messages(&self, filter: &As2Filter) -> Result<Vec<As2MessageRow>> {
+        let mut session = self.db.session().await?;
+        let rows = as2::list(&mut session, filter).await?;
+        session.done(rows).await
+    }
+
+    async fn claim_as2_mdns(
+        &self,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+        limit: i64,
+    ) -> Result<Vec<As2MessageRow>> {
+        let mut session = self.db.session().await?;
+        let rows = as2::claim_mdns(&mut session, now, lease_until, limit).await?;
+        session.done(rows).await
+    }
+
+    async fn finish_as2_mdn(&self, attempt: &As2MdnAttempt) -> Result<()> {
+        let mut session = self.db.session().await?;
+        as2::finish_mdn(&mut session, attempt).await?;
+        session.done(()).await
     }
 }
 

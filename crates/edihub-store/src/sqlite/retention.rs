@@ -23,6 +23,7 @@ pub(crate) async fn retention_step(
         RetentionStep::PurgeMessages => purge_messages(conn, cutoff, now, batch).await,
         RetentionStep::PurgeKeys => purge_all_keys(conn, cutoff, batch).await,
         RetentionStep::PurgeAudit => purge_audit(conn, cutoff, batch).await,
+        RetentionStep::PurgeAs2Messages => super::as2::purge(conn, cutoff, batch).await,
     }
 }
 
