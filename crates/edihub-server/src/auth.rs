@@ -38,6 +38,31 @@ pub struct SenderIdentity {
     pub interchange_window_seconds: i64,
 }
 
+impl SenderIdentity {
+    /// What sending into environment `e` of tenant `t` (indexes into the
+    /// configuration) allows: what its API keys, and the AS2 partners of a
+    /// station receiving into it, send as.
+    pub fn of_environment(config: &Config, t: usize, e: usize) -> SenderIdentity {
+        let (tenant, env) = (&config.tenants[t], &config.tenants[t].environments[e]);
+        SenderIdentity {
+            scope: Scope::new(&tenant.id, &env.id),
+            on_key_reuse: env.on_key_reuse,
+            message_types: env.message_types.clone(),
+            // Validated at start; the fallback is never reached.
+            interchange_window_seconds: config
+                .interchange_window_of(t, e)
+                .unwrap_or(i64::from(DEFAULT_INTERCHANGE_WINDOW_DAYS) * 86_400),
+        }
+    }
+
+    /// As [`SenderIdentity::of_environment`], by the ids.
+    pub fn of_scope(config: &Config, tenant: &str, environment: &str) -> Option<SenderIdentity> {
+        let t = config.tenants.iter().position(|x| x.id == tenant)?;
+        let e = config.tenants[t].environments.iter().position(|x| x.id == environment)?;
+        Some(Self::of_environment(config, t, e))
+    }
+}
+
 /// All credentials, by digest.
 #[derive(Debug, Default)]
 pub struct Credentials {
@@ -65,15 +90,7 @@ impl Credentials {
                 for key in &env.consumer_keys_sha256 {
                     consumers.insert(digest_from_hex(key), scope.clone());
                 }
-                let identity = Arc::new(SenderIdentity {
-                    scope: Scope::new(&tenant.id, &env.id),
-                    on_key_reuse: env.on_key_reuse,
-                    message_types: env.message_types.clone(),
-                    // Validated at start; the fallback is never reached.
-                    interchange_window_seconds: config
-                        .interchange_window_of(t, e)
-                        .unwrap_or(i64::from(DEFAULT_INTERCHANGE_WINDOW_DAYS) * 86_400),
-                });
+                let identity = Arc::new(SenderIdentity::of_environment(config, t, e));
                 for key in &env.api_keys_sha256 {
                     senders.insert(digest_from_hex(key), identity.clone());
                 }

@@ -35,6 +35,9 @@ pub enum ApiError {
     /// (see [`crate::ingest::Pace`]); the connection is closed.
     #[error("{0}")]
     BodyTooSlow(String),
+    /// 409: the request repeats one still being processed; send it again later.
+    #[error("{0}")]
+    Conflict(String),
     /// 413: body over `max_body_bytes`.
     #[error("the body is larger than the limit of {0} bytes")]
     TooLarge(usize),
@@ -93,6 +96,7 @@ impl ApiError {
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::NotAcceptable(_) => StatusCode::NOT_ACCEPTABLE,
             ApiError::BodyTooSlow(_) => StatusCode::REQUEST_TIMEOUT,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::TooLarge(_) | ApiError::PacketTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
@@ -131,7 +135,7 @@ impl IntoResponse for ApiError {
                 headers.append(header::WWW_AUTHENTICATE, HeaderValue::from_static("Basic realm=\"edihub\""));
                 headers.append(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"edihub\""));
             }
-            ApiError::Unavailable(_) => {
+            ApiError::Unavailable(_) | ApiError::Conflict(_) => {
                 headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
             }
             // The rest of the body is not read: the connection cannot carry

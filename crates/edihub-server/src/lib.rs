@@ -66,6 +66,9 @@
 //!   encryption and compression, MICs, MDNs built and read, opening a
 //!   partner's message and building one to it, and the stations and
 //!   partner profiles of the `[as2]` configuration section.
+//! - [`api::as2`]: `POST /as2`, partners' AS2 messages answered with MDNs;
+//!   [`ingest::as2`]: their payloads through the intake; [`as2_mdn`]: the
+//!   sender of asynchronous MDNs; [`api::admin::as2`]: the messages received.
 //!
 //! Delivering
 //! - [`delivery`]: the worker that pushes stored messages to their
@@ -88,6 +91,7 @@
 pub mod admin_http;
 pub mod api;
 pub mod as2;
+pub mod as2_mdn;
 pub mod auth;
 pub mod catalog;
 pub mod config;
@@ -139,6 +143,8 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
     utoipa_axum::router::OpenApiRouter::with_openapi(api::doc::ApiDoc::openapi())
         .merge(api::receive::router())
         .merge(api::webhook::router())
+        .merge(api::as2::router())
+        .merge(api::admin::as2::router())
         .merge(api::feed::router())
         .merge(api::admin::audit::router())
         .merge(api::admin::messages::router())
@@ -214,7 +220,8 @@ pub async fn prepare_with(store: Arc<dyn Store>, config: Config) -> Result<AppSt
     store.seed_integrations(&integrations::seed_rows(&config, ingest::now())).await?;
     store.seed_destinations(&delivery::seed_rows(&config, ingest::now())).await?;
     let descriptions = config::idoc_descriptions::load(&config)?;
-    let state = AppState::new(store, config, descriptions);
+    let as2 = as2::Registry::from_config(&config)?;
+    let state = AppState::new(store, config, descriptions, as2);
     state.reload().await?;
     Ok(state)
 }
@@ -230,6 +237,7 @@ pub async fn serve(
     tasks.spawn(refresh_catalog(state.clone(), shutdown.clone()));
     tasks.spawn(retention::run(state.clone(), shutdown.clone()));
     tasks.spawn(delivery::run(state.clone(), shutdown.clone()));
+    tasks.spawn(as2_mdn::run(state.clone(), shutdown.clone()));
     tasks.spawn(integrations::rejections::run(state.clone(), shutdown.clone()));
     // Long polls end at shutdown instead of holding the graceful drain.
     let feed_state = state.clone();

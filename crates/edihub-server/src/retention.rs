@@ -1,6 +1,7 @@
 //! Background retention: releases fingerprints whose window has passed,
 //! drops whole expired partitions (PostgreSQL) and purges the old messages,
-//! keys and audit events left, in batches. Event ids of an integration with
+//! keys and audit events left, in batches, and with the messages the AS2
+//! Message-IDs received as long ago. Event ids of an integration with
 //! `event_id_days` follow that period instead of `keys_days`.
 //!
 //! Drop what is whole, delete the stragglers in batches: on PostgreSQL a
@@ -43,6 +44,8 @@ pub struct RunReport {
     pub keys: u64,
     /// Audit events deleted.
     pub audit: u64,
+    /// AS2 messages (received Message-IDs and their MDNs) deleted.
+    pub as2_messages: u64,
 }
 
 fn days_before(now: DateTime<Utc>, days: u32) -> Option<DateTime<Utc>> {
@@ -128,6 +131,9 @@ pub async fn run_once(
     pause(state, shutdown).await;
     if let Some(cutoff) = messages {
         report.messages = drain_step(state, RetentionStep::PurgeMessages, cutoff, now, shutdown).await?;
+        // A received Message-ID goes with the messages it stored.
+        report.as2_messages =
+            drain_step(state, RetentionStep::PurgeAs2Messages, cutoff, now, shutdown).await?;
     }
     report.keys = purge_keys(state, now, shutdown).await?;
     if let Some(cutoff) = audit {
@@ -139,6 +145,7 @@ pub async fn run_once(
         ("purge_messages", report.messages),
         ("purge_keys", report.keys),
         ("purge_audit", report.audit),
+        ("purge_as2_messages", report.as2_messages),
     ] {
         state.metrics.retention(step, rows);
     }

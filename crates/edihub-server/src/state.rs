@@ -51,11 +51,20 @@ pub struct Inner {
     pub cursors: Cursors,
     /// The IDoc types described by `idoc_descriptions`, for flat files.
     pub idoc_descriptions: Arc<IdocDescriptions>,
+    /// AS2 stations and partners of the `[as2]` section, keys read.
+    pub as2: crate::as2::Registry,
+    /// Wakes the sender of asynchronous AS2 MDNs when one is due.
+    pub as2_mdns: Arc<tokio::sync::Notify>,
 }
 
 impl AppState {
     /// Builds the state; call [`AppState::reload`] before serving.
-    pub fn new(store: Arc<dyn Store>, config: Config, idoc_descriptions: IdocDescriptions) -> Self {
+    pub fn new(
+        store: Arc<dyn Store>,
+        config: Config,
+        idoc_descriptions: IdocDescriptions,
+        as2: crate::as2::Registry,
+    ) -> Self {
         let credentials = Credentials::from_config(&config);
         Self(Arc::new(Inner {
             store,
@@ -73,6 +82,8 @@ impl AppState {
             render_budget: RenderBudget::new(config.feed.render_budget_bytes),
             cursors: Cursors::default(),
             idoc_descriptions: Arc::new(idoc_descriptions),
+            as2,
+            as2_mdns: Arc::new(tokio::sync::Notify::new()),
             config,
         }))
     }

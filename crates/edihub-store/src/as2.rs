@@ -197,6 +197,10 @@ impl NewAs2Message {
 
     /// What the claim found, given the row already holding the Message-ID.
     pub(crate) fn claim_of(&self, row: As2MessageRow) -> As2Claim {
-        if row.payload_sha256 == self.payload_sha256 { As2Claim::Duplicate(row) } else { As2Claim::Reused(row) }
+        if row.payload_sha256 == self.payload_sha256 {
+            As2Claim::Duplicate(row)
+        } else {
+            As2Claim::Reused(row)
+        }
     }
 }

@@ -23,6 +23,7 @@ use utoipa::{Modify, OpenApi, ToSchema};
     tags(
         (name = "receive", description = "SAP IDocs and JSON messages"),
         (name = "webhooks", description = "Partner webhooks"),
+        (name = "as2", description = "AS2 messages from trading partners, answered with MDNs"),
         (name = "feed", description = "The pull feed of an environment's messages (consumer key)"),
         (name = "admin", description = "Audit, lookups and configuration (admin credential)"),
         (name = "console", description = "The console's HTML forms (admin credential and an anti-forgery token)"),

@@ -1,5 +1,5 @@
 //! The HTTP API that programs use: senders post messages ([`receive`]),
-//! partners post webhooks ([`webhook`]), consumers read the pull feed
+//! partners post webhooks ([`webhook`]) and AS2 messages ([`as2`]), consumers read the pull feed
 //! ([`feed`]), admins and their scripts read and change the hub's rules and
 //! records as JSON ([`admin`]), operators check health ([`health`]); and the
 //! OpenAPI document of every route ([`doc`], served by [`openapi`]).
@@ -10,6 +10,7 @@
 //! (`crate::console::pages`), chosen by `Accept`.
 
 pub mod admin;
+pub mod as2;
 pub mod doc;
 pub mod feed;
 pub mod health;

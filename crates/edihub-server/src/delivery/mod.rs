@@ -52,8 +52,10 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 pub use address_policy::AddressPolicy;
+pub use attempt::client;
 use claim::Lane;
-use schedule::{jitter_factor, verdict};
+pub use schedule::jitter_factor;
+use schedule::verdict;
 
 use crate::config::{Config, DeliverySignatureConfig, DestinationConfig};
 use crate::state::AppState;

@@ -2,8 +2,10 @@
 //! memory budget: `budget`), header
 //! and identifier checks, building the messages of a request, handing them
 //! to the store (`submit`), and the response format of stored and duplicate
-//! messages (`response`).
+//! messages (`response`); the AS2 intake (`as2`), which stores an opened
+//! AS2 message's payload the same way.
 
+pub mod as2;
 mod body;
 mod budget;
 mod identifiers;
@@ -13,7 +15,7 @@ mod submit;
 pub use body::{Pace, check_body_headers, parse, read_body, read_body_from};
 pub use budget::{BodyBudget, BodyPermit};
 pub use response::{outcome_json, outcome_response, render_answer};
-pub use submit::{Submission, submit};
+pub use submit::{Submission, store, submit};
 
 use axum::http::HeaderMap;
 use chrono::{DateTime, Utc};

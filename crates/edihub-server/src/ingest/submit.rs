@@ -37,18 +37,7 @@ pub struct Submission<'a> {
 /// builds the HTTP answer from it.
 pub async fn submit(state: &AppState, submission: Submission<'_>) -> Result<Response, ApiError> {
     let Submission { scope, key, messages, interchange, ack } = submission;
-    // A replay has no per-message outcomes: it is counted once, for the
-    // first message's type, under the detector of the key that replayed.
-    let detector = key.as_ref().map_or(DetectedBy::IdempotencyKey, |k| k.kind);
-    let first_type = messages.first().map(|m| m.message_type.clone()).unwrap_or_default();
-    let envelope = interchange.as_ref().map(envelope).transpose()?;
-    let outcome = state.store.ingest(IngestRequest { scope, key, messages, now: now(), envelope }).await?;
-    record_outcome(state, &scope.tenant_id, &outcome, &first_type, detector);
-    if let IngestOutcome::Processed(answer) = &outcome
-        && answer.outcomes.iter().any(|o| matches!(o, MessageOutcome::Accepted(_)))
-    {
-        state.feed.notify(scope);
-    }
+    let outcome = store(state, scope, key, messages, interchange.as_ref()).await?;
     match (ack, &interchange) {
         (Some(ack), _) => ack.respond(outcome),
         // The control number was claimed by other content: refused, never
@@ -56,6 +45,31 @@ pub async fn submit(state: &AppState, submission: Submission<'_>) -> Result<Resp
         (None, Some(ic)) if outcome == IngestOutcome::KeyMismatch => Err(reused_number(ic)),
         (None, _) => outcome_response(outcome),
     }
+}
+
+/// Hands a request's messages and key claim to the store, counts what
+/// happened and wakes the feed: the part of [`submit`] every intake shares,
+/// also the AS2 intake, which answers with an MDN instead.
+pub async fn store(
+    state: &AppState,
+    scope: &Scope,
+    key: Option<KeyClaim>,
+    messages: Vec<NewMessage>,
+    interchange: Option<&Interchange>,
+) -> Result<IngestOutcome, ApiError> {
+    // A replay has no per-message outcomes: it is counted once, for the
+    // first message's type, under the detector of the key that replayed.
+    let detector = key.as_ref().map_or(DetectedBy::IdempotencyKey, |k| k.kind);
+    let first_type = messages.first().map(|m| m.message_type.clone()).unwrap_or_default();
+    let envelope = interchange.map(envelope).transpose()?;
+    let outcome = state.store.ingest(IngestRequest { scope, key, messages, now: now(), envelope }).await?;
+    record_outcome(state, &scope.tenant_id, &outcome, &first_type, detector);
+    if let IngestOutcome::Processed(answer) = &outcome
+        && answer.outcomes.iter().any(|o| matches!(o, MessageOutcome::Accepted(_)))
+    {
+        state.feed.notify(scope);
+    }
+    Ok(outcome)
 }
 
 /// Counts what an ingest did. A replay has no per-message outcomes: it is

@@ -31,6 +31,9 @@ mod receive_nul;
 mod receive_packets;
 mod receive_races;
 
+// AS2.
+mod as2;
+
 // Webhooks.
 mod signature_audit_flood;
 mod signature_schemes;

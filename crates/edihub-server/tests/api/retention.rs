@@ -226,14 +226,20 @@ async fn purges_only_rows_past_their_retention(backend: Backend) {
     // delete.
     let ahead = if app.backend() == Backend::Postgres { 1 } else { 0 };
     let report = run_at(&app, mid + days(30)).await;
-    assert_eq!(report, RunReport { released: 7, partitions: 0, messages: 0, keys: 3, audit: 0 });
+    assert_eq!(
+        report,
+        RunReport { released: 7, partitions: 0, messages: 0, keys: 3, audit: 0, as2_messages: 0 }
+    );
     assert_eq!(db.keys().await, set(&["new-k"]));
     assert_eq!(db.counts().await, (8, 1, 4));
 
     // mid + 90 days: the old messages go, except the one whose fingerprint
     // still blocks; the new ones stay; the last key goes (30 days).
     let report = run_at(&app, mid + days(90)).await;
-    assert_eq!(report, RunReport { released: 0, partitions: 0, messages: 5, keys: 1, audit: 0 });
+    assert_eq!(
+        report,
+        RunReport { released: 0, partitions: 0, messages: 5, keys: 1, audit: 0, as2_messages: 0 }
+    );
     assert_eq!(existing(&app, &all).await, set(&[&blocking, &new1, &new2]));
     assert_eq!(db.counts().await, (3, 0, 4));
     assert!(active(&app, blocking_fp(&app, &blocking).await.as_str(), &blocking).await);
@@ -241,13 +247,19 @@ async fn purges_only_rows_past_their_retention(backend: Backend) {
     // mid + 365 days: the old audit events go, the new ones stay; the new
     // messages are past 90 days too; the blocking one is still kept.
     let report = run_at(&app, mid + days(365)).await;
-    assert_eq!(report, RunReport { released: 0, partitions: ahead, messages: 2, keys: 0, audit: 2 });
+    assert_eq!(
+        report,
+        RunReport { released: 0, partitions: ahead, messages: 2, keys: 0, audit: 2, as2_messages: 0 }
+    );
     assert_eq!(db.audit_ids().await, new_audit);
     assert_eq!(existing(&app, &all).await, set(&[&blocking]));
 
     // Ten years on, its window ends: released and purged in the same run.
     let report = run_at(&app, mid + days(3660)).await;
-    assert_eq!(report, RunReport { released: 1, partitions: ahead, messages: 1, keys: 0, audit: 2 });
+    assert_eq!(
+        report,
+        RunReport { released: 1, partitions: ahead, messages: 1, keys: 0, audit: 2, as2_messages: 0 }
+    );
     assert_eq!(db.counts().await, (0, 0, 0));
 
     for (step, rows) in [

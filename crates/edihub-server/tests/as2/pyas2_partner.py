@@ -5,8 +5,10 @@ Usage: pyas2_partner.py COMMAND DIR
 
 DIR holds partner.pem (the partner's key and certificate), edihub.pem (edihub's
 certificate) and cases.json (a list of cases: name, sign, encrypt, compress,
-enc_alg, digest_alg). Each command reads and writes files named after the cases
-and prints one JSON object to stdout, keyed by case name.
+enc_alg, digest_alg; optionally mdn_mode SYNC or ASYNC, mdn_url, mdn_digest_alg
+(null: an unsigned MDN)). Each command reads and writes files named after the
+cases and prints one JSON object to stdout, keyed by case name. `build` sends
+NAME.payload when it exists, else payload.
 
   build        pyas2lib builds a message per case: NAME.msg.headers.json and
                NAME.msg.body; prints the Message-ID and MIC it expects back.
@@ -97,11 +99,14 @@ class Setup:
             self.partner_pem = f.read()
         with open(os.path.join(directory, "edihub.pem"), "rb") as f:
             self.edihub_cert = f.read()
-        self.org = Organization(
+
+    def org(self, case):
+        """The partner, asking for its MDN where the case says."""
+        return Organization(
             as2_name="PARTNER",
             sign_key=self.partner_pem,
             decrypt_key=self.partner_pem,
-            mdn_url="http://127.0.0.1:1/as2",
+            mdn_url=case.get("mdn_url", "http://127.0.0.1:1/as2"),
         )
 
     def edihub(self, case):
@@ -115,17 +120,18 @@ class Setup:
             compress=case["compress"],
             enc_alg=case["enc_alg"],
             digest_alg=case["digest_alg"],
-            mdn_mode="SYNC",
-            mdn_digest_alg=case["digest_alg"],
+            mdn_mode=case.get("mdn_mode", "SYNC"),
+            mdn_digest_alg=case.get("mdn_digest_alg", case["digest_alg"]),
         )
 
 
 def build(directory, cases, setup):
-    with open(os.path.join(directory, "payload"), "rb") as f:
-        payload = f.read()
     out = {}
     for case in cases:
-        message = Message(sender=setup.org, receiver=setup.edihub(case))
+        own = os.path.join(directory, case["name"] + ".payload")
+        with open(own if os.path.exists(own) else os.path.join(directory, "payload"), "rb") as f:
+            payload = f.read()
+        message = Message(sender=setup.org(case), receiver=setup.edihub(case))
         message.build(payload, filename=PAYLOAD_NAME, content_type="application/edi-x12", subject="PO")
         headers = list(message.headers.items())
         save_http(directory, case["name"] + ".msg", headers, message.content)
@@ -138,7 +144,7 @@ def verify_mdns(directory, cases, setup):
     out = {}
     for case in cases:
         sent = read_json(os.path.join(directory, case["name"] + ".sent.json"))
-        original = Message(sender=setup.org, receiver=setup.edihub(case))
+        original = Message(sender=setup.org(case), receiver=setup.edihub(case))
         original.message_id = sent["message_id"]
         original.mic = sent["mic"].encode() if sent["mic"] else None
         headers, body = load_http(directory, case["name"] + ".mdn")
@@ -158,7 +164,7 @@ def parse(directory, cases, setup):
         edihub = setup.edihub(case)
         message = Message()
         status, (exception, _trace), mdn = message.parse(
-            raw_http(headers, body), find_org_partner_cb=lambda org, partner: (setup.org, edihub)
+            raw_http(headers, body), find_org_partner_cb=lambda org, partner, case=case: (setup.org(case), edihub)
         )
         if mdn is not None:
             save_http(directory, case["name"] + ".pymdn", list(mdn.headers.items()), mdn.content)

@@ -17,7 +17,13 @@ use crate::{
 /// How many tasks claim one Message-ID at once.
 pub const AS2_RACERS: usize = 16;
 
-fn as2_message(scope: &Scope, partner: &str, message_id: &str, digest: &str, at: DateTime<Utc>) -> NewAs2Message {
+fn as2_message(
+    scope: &Scope,
+    partner: &str,
+    message_id: &str,
+    digest: &str,
+    at: DateTime<Utc>,
+) -> NewAs2Message {
     NewAs2Message {
         key: As2Key {
             station: format!("HUB-{}", scope.tenant_id),

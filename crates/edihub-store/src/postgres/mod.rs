@@ -31,6 +31,7 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use uuid::Uuid;
 
 use crate::activity_rollup::RollupSql;
+use crate::as2::{As2Claim, As2Filter, As2Key, As2MdnAttempt, As2MessageRow, As2Settlement, NewAs2Message};
 use crate::backend::{Backend, SqlStore};
 use crate::console::ConsoleSql;
 use crate::feed::{FeedPage, FeedQuery, FeedSql, StoredMessage};
@@ -40,7 +41,6 @@ use crate::message_search::SearchSql;
 use crate::outbox::OutboxSql;
 use crate::queries::QuerySql;
 use crate::session::Sessions;
-use crate::as2::{As2Claim, As2Filter, As2Key, As2MdnAttempt, As2MessageRow, As2Settlement, NewAs2Message};
 use crate::{
     ActivityCount, ActivityPoint, AuditEvent, AuditFilter, ClaimedDelivery, DeliveryQueue, DeliveryReport,
     DestinationRow, FinishedAttempt, IngestOutcome, IngestRequest, IntegrationRow, KeyPurge, MessagePage,

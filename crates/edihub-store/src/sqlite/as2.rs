@@ -1,7 +1,7 @@
 //! SQLite's statements of AS2 messages received (see [`crate::as2`]).
 
 use chrono::{DateTime, Utc};
-use sqlx::{SqliteConnection, Sqlite};
+use sqlx::{Sqlite, SqliteConnection};
 
 use crate::as2::{As2Claim, As2Filter, As2Key, As2MdnAttempt, As2MessageRow, As2Settlement, NewAs2Message};
 use crate::ingest::statements::IngestSql;
