@@ -35,6 +35,9 @@ pub const MDN_PENDING: &str = "pending";
 /// `mdn_status` of an asynchronous MDN given up on.
 pub const MDN_FAILED: &str = "failed";
 
+/// An MDN's HTTP header fields, in order, as answered.
+pub type MdnHeaders = Vec<(String, String)>;
+
 /// Which AS2 message: the station that received it, the partner that sent
 /// it and its Message-ID (without angle brackets).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
@@ -88,7 +91,7 @@ pub struct As2MessageRow {
     pub mdn_url: Option<String>,
     /// The MDN's HTTP headers as answered, in order.
     #[serde(skip)]
-    pub mdn_headers: Option<sqlx::types::Json<Vec<(String, String)>>>,
+    pub mdn_headers: Option<sqlx::types::Json<MdnHeaders>>,
     /// The MDN's body as answered.
     #[serde(skip)]
     pub mdn_body: Option<Vec<u8>>,
@@ -113,7 +116,7 @@ impl As2MessageRow {
     }
 
     /// The MDN as answered, once there is one.
-    pub fn mdn(&self) -> Option<(Vec<(String, String)>, Vec<u8>)> {
+    pub fn mdn(&self) -> Option<(MdnHeaders, Vec<u8>)> {
         Some((self.mdn_headers.as_ref()?.0.clone(), self.mdn_body.clone()?))
     }
 }
@@ -137,7 +140,7 @@ pub enum As2Claim {
 #[derive(Debug, Clone)]
 pub struct As2Settlement {
     /// The MDN's HTTP headers, in order.
-    pub mdn_headers: Vec<(String, String)>,
+    pub mdn_headers: MdnHeaders,
     /// The MDN's body.
     pub mdn_body: Vec<u8>,
     /// The message stored (or the original it repeats).

@@ -110,7 +110,7 @@ use std::sync::Arc;
 
 pub use as2::{
     AS2_DUPLICATE_BLOCKED, AS2_MESSAGE_ID_REUSED, As2Claim, As2Filter, As2Key, As2MdnAttempt, As2MessageRow,
-    As2Settlement, MDN_FAILED, MDN_PENDING, MDN_PROCESSING, MDN_SENT, NewAs2Message,
+    As2Settlement, MDN_FAILED, MDN_PENDING, MDN_PROCESSING, MDN_SENT, MdnHeaders, NewAs2Message,
 };
 pub use audit::{
     AuditEvent, AuditFilter, DELIVERY_FAILED, DELIVERY_REPLAYED, DELIVERY_WITHDRAWN, DESTINATION_UPDATED,
