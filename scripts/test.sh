@@ -4,7 +4,8 @@
 #
 # PostgreSQL, in order of preference (PRODUCT.md, "Setup and running"):
 #   1. DATABASE_URL (or EDIHUB_TEST_DATABASE_URL) when it is a postgres:// URL;
-#   2. a server on 127.0.0.1:5432 (user postgres, trust auth);
+#   2. a server on 127.0.0.1:5432 (user postgres, trust auth) that allows at
+#      least MIN_CONNECTIONS connections;
 #   3. a throwaway cluster from the installed PostgreSQL binaries, installing
 #      Debian's `postgresql` package first when none exist and we are root.
 # Tests create and drop their own databases (edihub_t_*) on that server.
@@ -32,6 +33,20 @@ find_pg_bin() {
 # start_pgbouncer and stop_pgbouncer.
 # shellcheck source=scripts/lib/pgbouncer.sh
 . "$ROOT/scripts/lib/pgbouncer.sh"
+
+# The suite runs tests in parallel, each with its own pools, and the fault
+# tests start several hubs at once: a server that allows fewer connections
+# than this fails them with "too many clients".
+MIN_CONNECTIONS=300
+
+# The server's max_connections, or 0 when it cannot be read (no psql, or the
+# server refuses the trust login).
+server_max_connections() {
+    local n
+    n=$(psql -h "$1" -p "$2" -U postgres -d postgres -Atc 'SHOW max_connections' 2>/dev/null) || n=0
+    [[ "$n" =~ ^[0-9]+$ ]] || n=0
+    echo "$n"
+}
 
 start_throwaway_cluster() {
     local bin port=55432
@@ -85,10 +100,12 @@ elif [ -n "${EDIHUB_TEST_DATABASE_URL:-}" ]; then
 elif [[ "${DATABASE_URL:-}" == postgres* ]]; then
     export EDIHUB_TEST_DATABASE_URL="$DATABASE_URL"
     log "PostgreSQL from DATABASE_URL"
-elif port_open 127.0.0.1 5432; then
+elif port_open 127.0.0.1 5432 && [ "$(server_max_connections 127.0.0.1 5432)" -ge "$MIN_CONNECTIONS" ]; then
     export EDIHUB_TEST_DATABASE_URL="postgres://postgres@127.0.0.1:5432/postgres"
     log "PostgreSQL on 127.0.0.1:5432"
 else
+    port_open 127.0.0.1 5432 &&
+        log "PostgreSQL on 127.0.0.1:5432 allows fewer than $MIN_CONNECTIONS connections: using a throwaway cluster instead"
     start_throwaway_cluster
 fi
 # The binary under test must not pick up a stray DATABASE_URL.
