@@ -24,7 +24,7 @@ check-config:
 test:
 	./scripts/test.sh
 
-## Run the shell examples of README.md and docs/*.md against a fresh hub (README, "Docs that run").
+## Run the shell examples of README.md and docs/*.md against a fresh hub (docs/testing.md, "Docs that run").
 docs-check:
 	./scripts/docs-check.sh
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make docs-check`: runs the shell examples of README.md and docs/*.md, in
 # order, against a fresh hub, and fails on the first one that does not give
-# what its document says (README.md, "Docs that run").
+# what its document says (docs/testing.md, "Docs that run").
 #
 # The hub: the built `edihub` with the demo config (config/edihub.toml), the
 # demo secrets of the Makefile, a new SQLite database in a temporary

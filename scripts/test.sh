@@ -166,7 +166,7 @@ if [ $# -eq 0 ]; then
     stop_pgbouncer
 fi
 
-# The documents' examples, against a fresh hub (README.md, "Docs that run").
+# The documents' examples, against a fresh hub (docs/testing.md, "Docs that run").
 # Only for the whole suite: a filtered run (`make chaos`) skips them.
 if [ $# -eq 0 ]; then
     ./scripts/docs-check.sh

@@ -5,7 +5,7 @@
 //!
 //! The hubs here run with short limits (request and header timeouts of 2 s)
 //! so the cut-offs happen within CI's time; production defaults are 30 s and
-//! 10 s (README, "Server limits"). Every client here is on 127.0.0.1, so the
+//! 10 s (docs/configuration.md). Every client here is on 127.0.0.1, so the
 //! per-address cap is lifted: these tests are about the limits that hold
 //! whoever connects (the per-address cap has its own test in edihub-server,
 //! `tests/connections_per_address.rs`).
