@@ -40,11 +40,14 @@ demo-secrets:
 fmt:
 	$(CARGO) fmt --all
 
-## Formatting and clippy, warnings as errors.
+## Formatting, clippy with warnings as errors, and no import circle of more than
+## two files in the crates listed (scripts/import-cycles.py).
+CYCLE_FREE_CRATES = crates/edihub-core crates/edihub
 lint:
 	./scripts/build-deps.sh
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
+	python3 scripts/import-cycles.py $(CYCLE_FREE_CRATES)
 
 build:
 	./scripts/build-deps.sh

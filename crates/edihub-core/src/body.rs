@@ -20,61 +20,11 @@
 //! type: XML must be an IDoc (possibly in a SOAP envelope); JSON is an IDoc
 //! when it has the converter shape, otherwise it is a plain JSON message.
 
-use serde::Serialize;
-
-use crate::document::Document;
+use crate::body_format::BodyFormat;
 use crate::idoc::description::IdocDescriptions;
 use crate::idoc::flat;
+use crate::parsed::ParsedBody;
 use crate::{CoreError, edi, encoding, idoc};
-
-/// The syntax and shape a body was read as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BodyFormat {
-    /// IDoc-XML (possibly in a SOAP envelope).
-    IdocXml,
-    /// An IDoc in the JSON converter shape.
-    IdocJson,
-    /// Any other JSON object.
-    PlainJson,
-    /// A UN/EDIFACT interchange (one document per message).
-    Edifact,
-    /// An ANSI X12 interchange (one document per transaction set).
-    X12,
-    /// SAP's fixed-width flat file (one document per control record).
-    IdocFlat,
-}
-
-impl std::fmt::Display for BodyFormat {
-    /// The name people use: `IDoc-XML`, `IDoc-JSON`, `plain JSON`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            BodyFormat::IdocXml => "IDoc-XML",
-            BodyFormat::IdocJson => "IDoc-JSON",
-            BodyFormat::PlainJson => "plain JSON",
-            BodyFormat::Edifact => "EDIFACT",
-            BodyFormat::X12 => "X12",
-            BodyFormat::IdocFlat => "IDoc flat file",
-        })
-    }
-}
-
-/// A parsed request body.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ParsedBody {
-    /// How the body was read.
-    pub format: BodyFormat,
-    /// One per IDoc in a packet or message in an interchange (in order);
-    /// exactly one for plain JSON.
-    pub documents: Vec<Document>,
-    /// `idempotencyKey` member at the top of a JSON body (raw, unvalidated), if any.
-    pub idempotency_key: Option<String>,
-    /// The envelope of an EDIFACT or X12 interchange; `None` otherwise.
-    pub interchange: Option<crate::edi::Interchange>,
-    /// What an acknowledgement of that interchange needs (its syntax,
-    /// groups and message references); `None` for other bodies.
-    pub envelope: Option<crate::edi::Envelope>,
-}
 
 /// The syntax chosen for a body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

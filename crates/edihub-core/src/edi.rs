@@ -40,212 +40,26 @@
 mod ack;
 mod edifact;
 mod envelope;
+mod message;
+mod model;
 mod refusal;
 mod segment;
 mod segments;
 mod x12;
 
-use std::ops::Range;
-use std::sync::{Arc, OnceLock};
-
-use serde::Serialize;
-use serde_json::Value;
-
 use crate::CoreError;
-use crate::body::{BodyFormat, ParsedBody};
+use crate::body_format::BodyFormat;
 use crate::document::Document;
-use crate::path::{KeyPath, Step};
+use crate::parsed::ParsedBody;
 
 pub use ack::{AckKind, AckTime, acknowledge, acknowledge_refusal};
 pub use envelope::Envelope;
+pub(crate) use message::EdiMessage;
+pub use model::{EdiHeader, EdiSyntax, Interchange, Party};
+pub(crate) use model::{RawMessage, disagree};
 pub use refusal::Refusal;
-pub(crate) use refusal::of as refusal_of;
-pub(crate) use segment::{Segment, Text};
-
-/// Which EDI standard an interchange follows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-pub enum EdiSyntax {
-    /// UN/EDIFACT (ISO 9735).
-    #[serde(rename = "EDIFACT")]
-    Edifact,
-    /// ANSI ASC X12.
-    #[serde(rename = "X12")]
-    X12,
-}
-
-impl EdiSyntax {
-    /// `EDIFACT` or `X12`: the prefix of message types and the name in errors.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EdiSyntax::Edifact => "EDIFACT",
-            EdiSyntax::X12 => "X12",
-        }
-    }
-}
-
-/// An interchange partner: identification and its code qualifier.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
-pub struct Party {
-    /// Identification (ISA06/ISA08, UNB S002/S003 0004/0010), trimmed.
-    pub id: String,
-    /// Code qualifier (ISA05/ISA07, UNB 0007), if given.
-    pub qualifier: Option<String>,
-}
-
-/// The interchange envelope: who sent it to whom under which number.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
-pub struct Interchange {
-    /// EDIFACT or X12.
-    pub syntax: EdiSyntax,
-    /// Interchange control number (ISA13, UNB 0020).
-    pub control_number: String,
-    /// Interchange sender (ISA05/ISA06, UNB S002).
-    pub sender: Party,
-    /// Interchange receiver (ISA07/ISA08, UNB S003).
-    pub receiver: Party,
-}
-
-/// The envelope of one message (transaction set).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct EdiHeader {
-    /// The interchange the message came in, shared by its messages.
-    pub interchange: Arc<Interchange>,
-    /// Message type as the standard names it: `850`, `ORDERS`.
-    pub message_type: String,
-    /// Version: GS08 (`004010`) or UNH S009 0052+0054 (`D96A`).
-    pub version: String,
-    /// Group control number (GS06, UNG 0048), if the message is in a group.
-    pub group_control: Option<String>,
-    /// Message control number (ST02, UNH 0062).
-    pub control_number: String,
-}
-
-impl EdiHeader {
-    /// The hub's message type: `X12.850`, `EDIFACT.ORDERS`.
-    pub fn hub_type(&self) -> String {
-        // Built by hand: `format!` costs more than the rest of reading the type.
-        let syntax = self.interchange.syntax.as_str();
-        let mut out = String::with_capacity(syntax.len() + 1 + self.message_type.len());
-        out.push_str(syntax);
-        out.push('.');
-        out.push_str(&self.message_type);
-        out
-    }
-}
-
-/// Separators of one interchange.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Separators {
-    pub element: char,
-    pub component: char,
-    pub repetition: Option<char>,
-    pub segment: char,
-    pub release: Option<char>,
-}
-
-/// An EDIFACT message or X12 transaction set: its envelope and segments.
-///
-/// The JSON rendering (a string per value) is built on first use:
-/// receiving needs only the envelope and the key fields, which are read
-/// from the segments in place.
-#[derive(Clone)]
-pub(crate) struct EdiMessage {
-    pub header: EdiHeader,
-    /// The interchange's segments, shared by its messages.
-    text: Arc<Text>,
-    /// This message's segments (indices in `text`).
-    segments: Range<usize>,
-    rendered: OnceLock<Value>,
-}
-
-/// The envelope and this message's segments, not the whole shared text.
-impl std::fmt::Debug for EdiMessage {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let segments: Vec<Segment<'_>> = self.segments().collect();
-        f.debug_struct("EdiMessage").field("header", &self.header).field("segments", &segments).finish()
-    }
-}
-
-impl EdiMessage {
-    pub fn new(header: EdiHeader, text: Arc<Text>, segments: Range<usize>) -> EdiMessage {
-        EdiMessage { header, text, segments, rendered: OnceLock::new() }
-    }
-
-    /// The segments between header and trailer.
-    fn segments(&self) -> impl Iterator<Item = Segment<'_>> {
-        self.text.segments(self.segments.clone())
-    }
-
-    /// The rendering: an array of the segments between header and trailer.
-    pub fn value(&self) -> &Value {
-        self.rendered.get_or_init(|| Value::Array(self.segments().map(|s| s.render()).collect()))
-    }
-
-    /// The rendering written to a serializer: the value if it is built,
-    /// else segment by segment without building it (the same JSON).
-    pub fn serialize_rendering<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeSeq;
-        if let Some(value) = self.rendered.get() {
-            return serde::Serialize::serialize(value, serializer);
-        }
-        let mut seq = serializer.serialize_seq(None)?;
-        for segment in self.segments() {
-            seq.serialize_element(&segment)?;
-        }
-        seq.end()
-    }
-
-    /// The rendering, taken (rendered first if it was not yet).
-    pub fn into_value(self) -> Value {
-        self.value();
-        self.rendered.into_inner().unwrap_or_default()
-    }
-
-    /// Values at a key path: positional for the IDoc notation, else JSONPath on the rendering.
-    pub fn values(&self, path: &KeyPath) -> Vec<Value> {
-        match path {
-            KeyPath::Idoc(p) => segments::values(self.segments(), p),
-            KeyPath::Json(_) => crate::eval::values(self.value(), path),
-        }
-    }
-}
-
-/// Two messages are equal when their envelopes and renderings are (not
-/// their places in the interchanges they came in).
-impl PartialEq for EdiMessage {
-    fn eq(&self, other: &Self) -> bool {
-        self.header == other.header && self.value() == other.value()
-    }
-}
-
-/// A syntax error: 400.
-pub(crate) fn malformed(syntax: EdiSyntax, detail: String) -> CoreError {
-    CoreError::EdiSyntax { syntax: syntax.as_str(), detail }
-}
-
-/// Counts or references that disagree: 422.
-pub(crate) fn disagree(syntax: EdiSyntax, detail: String) -> CoreError {
-    CoreError::EdiStructure { syntax: syntax.as_str(), detail }
-}
-
-/// Parses a count element (SE01, UNT 0074, …) as a number.
-pub(crate) fn count(syntax: EdiSyntax, seg: &Segment, e: usize, name: &str) -> Result<usize, CoreError> {
-    seg.el(e).parse().map_err(|_| {
-        malformed(
-            syntax,
-            format!("segment {} ({}): {name} must be a number, got `{}`", seg.number, seg.tag(), seg.el(e)),
-        )
-    })
-}
-
-/// One message read from an interchange, before it becomes a [`Document`].
-pub(crate) struct RawMessage {
-    pub header: EdiHeader,
-    /// The interchange's segments, shared by its messages.
-    pub text: Arc<Text>,
-    /// This message's segments between header and trailer (indices in `text`).
-    pub body: Range<usize>,
-}
+use refusal::{Fault, Mismatch};
+pub(crate) use segment::Text;
 
 /// Parses an EDIFACT interchange.
 pub(crate) fn parse_edifact(bytes: &[u8]) -> Result<ParsedBody, CoreError> {
@@ -284,14 +98,22 @@ pub(crate) fn sniff(rest: &[u8]) -> Option<BodyFormat> {
     }
 }
 
-/// Splits the X12-style first step `BEG03` into `BEG` and element `03`.
-pub(crate) fn split_glued(step: &Step) -> (&str, Option<&str>) {
-    let name = step.name.as_str();
-    let n = name.len();
-    if (4..=5).contains(&n) && name.is_ascii() && name[n - 2..].bytes().all(|b| b.is_ascii_digit()) {
-        (&name[..n - 2], Some(&name[n - 2..]))
-    } else {
-        (name, None)
+/// The refusal of a body that does not parse as an interchange, if its
+/// header could be read; `None` for a body that parses, or one that is not
+/// EDIFACT or X12.
+pub(crate) fn refusal_of(format: BodyFormat, bytes: &[u8]) -> Option<Refusal> {
+    let parsed = match format {
+        BodyFormat::X12 => x12::parse(bytes),
+        BodyFormat::Edifact => edifact::parse(bytes),
+        _ => return None,
+    };
+    match parsed {
+        // An envelope that adds up but holds no message (see `finish`).
+        Ok((messages, envelope)) if messages.is_empty() => {
+            Some(Refusal { envelope, fault: Fault::Interchange(Mismatch::Empty) })
+        }
+        Ok(_) => None,
+        Err(failure) => failure.refusal.map(|r| *r),
     }
 }
 

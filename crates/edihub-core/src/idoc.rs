@@ -23,8 +23,9 @@ pub(crate) mod layout;
 
 use serde_json::{Map, Value};
 
-use crate::body::{BodyFormat, ParsedBody};
+use crate::body_format::BodyFormat;
 use crate::document::{Document, PacketPosition};
+use crate::parsed::ParsedBody;
 use crate::xml::{self, Root, SoapBody};
 use crate::{CoreError, json, render};
 

@@ -46,7 +46,15 @@
 //! [`Document::value`] is asked for (JSONPath, content fingerprints,
 //! deliveries), since receiving needs only the key fields. Each syntax
 //! reads its separators in `edi/edifact` and `edi/x12` and walks its
-//! envelope in `edi/edifact/walk` and `edi/x12/walk`.
+//! envelope in `edi/edifact/walk` and `edi/x12/walk`; what both build (the
+//! parties, envelopes, separators) is `edi/model`, a message as a document
+//! holds it `edi/message`.
+//!
+//! Every reader returns a [`ParsedBody`] (`parsed`) of one [`BodyFormat`]
+//! (`body_format`). Those, like `edi/model`, are leaves: the readers import
+//! them and `body` dispatches to the readers, so no two stages import each
+//! other in a circle (`scripts/import-cycles.py`, run by `make lint`, keeps
+//! it so).
 //!
 //! SAP's flat-file IDocs (`idoc/flat`) skip steps 2–4 too: fixed-width
 //! records are read into the same rendering as the XML form, their segment
@@ -124,6 +132,7 @@
 //! ```
 
 mod body;
+mod body_format;
 mod document;
 mod edi;
 mod encoding;
@@ -132,14 +141,14 @@ mod eval;
 mod fingerprint;
 mod idoc;
 mod json;
+mod parsed;
 mod path;
 mod render;
 pub mod sap;
 mod xml;
 
-pub use body::{
-    BodyFormat, FLAT_IDOC_MEDIA, ParsedBody, looks_like_message, parse_body, parse_body_with, refusal,
-};
+pub use body::{FLAT_IDOC_MEDIA, looks_like_message, parse_body, parse_body_with, refusal};
+pub use body_format::BodyFormat;
 pub use document::{ControlRecord, Document, DocumentJson};
 pub use edi::{
     AckKind, AckTime, EdiHeader, EdiSyntax, Envelope, Interchange, Party, Refusal, acknowledge,
@@ -148,4 +157,5 @@ pub use edi::{
 pub use error::{CoreError, ErrorClass};
 pub use fingerprint::{Basis, Fingerprint, FingerprintScope, FingerprintSpec, KeyValue, fingerprint};
 pub use idoc::description::{FieldLayout, IdocDescription, IdocDescriptions, SegmentLayout};
+pub use parsed::ParsedBody;
 pub use path::{IdocPath, JsonPathQuery, KeyPath};

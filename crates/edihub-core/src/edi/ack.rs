@@ -31,102 +31,15 @@
 //! with the UCF or UCM/UCS/UCD of the group or message in error.
 
 mod edifact;
+mod kind;
+mod writer;
 mod x12;
 
+use kind::Verdict;
+pub use kind::{AckKind, AckTime};
+
 use super::envelope::Envelope;
-use super::refusal::{Fault, Refusal};
-use super::{EdiSyntax, Separators};
-
-/// Which acknowledgement is asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AckKind {
-    /// X12 997 Functional Acknowledgment.
-    X12Functional,
-    /// X12 999 Implementation Acknowledgment (005010X231A1).
-    X12Implementation,
-    /// EDIFACT CONTRL (syntax and service report).
-    Contrl,
-}
-
-impl AckKind {
-    /// `997`, `999` or `contrl` (any case), the values of `?ack=`.
-    pub fn parse(name: &str) -> Option<AckKind> {
-        match name.to_ascii_lowercase().as_str() {
-            "997" => Some(AckKind::X12Functional),
-            "999" => Some(AckKind::X12Implementation),
-            "contrl" => Some(AckKind::Contrl),
-            _ => None,
-        }
-    }
-
-    /// The default acknowledgement of a syntax: 997 for X12, CONTRL for EDIFACT.
-    pub fn default_for(syntax: EdiSyntax) -> AckKind {
-        match syntax {
-            EdiSyntax::X12 => AckKind::X12Functional,
-            EdiSyntax::Edifact => AckKind::Contrl,
-        }
-    }
-
-    /// The syntax this acknowledgement is written in.
-    pub fn syntax(self) -> EdiSyntax {
-        match self {
-            AckKind::X12Functional | AckKind::X12Implementation => EdiSyntax::X12,
-            AckKind::Contrl => EdiSyntax::Edifact,
-        }
-    }
-
-    /// `997`, `999`, `CONTRL`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AckKind::X12Functional => "997",
-            AckKind::X12Implementation => "999",
-            AckKind::Contrl => "CONTRL",
-        }
-    }
-}
-
-/// When the acknowledgement is made (UTC), for its envelope's date and time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AckTime {
-    /// Four-digit year.
-    pub year: u16,
-    /// 1–12.
-    pub month: u8,
-    /// 1–31.
-    pub day: u8,
-    /// 0–23.
-    pub hour: u8,
-    /// 0–59.
-    pub minute: u8,
-}
-
-impl AckTime {
-    /// `CCYYMMDD`.
-    fn long_date(&self) -> String {
-        format!("{:04}{:02}{:02}", self.year, self.month, self.day)
-    }
-
-    /// `YYMMDD`.
-    fn short_date(&self) -> String {
-        format!("{:02}{:02}{:02}", self.year % 100, self.month, self.day)
-    }
-
-    /// `HHMM`.
-    fn hhmm(&self) -> String {
-        format!("{:02}{:02}", self.hour, self.minute)
-    }
-}
-
-/// What an acknowledgement says about the interchange.
-#[derive(Debug, Clone, Copy)]
-enum Verdict<'a> {
-    /// Stored: every message accepted.
-    Accepted,
-    /// A repeated interchange, rejected as a duplicate.
-    Duplicate,
-    /// Refused (nothing stored) for `Fault`.
-    Refused(&'a Fault),
-}
+use super::refusal::Refusal;
 
 /// The acknowledgement of `envelope`: `kind`, numbered from the counter
 /// value `number` (1, 2, …; wrapped to the syntax's width), made `at`.
@@ -178,60 +91,6 @@ fn write(
         }
         _ => x12::acknowledgement(envelope, kind, verdict, number, at).into_bytes(),
     })
-}
-
-/// `number` wrapped into `1..=max`: counters never stop, control numbers
-/// have a fixed width (X12: 9 digits, EDIFACT 0020: 14 characters).
-fn wrap(number: i64, max: i64) -> i64 {
-    (number.max(1) - 1) % max + 1
-}
-
-/// Writes segments with an interchange's separators, counting them.
-struct Writer<'a> {
-    seps: &'a Separators,
-    out: String,
-    /// Segments written so far.
-    count: usize,
-}
-
-impl<'a> Writer<'a> {
-    fn new(seps: &'a Separators) -> Self {
-        Writer { seps, out: String::new(), count: 0 }
-    }
-
-    /// One segment; each element is its components. Trailing empty
-    /// elements and components are left out, as both standards ask.
-    fn segment(&mut self, tag: &str, elements: &[&[&str]]) {
-        let trimmed = |cs: &[&str]| cs.len() - cs.iter().rev().take_while(|c| c.is_empty()).count();
-        let used = elements.len() - elements.iter().rev().take_while(|e| trimmed(e) == 0).count();
-        self.out.push_str(tag);
-        for element in &elements[..used] {
-            self.out.push(self.seps.element);
-            for (i, component) in element[..trimmed(element)].iter().enumerate() {
-                if i > 0 {
-                    self.out.push(self.seps.component);
-                }
-                self.push_escaped(component);
-            }
-        }
-        self.out.push(self.seps.segment);
-        self.count += 1;
-    }
-
-    /// A value with the release character before any service character
-    /// (EDIFACT); X12 has none, and its values cannot hold its separators.
-    fn push_escaped(&mut self, value: &str) {
-        let s = self.seps;
-        for c in value.chars() {
-            let special = [Some(s.element), Some(s.component), Some(s.segment), s.repetition, s.release];
-            if let Some(release) = s.release
-                && special.contains(&Some(c))
-            {
-                self.out.push(release);
-            }
-            self.out.push(c);
-        }
-    }
 }
 
 #[cfg(test)]

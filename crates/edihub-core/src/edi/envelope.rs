@@ -8,8 +8,9 @@
 //! the numbers the sender gave them. The message bodies are not needed, so
 //! this is small: a few strings per message.
 
+use super::model::{Interchange, Separators};
+use super::segment::Segment;
 use super::segment::trim;
-use super::{Interchange, Segment, Separators};
 
 /// The envelope of a parsed interchange, as an acknowledgement needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]

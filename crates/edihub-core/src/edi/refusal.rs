@@ -9,9 +9,10 @@
 //! with rejected sets, or a CONTRL with action `4`.
 
 use super::envelope::Envelope;
-use super::{EdiSyntax, Segment};
+use super::model::EdiSyntax;
+use super::segment::Segment;
 use crate::CoreError;
-use crate::body::BodyFormat;
+use crate::body_format::BodyFormat;
 
 /// What disagrees in a trailer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,23 +148,4 @@ pub(crate) fn trailer(trailer: &Segment, position: usize, element: usize) -> Box
 /// be unique.
 pub(crate) fn repeated_message(header: &Segment, element: usize, error: CoreError) -> Located {
     (error, Fault::Message { mismatch: Mismatch::Repeated, site: trailer(header, 1, element) })
-}
-
-/// The refusal of a body that does not parse as an interchange, if its
-/// header could be read; `None` for a body that parses, or one that is not
-/// EDIFACT or X12.
-pub(crate) fn of(format: BodyFormat, bytes: &[u8]) -> Option<Refusal> {
-    let parsed = match format {
-        BodyFormat::X12 => super::x12::parse(bytes),
-        BodyFormat::Edifact => super::edifact::parse(bytes),
-        _ => return None,
-    };
-    match parsed {
-        // An envelope that adds up but holds no message (see `finish`).
-        Ok((messages, envelope)) if messages.is_empty() => {
-            Some(Refusal { envelope, fault: Fault::Interchange(Mismatch::Empty) })
-        }
-        Ok(_) => None,
-        Err(failure) => failure.refusal.map(|r| *r),
-    }
 }

@@ -23,8 +23,8 @@ mod reader;
 
 pub(crate) use reader::tokenize_located;
 
+use super::model::{EdiSyntax, Separators, malformed};
 use super::segment::{Segment, Text, trim};
-use super::{EdiSyntax, Separators, malformed, split_glued};
 use crate::CoreError;
 use crate::path::{IdocPath, Step};
 
@@ -143,4 +143,15 @@ fn is_segment(seg: &Segment, tag: &str, step: &Step) -> bool {
 /// Component `c` (1-based) of element `e` (1-based), one per repeat that has it.
 fn at<'a>(seg: Segment<'a>, e: usize, c: usize) -> impl Iterator<Item = &'a str> + use<'a> {
     seg.repeats(e).filter_map(move |mut components| components.nth(c - 1))
+}
+
+/// Splits the X12-style first step `BEG03` into `BEG` and element `03`.
+pub(crate) fn split_glued(step: &Step) -> (&str, Option<&str>) {
+    let name = step.name.as_str();
+    let n = name.len();
+    if (4..=5).contains(&n) && name.is_ascii() && name[n - 2..].bytes().all(|b| b.is_ascii_digit()) {
+        (&name[..n - 2], Some(&name[n - 2..]))
+    } else {
+        (name, None)
+    }
 }

@@ -20,9 +20,10 @@
 use std::sync::Arc;
 
 use super::envelope::Envelope;
+use super::model::{EdiSyntax, Interchange, Party, RawMessage, Separators, malformed};
 use super::refusal::{Failure, Fault, refused};
+use super::segment::Segment;
 use super::segments::{tokenize, tokenize_located, trim_trailing};
-use super::{EdiSyntax, Interchange, Party, RawMessage, Segment, Separators, malformed};
 use crate::CoreError;
 
 mod walk;

@@ -38,13 +38,14 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use self::records::{Record, records, structure};
-use crate::body::{BodyFormat, ParsedBody};
+use crate::body_format::BodyFormat;
 use crate::document::{Document, PacketPosition};
 use crate::idoc::description::{IdocDescription, IdocDescriptions, SegmentLayout};
 use crate::idoc::layout::{
     CONTROL_RECORD, CONTROL_RECORD_LEN, CONTROL_RECORD_UNICODE, DATA_HEADER_LEN, DATA_RECORD_LEN, SDATA_LEN,
     control_field_spans, data_header_spans,
 };
+use crate::parsed::ParsedBody;
 use crate::{CoreError, encoding, render, xml};
 
 /// The member the raw segment data of an undescribed segment is kept under.

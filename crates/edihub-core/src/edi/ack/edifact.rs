@@ -21,9 +21,10 @@
 //! have a century (S004 `CCYYMMDD`).
 
 use super::super::envelope::Envelope;
+use super::super::model::{Party, Separators};
 use super::super::refusal::{Fault, Mismatch};
-use super::super::{Party, Separators};
-use super::{AckTime, Verdict, Writer, wrap};
+use super::kind::{AckTime, Verdict};
+use super::writer::{Writer, wrap};
 
 /// The largest interchange control reference (0020 is up to 14 characters).
 const MAX_CONTROL: i64 = 99_999_999_999_999;

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use super::super::{edifact, x12};
+use super::writer::wrap;
 use super::*;
 use crate::{BodyFormat, Document, ParsedBody, parse_body};
 

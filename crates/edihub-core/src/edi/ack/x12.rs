@@ -28,7 +28,8 @@
 
 use super::super::envelope::{Envelope, GroupRef};
 use super::super::refusal::{Fault, Mismatch, TrailerSite};
-use super::{AckKind, AckTime, Verdict, Writer, wrap};
+use super::kind::{AckKind, AckTime, Verdict};
+use super::writer::{Writer, wrap};
 
 /// The largest X12 interchange control number (ISA13, nine digits).
 const MAX_CONTROL: i64 = 999_999_999;
@@ -158,7 +159,7 @@ fn ta1(w: &mut Writer<'_>, envelope: &Envelope, status: &str, note: &str) {
 
 /// A repetition separator for a 00501 envelope when the received one
 /// (before 00402) had none: the first that is not already a separator.
-fn free_repetition(seps: &super::Separators) -> char {
+fn free_repetition(seps: &super::super::model::Separators) -> char {
     let used = [seps.element, seps.component, seps.segment];
     ['^', '|', '!', '`', '{'].into_iter().find(|c| !used.contains(c)).unwrap_or('^')
 }

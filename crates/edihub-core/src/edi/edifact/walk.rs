@@ -7,9 +7,10 @@ use std::sync::Arc;
 
 use super::{SYNTAX, interchange, required};
 use crate::edi::envelope::{Envelope, GroupRef, MessageRef, UNG};
+use crate::edi::model::{EdiHeader, Interchange, RawMessage, Separators, count, disagree, malformed};
 use crate::edi::refusal::{Failure, Fault, Located, Mismatch, refused, repeated_message, syntax, trailer};
 use crate::edi::segment::trim;
-use crate::edi::{EdiHeader, Interchange, RawMessage, Segment, Separators, Text, count, disagree, malformed};
+use crate::edi::segment::{Segment, Text};
 
 /// An open group: UNG 0048 and the messages seen in it.
 struct Group {

@@ -10,9 +10,9 @@ use std::ops::Range;
 
 use super::{MAX_COMPONENTS, MAX_ELEMENTS, MAX_REPEATS, too_large};
 use crate::CoreError;
+use crate::edi::model::{EdiSyntax, Separators, malformed};
 use crate::edi::refusal::{self, Fault, Located};
 use crate::edi::segment::{Part, Text};
-use crate::edi::{EdiSyntax, Separators, malformed};
 
 /// [`tokenize`](super::tokenize), with the error's fault: a premature end
 /// (the text ends inside a segment) or another syntax error.

@@ -7,8 +7,9 @@ use std::sync::Arc;
 
 use super::{SYNTAX, required};
 use crate::edi::envelope::{Envelope, GS, GroupRef, MessageRef};
+use crate::edi::model::{EdiHeader, Interchange, RawMessage, count, disagree, malformed};
 use crate::edi::refusal::{Failure, Fault, Located, Mismatch, refused, repeated_message, syntax, trailer};
-use crate::edi::{EdiHeader, Interchange, RawMessage, Segment, Text, count, disagree, malformed};
+use crate::edi::segment::{Segment, Text};
 
 /// An open group: GS, its version and the sets seen in it.
 struct Group<'a> {
