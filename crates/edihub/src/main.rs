@@ -7,7 +7,7 @@
 //! # Layout
 //!
 //! - `main.rs`: the subcommands (`serve`, `migrate`, `check-config`,
-//!   `fingerprint`, `send`, `listen`), signals, exit codes.
+//!   `fingerprint`, `send`, `listen`, `as2 send`), signals, exit codes.
 //! - `config_file.rs`: where the configuration comes from (file, `EDIHUB_*`
 //!   environment) and what is logged about it.
 //! - `explain.rs`: `edihub fingerprint FILE`, why a message was or would be
@@ -16,7 +16,10 @@
 //!   a progress bar.
 //! - `listen.rs`: `edihub listen`, a tiny webhook receiver that prints (and
 //!   verifies) deliveries: the demo destination.
+//! - `as2.rs`: `edihub as2 send FILE --partner ID`, one AS2 message to a
+//!   trading partner and its MDN judged, to test a partner link.
 
+mod as2;
 mod config_file;
 mod explain;
 mod listen;
@@ -63,6 +66,9 @@ enum Command {
     Send(send::Args),
     /// Receive deliveries: print each one's webhook-id and body (verifying its signature when given the secret).
     Listen(listen::Args),
+    /// AS2 with trading partners: `as2 send FILE --partner ID` tests a partner link.
+    #[command(subcommand)]
+    As2(as2::Command),
 }
 
 fn init_logging(format: &str) {
@@ -125,6 +131,7 @@ async fn main() -> ExitCode {
             Ok(())
         }
         Command::Fingerprint(args) => return explain::run(&config, &cli.config, &args).await,
+        Command::As2(command) => return as2::run(&config, command).await,
         Command::Migrate => migrate(config).await,
         Command::Serve => serve(config).await,
         Command::Send(_) | Command::Listen(_) => unreachable!("handled before loading the configuration"),

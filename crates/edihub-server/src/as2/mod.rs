@@ -6,8 +6,8 @@
 //! received, either in the HTTP answer or posted back later. A partner that
 //! gets no MDN sends the same Message-ID again.
 //!
-//! This module is the protocol: reading and writing messages and MDNs, with
-//! no HTTP route and no storage.
+//! This module is the protocol: reading and writing messages and MDNs, and
+//! sending one to a partner, with no HTTP route and no storage.
 //!
 //! - [`mime`]: MIME entities as AS2 uses them: exact byte spans, bounded
 //!   parsing, canonical writing.
@@ -21,7 +21,8 @@
 //!   from the configuration's `[as2]` section.
 //! - [`inbound`]: opening a partner's message and the MDN that answers it.
 //! - [`outbound`]: building a message to a partner; [`receipt`]: reading
-//!   the partner's MDN and judging whether it confirms what was sent.
+//!   the partner's MDN and judging whether it confirms what was sent;
+//!   [`send`]: posting it to the partner and judging the answer.
 //! - [`mdn`]: dispositions and building MDNs.
 //! - [`error`]: every failure, typed by the disposition the MDN reports.
 
@@ -38,6 +39,7 @@ pub mod mime;
 pub mod outbound;
 pub mod partner;
 pub mod receipt;
+pub mod send;
 pub mod signed;
 
 #[cfg(test)]

@@ -101,6 +101,11 @@ impl Registry {
         self.certificates().filter(|(_, c)| c.not_after() < horizon).collect()
     }
 
+    /// Every partner, in the configuration's order.
+    pub fn partners(&self) -> impl Iterator<Item = &PartnerProfile> {
+        self.partners.iter()
+    }
+
     /// Builds the registry from `config`'s `[as2]` section, reading every
     /// PEM. Each refusal names its key.
     pub fn from_config(config: &Config) -> Result<Self, ConfigError> {

@@ -9,4 +9,5 @@
 
 mod openssl_cli;
 mod pyas2;
+mod send;
 mod support;
