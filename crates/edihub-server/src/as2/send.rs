@@ -13,7 +13,7 @@ use std::time::Duration;
 use chrono::Utc;
 
 use super::error::As2Error;
-use super::outbound::{self, Payload};
+use super::outbound::{self, OutboundMessage, Payload};
 use super::partner::{MdnMode, PartnerProfile, Station};
 use super::receipt::{ReceivedMdn, SentMessage, Unconfirmed};
 
@@ -57,6 +57,8 @@ impl SendOutcome {
 pub struct Sent {
     /// What the MDN is judged against: Message-ID and MIC.
     pub message: SentMessage,
+    /// The HTTP status the partner answered, if it answered.
+    pub status: Option<u16>,
     /// The outcome.
     pub outcome: SendOutcome,
 }
@@ -77,15 +79,44 @@ pub async fn send(
         .as_deref()
         .ok_or_else(|| As2Error::Processing(format!("partner {} has no url to send to", partner.as2_id)))?;
     let built = outbound::build(payload, station, partner, Utc::now())?;
+    Ok(post(client, url, built, partner, timeout).await)
+}
+
+/// Posts a built message to `url` and judges the answer against what was sent.
+pub async fn post(
+    client: &reqwest::Client,
+    url: &str,
+    built: OutboundMessage,
+    partner: &PartnerProfile,
+    timeout: Duration,
+) -> Sent {
     let mut request = client.post(url).timeout(timeout).body(built.body);
     for (name, value) in built.headers.iter() {
         request = request.header(name, value);
     }
-    let outcome = match request.send().await {
-        Err(e) => SendOutcome::NoAnswer(e.to_string()),
-        Ok(response) => judge(response, partner, &built.sent).await,
+    let (status, outcome) = match request.send().await {
+        Err(e) => (None, SendOutcome::NoAnswer(describe(&e))),
+        Ok(response) => {
+            let status = response.status().as_u16();
+            (Some(status), judge(response, partner, &built.sent).await)
+        }
     };
-    Ok(Sent { message: built.sent, outcome })
+    Sent { message: built.sent, status, outcome }
+}
+
+/// A transport error with its causes (reqwest's message alone hides them).
+fn describe(e: &reqwest::Error) -> String {
+    if e.is_timeout() {
+        return "timed out".into();
+    }
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
 }
 
 /// The outcome of the partner's HTTP answer.

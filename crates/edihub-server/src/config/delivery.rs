@@ -89,12 +89,20 @@ pub struct DestinationConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_types: Option<Vec<String>>,
     /// `envelope` (JSON with the message's metadata and JSON rendering, the
-    /// default), `raw` (the bytes as received, with their content type) or
+    /// default), `raw` (the bytes as received, with their content type),
     /// `sap-idoc-xml` (an IDoc as IDoc-XML for SAP's inbound HTTP service,
     /// addressed from the hub to the environment's SAP system, with its
-    /// `sap-client`).
+    /// `sap-client`) or `as2` (the bytes as received, sent to `as2_partner`
+    /// over AS2 and delivered only on its MDN confirming them).
     #[serde(default = "default_format")]
     pub format: String,
+    /// For `format = "as2"`: the AS2 id of the trading partner
+    /// (`as2.partners[].as2_id`, of a station of the destination's tenant
+    /// environment) whose profile signs, encrypts and compresses what is
+    /// sent; `url` is the partner's AS2 URL. The partner must answer with a
+    /// synchronous MDN.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub as2_partner: Option<String>,
     /// How requests are signed (absent: unsigned).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<DeliverySignatureConfig>,
@@ -270,12 +278,13 @@ impl Config {
             crate::producers::check_type(t)
                 .map_err(|reason| ConfigError::new(format!("{at}.message_types[{k}]"), reason))?;
         }
-        if !matches!(d.format.as_str(), "envelope" | "raw" | "sap-idoc-xml") {
+        if !matches!(d.format.as_str(), "envelope" | "raw" | "sap-idoc-xml" | "as2") {
             return Err(ConfigError::new(
                 format!("{at}.format"),
-                "must be `envelope`, `raw` or `sap-idoc-xml`",
+                "must be `envelope`, `raw`, `sap-idoc-xml` or `as2`",
             ));
         }
+        self.validate_as2_destination(d, at)?;
         if d.format == "sap-idoc-xml" && self.sap_system(&d.tenant, &d.environment).is_none() {
             return Err(ConfigError::new(
                 format!("{at}.format"),

@@ -90,6 +90,12 @@ pub async fn send(
     if let Err(refused) = policy.check_url(&destination.url) {
         return Answer { record: record(None, Some(refused.0), None), retry_after: None, gone: false };
     }
+    if let Some(as2) = &destination.as2 {
+        let timeout = Duration::from_secs(def.timeout_secs);
+        let a = as2.attempt(client, &destination.url, m, timeout).await;
+        let record = record(a.status.map(i32::from), a.error, a.text);
+        return Answer { record, retry_after: None, gone: a.gone };
+    }
     // The envelope stays held (shared, and counted) until the answer is read.
     let (body, content_type, _held) = match body_of(destination, m, renderer).await {
         Ok(body) => body,

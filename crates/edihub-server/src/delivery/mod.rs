@@ -30,6 +30,7 @@
 //! - `schedule.rs`: what happens after an attempt (retry when, or give up).
 
 mod address_policy;
+mod as2_target;
 mod attempt;
 mod bodies;
 mod claim;
@@ -111,6 +112,8 @@ pub(crate) struct Destination {
     pub url: String,
     /// A `sap-idoc-xml` destination's SAP system.
     pub sap: Option<sap_body::SapTarget>,
+    /// An `as2` destination's station and partner.
+    pub as2: Option<as2_target::As2Target>,
 }
 
 /// What the attempts of all destinations share.
@@ -275,8 +278,12 @@ impl Worker {
             "sap-idoc-xml" => Some(sap_body::SapTarget::of(&def, &self.state)?),
             _ => None,
         };
+        let as2 = match def.format.as_str() {
+            "as2" => Some(as2_target::As2Target::of(&def, &self.state)?),
+            _ => None,
+        };
         let url = sap.as_ref().map_or_else(|| def.url.clone(), |s| s.url(&def.url));
-        Ok(Destination { def, key, basic, url, sap })
+        Ok(Destination { def, key, basic, url, sap, as2 })
     }
 
     /// One attempt of `delivery`; its verdict goes to the recorder.

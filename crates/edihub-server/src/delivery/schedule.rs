@@ -1,4 +1,5 @@
-//! What happens to a delivery after an attempt: done (2xx), given up (`410
+//! What happens to a delivery after an attempt: done (2xx, unless the
+//! answer itself refuses, as a negative AS2 MDN does), given up (`410
 //! Gone`, a purged message, or the retry schedule exhausted), or retried
 //! after the schedule's next delay with ±20 % jitter (so deliveries that
 //! failed together do not return together), lengthened to the receiver's
@@ -24,7 +25,9 @@ pub fn verdict(
     now: DateTime<Utc>,
 ) -> Verdict {
     match answer.record.status_code {
-        Some(200..=299) => return Verdict::Delivered,
+        // A 2xx with an error is an answer that does not confirm (an AS2
+        // MDN that is negative or reports another MIC).
+        Some(200..=299) if answer.record.error.is_none() => return Verdict::Delivered,
         Some(410) => return Verdict::Failed,
         _ if answer.gone => return Verdict::Failed,
         _ => {}

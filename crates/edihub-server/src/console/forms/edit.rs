@@ -200,7 +200,14 @@ fn destination_fields(d: &DestinationConfig) -> Vec<Field> {
             "Format",
             Kind::Text,
             d.format.clone(),
-            "envelope (JSON with metadata) or raw (the bytes as received)",
+            "envelope (JSON with metadata), raw (the bytes as received), sap-idoc-xml or as2",
+        ),
+        f(
+            "as2_partner",
+            "AS2 partner",
+            Kind::Text,
+            d.as2_partner.clone().unwrap_or_default(),
+            "For format as2: the partner's AS2 id; empty otherwise",
         ),
         f(
             "ordering",
@@ -260,6 +267,7 @@ fn destination_of(id: &str, form: &ConsoleForm) -> (DestinationConfig, Option<St
         url: text("url"),
         message_types: (!types.is_empty()).then_some(types),
         format: text("format"),
+        as2_partner: Some(text("as2_partner")).filter(|p| !p.is_empty()),
         // A form from before the field existed posts none: the default.
         ordering: Some(text("ordering")).filter(|o| !o.is_empty()).unwrap_or_else(|| "parallel".into()),
         signature: (!scheme.is_empty() || !secret_env.is_empty())

@@ -12,6 +12,7 @@
 //! own in `pyas2`).
 
 mod bad_input;
+mod destination;
 mod pyas2;
 mod resend;
 
@@ -168,6 +169,28 @@ fn partner_config(as2_id: &str, certificate: PemConfig) -> As2PartnerConfig {
     }
 }
 
+/// Station `EDIHUB` (acme/prod) with partners `PARTNER` (`change` applied)
+/// and `EXPIRED`, their PEM files written to `dir`.
+pub fn as2_config(dir: &TempDir, change: impl FnOnce(&mut As2PartnerConfig)) -> As2Config {
+    let i = ids();
+    let mut partner = partner_config("PARTNER", pem(dir.write("partner.crt", &i.them.cert_pem())));
+    change(&mut partner);
+    As2Config {
+        stations: vec![As2StationConfig {
+            as2_id: "EDIHUB".into(),
+            tenant: "acme".into(),
+            environment: "prod".into(),
+            key: pem(dir.write("edihub.key", &i.us.key_pem())),
+            certificate: pem(dir.write("edihub.crt", &i.us.cert_pem())),
+            async_mdn_url: None,
+        }],
+        partners: vec![
+            partner,
+            partner_config("EXPIRED", pem(dir.write("expired.crt", &i.expired.cert_pem()))),
+        ],
+    }
+}
+
 /// edihub serving AS2 over HTTP, with its database.
 pub struct As2Hub {
     pub app: TestApp,
@@ -215,21 +238,7 @@ impl As2Hub {
     /// `EXPIRED`, `change` applied to the configuration.
     pub async fn start_with(backend: Backend, change: impl FnOnce(&mut edihub_server::Config)) -> As2Hub {
         let dir = TempDir::new("api");
-        let i = ids();
-        let as2 = As2Config {
-            stations: vec![As2StationConfig {
-                as2_id: "EDIHUB".into(),
-                tenant: "acme".into(),
-                environment: "prod".into(),
-                key: pem(dir.write("edihub.key", &i.us.key_pem())),
-                certificate: pem(dir.write("edihub.crt", &i.us.cert_pem())),
-                async_mdn_url: None,
-            }],
-            partners: vec![
-                partner_config("PARTNER", pem(dir.write("partner.crt", &i.them.cert_pem()))),
-                partner_config("EXPIRED", pem(dir.write("expired.crt", &i.expired.cert_pem()))),
-            ],
-        };
+        let as2 = as2_config(&dir, |_| {});
         let config = TestConfig::new().with(|c| {
             c.as2 = as2;
             c.max_body_bytes = BODY_LIMIT;
