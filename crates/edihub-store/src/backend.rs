@@ -5,9 +5,9 @@
 //! implement [`crate::Store`] on their own (`postgres/mod.rs`,
 //! `sqlite/mod.rs`), with the statements of most concepts written whole per
 //! backend beside them. The ingest, the outbox's attempts, the feed, the
-//! lookups, search and the console's counts are still written once over
+//! lookups and the console's counts are still written once over
 //! both, as traits with a single generic implementation ([`IngestSql`],
-//! [`KeySql`], [`OutboxSql`], [`FeedSql`], [`QuerySql`], [`SearchSql`],
+//! [`KeySql`], [`OutboxSql`], [`FeedSql`], [`QuerySql`],
 //! [`ConsoleSql`], [`RollupSql`]); where a fingerprint's claim lives is
 //! [`ClaimSql`]. [`Backend`] gathers them with what the ingest needs of a
 //! backend: how a write transaction starts, the packet lookup, fingerprint
@@ -22,7 +22,6 @@ use crate::feed::FeedSql;
 use crate::ingest::group::Batchers;
 use crate::ingest::key_statements::KeySql;
 use crate::ingest::statements::{IngestSql, ScopedHolder};
-use crate::message_search::SearchSql;
 use crate::outbox::OutboxSql;
 use crate::queries::QuerySql;
 use crate::session::Sessions;
@@ -34,7 +33,6 @@ pub(crate) trait Backend:
     + KeySql
     + ClaimSql
     + QuerySql
-    + SearchSql
     + ConsoleSql
     + RollupSql
     + OutboxSql

@@ -62,10 +62,6 @@ pub(crate) trait ClaimSql {
     /// Whether the message aliased `m` holds its claim (a boolean
     /// expression).
     const FINGERPRINT_ACTIVE: &'static str;
-    /// The columns of `messages` that [`ClaimSql::FINGERPRINT_ACTIVE`]
-    /// reads besides `id`, each after a comma: a subquery over `messages`
-    /// selects them for it.
-    const CLAIM_COLUMNS: &'static str;
 }
 
 impl ClaimSql for sqlx::Postgres {
@@ -124,7 +120,6 @@ impl ClaimSql for sqlx::Postgres {
         WHERE tenant_id = $1 AND environment_id = $2 AND fingerprint = $3 AND expires_at <= $4";
     const FINGERPRINT_ACTIVE: &'static str =
         "EXISTS (SELECT 1 FROM message_claims c WHERE c.message_id = m.id)";
-    const CLAIM_COLUMNS: &'static str = "";
 }
 
 impl ClaimSql for sqlx::Sqlite {
@@ -145,5 +140,4 @@ impl ClaimSql for sqlx::Sqlite {
         WHERE tenant_id = $1 AND environment_id = $2 AND fingerprint = $3 \
         AND fingerprint_expires_at <= $4";
     const FINGERPRINT_ACTIVE: &'static str = "(m.fingerprint IS NOT NULL)";
-    const CLAIM_COLUMNS: &'static str = ", fingerprint";
 }

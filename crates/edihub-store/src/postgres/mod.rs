@@ -19,6 +19,7 @@ mod catalog;
 mod delivery_backlog;
 mod destinations;
 mod feed;
+mod message_search;
 mod migrate;
 mod outbox;
 mod retention;
@@ -37,7 +38,6 @@ use crate::console::ConsoleSql;
 use crate::feed::{FeedPage, FeedQuery, FeedSql, StoredMessage};
 use crate::ingest::group::{Batchers, STATEMENT_CACHE};
 use crate::ingest::statements::{IngestSql, ScopedHolder};
-use crate::message_search::SearchSql;
 use crate::outbox::OutboxSql;
 use crate::queries::QuerySql;
 use crate::session::Sessions;
@@ -330,7 +330,7 @@ impl Store for PgStore {
 
     async fn find_messages(&self, query: &MessageQuery) -> Result<MessagePage> {
         let mut session = self.db.session().await?;
-        let value = Postgres::find_messages(&mut session, query).await?;
+        let value = message_search::find_messages(&mut session, query).await?;
         session.done(value).await
     }
 

@@ -25,6 +25,7 @@ mod catalog;
 mod delivery_backlog;
 mod destinations;
 mod feed;
+mod message_search;
 mod outbox;
 mod retention;
 
@@ -42,7 +43,6 @@ use crate::console::ConsoleSql;
 use crate::feed::{FeedPage, FeedQuery, FeedSql, StoredMessage};
 use crate::ingest::group::{Batchers, STATEMENT_CACHE};
 use crate::ingest::statements::{IngestSql, ScopedHolder};
-use crate::message_search::SearchSql;
 use crate::outbox::OutboxSql;
 use crate::queries::QuerySql;
 use crate::session::Sessions;
@@ -320,7 +320,7 @@ impl Store for SqliteStore {
 
     async fn find_messages(&self, query: &MessageQuery) -> Result<MessagePage> {
         let mut session = self.db.session().await?;
-        let value = Sqlite::find_messages(&mut session, query).await?;
+        let value = message_search::find_messages(&mut session, query).await?;
         session.done(value).await
     }
 
