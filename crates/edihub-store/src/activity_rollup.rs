@@ -1,13 +1,16 @@
 //! The overview's hourly rollup: the counts of [`crate::Store::activity`]
 //! for each closed hour, kept in `activity_hours`, so a week is at most
 //! [`HORIZON_HOURS`] small rows per (tenant, environment, message type)
-//! instead of every message of the week (233,000 heap rows and 0.7 s at
-//! 1 million messages).
+//! instead of every message of the week (BENCHMARKS.md, "Console pages").
 //!
 //! Nothing is written on the ingest path: [`crate::Store::roll_up_activity`]
 //! is called by the overview before it reads, and adds the hours that have
 //! settled since the last call (one hour a call in steady state; the whole
 //! horizon on the first call).
+//!
+//! Each backend writes the statements (`postgres/activity_rollup.rs`,
+//! `sqlite/activity_rollup.rs`); which hours a roll-up adds and trims is
+//! decided here ([`RollUp`]).
 //!
 //! - **Settled hours only.** `received_at` (and a duplicate's
 //!   `occurred_at`) is the request's time, taken before its transaction
@@ -30,10 +33,6 @@
 //!   does not change a rolled-up hour: it counts what arrived.
 
 use chrono::{DateTime, DurationRound, TimeDelta, Utc};
-use sqlx::{AssertSqlSafe, Encode, Executor, FromRow, IntoArguments, Type};
-
-use crate::console::{ACCEPTED, SIGNATURE_REJECTED};
-use crate::{DUPLICATE_BLOCKED, Result};
 
 /// How many hours the rollup keeps before the last settled one: the
 /// overview's 7 days and one more day, so a week read never reaches its
@@ -77,105 +76,51 @@ impl Rolled {
     }
 }
 
-/// The counts of what happened in a time range, per (tenant, environment,
-/// message type, what): the same four columns and `count` as the rollup's
-/// rows. `when` is the range, with `{t}` for the time column; `$1` is the
-/// duplicate action, `$2` the signature one. Built from this crate's
-/// constants only (never from input), hence `AssertSqlSafe` where it runs.
-pub(crate) fn direct_counts(when: &str) -> String {
-    let m = when.replace("{t}", "received_at");
-    let a = when.replace("{t}", "occurred_at");
-    format!(
-        "SELECT tenant_id, environment_id, message_type, '{ACCEPTED}' AS what, COUNT(*) AS count \
-         FROM messages WHERE {m} GROUP BY tenant_id, environment_id, message_type \
-         UNION ALL SELECT COALESCE(tenant_id, ''), COALESCE(environment_id, ''), \
-         COALESCE(message_type, ''), COALESCE(detected_by, ''), COUNT(*) FROM audit_events \
-         WHERE action = $1 AND {a} GROUP BY tenant_id, environment_id, message_type, detected_by \
-         UNION ALL SELECT COALESCE(tenant_id, ''), COALESCE(environment_id, ''), '', $2, \
-         CAST(COALESCE(SUM(CAST(details->>'count' AS BIGINT)), 0) AS BIGINT) FROM audit_events \
-         WHERE action = $2 AND {a} GROUP BY tenant_id, environment_id"
-    )
+/// What a roll-up ending at `end` does, given the hours `held`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RollUp {
+    /// The first hour kept: older hours are deleted.
+    pub from: DateTime<Utc>,
+    /// The first hour to add; every hour from it up to `end` is added.
+    pub start: DateTime<Utc>,
+    /// The end of the last hour to add.
+    pub end: DateTime<Utc>,
 }
 
-const STATE: &str = "SELECT rolled_from, rolled_until FROM activity_rollup WHERE id = 1";
-/// Takes the row's lock (PostgreSQL waits for another roll-up's commit and
-/// then returns the range it left; SQLite's `BEGIN IMMEDIATE` already holds
-/// the write lock).
-const LOCK_STATE: &str =
-    "UPDATE activity_rollup SET id = id WHERE id = 1 RETURNING rolled_from, rolled_until";
-const SET_STATE: &str = "UPDATE activity_rollup SET rolled_from = $1, rolled_until = $2 WHERE id = 1";
-const TRIM: &str = "DELETE FROM activity_hours WHERE hour < $1";
-
-/// Rolls up the hour `[$3, $4)`.
-fn roll_up_hour() -> String {
-    format!(
-        "INSERT INTO activity_hours (hour, tenant_id, environment_id, message_type, what, count) \
-         SELECT $3, tenant_id, environment_id, message_type, what, count FROM ({}) AS c \
-         WHERE true ON CONFLICT DO NOTHING",
-        direct_counts("{t} >= $3 AND {t} < $4")
-    )
-}
-
-type StateRow = (Option<DateTime<Utc>>, Option<DateTime<Utc>>);
-
-fn rolled((from, until): StateRow) -> Option<Rolled> {
-    Some(Rolled { from: from?, until: until? })
-}
-
-/// The rollup's statements.
-pub(crate) trait RollupSql: sqlx::Database {
-    /// The hours the rollup holds (`None`: none yet).
-    fn rollup_state(conn: &mut Self::Connection) -> impl Future<Output = Result<Option<Rolled>>> + Send;
-    /// In a write transaction: rolls up every hour ending at or before
-    /// `end` (a whole hour) that is not yet, within the horizon, and trims
-    /// older hours; returns how many hours it added.
-    fn roll_up(conn: &mut Self::Connection, end: DateTime<Utc>) -> impl Future<Output = Result<u64>> + Send;
-}
-
-impl<DB> RollupSql for DB
-where
-    DB: sqlx::Database,
-    DB::Arguments: IntoArguments<DB>,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'e> &'e str: Encode<'e, DB> + Type<DB>,
-    for<'e> DateTime<Utc>: Encode<'e, DB> + Type<DB>,
-    for<'r> StateRow: FromRow<'r, DB::Row>,
-{
-    async fn rollup_state(conn: &mut DB::Connection) -> Result<Option<Rolled>> {
-        let row: StateRow = sqlx::query_as(STATE).fetch_one(&mut *conn).await?;
-        Ok(rolled(row))
-    }
-
-    async fn roll_up(conn: &mut DB::Connection, end: DateTime<Utc>) -> Result<u64> {
-        let held = rolled(sqlx::query_as(LOCK_STATE).fetch_one(&mut *conn).await?);
+impl RollUp {
+    /// The roll-up of the hours ending at or before `end` (a whole hour)
+    /// that the rollup `held` lacks, within the horizon; `None` when it
+    /// lacks none. A range that ended before the horizon is dropped whole:
+    /// the hours in between were never rolled up.
+    pub(crate) fn plan(held: Option<Rolled>, end: DateTime<Utc>) -> Option<Self> {
         let keep = end - TimeDelta::hours(HORIZON_HOURS);
-        // A range that ended before the horizon is dropped whole: the
-        // hours in between were never rolled up.
         let held = held.filter(|r| r.until >= keep);
         let start = held.map_or(keep, |r| r.until);
-        if start >= end {
-            return Ok(0);
-        }
         let from = held.map_or(keep, |r| r.from.max(keep));
-        sqlx::query(TRIM).bind(from).execute(&mut *conn).await?;
-        let insert = roll_up_hour();
-        let mut hour = start;
-        let mut hours = 0;
-        while hour < end {
-            let next = hour + TimeDelta::hours(1);
-            sqlx::query(AssertSqlSafe(insert.as_str()))
-                .bind(DUPLICATE_BLOCKED)
-                .bind(SIGNATURE_REJECTED)
-                .bind(hour)
-                .bind(next)
-                .execute(&mut *conn)
-                .await?;
-            hour = next;
-            hours += 1;
-        }
-        sqlx::query(SET_STATE).bind(from).bind(end).execute(&mut *conn).await?;
-        Ok(hours)
+        (start < end).then_some(RollUp { from, start, end })
     }
+
+    /// The hours to add, oldest first: each hour's start and end.
+    pub(crate) fn hours(&self) -> impl Iterator<Item = (DateTime<Utc>, DateTime<Utc>)> + use<> {
+        let (start, end) = (self.start, self.end);
+        std::iter::successors(Some(start), |h| Some(*h + TimeDelta::hours(1)))
+            .take_while(move |h| *h < end)
+            .map(|h| (h, h + TimeDelta::hours(1)))
+    }
+}
+
+/// Whether the rollup `held` already holds every hour ending at or before
+/// `end`: most calls find so, and take no lock and write nothing.
+pub(crate) fn holds(held: Option<Rolled>, end: DateTime<Utc>) -> bool {
+    held.is_some_and(|r| r.until >= end)
+}
+
+/// The rollup's state row as read: `rolled_from`, `rolled_until`.
+pub(crate) type StateRow = (Option<DateTime<Utc>>, Option<DateTime<Utc>>);
+
+/// The hours a state row says the rollup holds.
+pub(crate) fn rolled((from, until): StateRow) -> Option<Rolled> {
+    Some(Rolled { from: from?, until: until? })
 }
 
 #[cfg(test)]

@@ -5,19 +5,16 @@
 //! implement [`crate::Store`] on their own (`postgres/mod.rs`,
 //! `sqlite/mod.rs`), with the statements of most concepts written whole per
 //! backend beside them. The ingest, the outbox's attempts, the feed, the
-//! lookups and the console's counts are still written once over
+//! lookups are still written once over
 //! both, as traits with a single generic implementation ([`IngestSql`],
-//! [`KeySql`], [`OutboxSql`], [`FeedSql`], [`QuerySql`],
-//! [`ConsoleSql`], [`RollupSql`]); where a fingerprint's claim lives is
+//! [`KeySql`], [`OutboxSql`], [`FeedSql`], [`QuerySql`]); where a fingerprint's claim lives is
 //! [`ClaimSql`]. [`Backend`] gathers them with what the ingest needs of a
 //! backend: how a write transaction starts, the packet lookup, fingerprint
 //! locks and a missing partition.
 
 use sqlx::{Database, Transaction};
 
-use crate::activity_rollup::RollupSql;
 use crate::claims::ClaimSql;
-use crate::console::ConsoleSql;
 use crate::feed::FeedSql;
 use crate::ingest::group::Batchers;
 use crate::ingest::key_statements::KeySql;
@@ -29,15 +26,7 @@ use crate::{PartitionLayout, Result, Scope, StoreError};
 
 /// A database edihub can store into: PostgreSQL or SQLite.
 pub(crate) trait Backend:
-    IngestSql
-    + KeySql
-    + ClaimSql
-    + QuerySql
-    + ConsoleSql
-    + RollupSql
-    + OutboxSql
-    + FeedSql
-    + Database<Connection: sqlx::migrate::Migrate>
+    IngestSql + KeySql + ClaimSql + QuerySql + OutboxSql + FeedSql + Database<Connection: sqlx::migrate::Migrate>
 {
     /// The statement that starts a write transaction: `BEGIN` on PostgreSQL;
     /// `BEGIN IMMEDIATE` on SQLite, so the write lock is taken up front

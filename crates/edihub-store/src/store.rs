@@ -1,10 +1,10 @@
 //! What the PostgreSQL and SQLite stores share beyond their statements:
 //! recording a batch of delivery attempts when the batch's transaction
-//! fails, and rolling up the overview's finished hours. Each backend's
+//! fails. Each backend's
 //! [`crate::Store`] implementation (`postgres/mod.rs`, `sqlite/mod.rs`)
 //! calls these.
 
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 
 use crate::backend::{Backend, SqlStore};
 use crate::{FinishedAttempt, Recorded, Result};
@@ -49,22 +49,5 @@ impl<DB: Backend> SqlStore<DB> {
                 Ok(vec![Recorded::NotRecorded; done.len()])
             }
         }
-    }
-
-    /// Adds the hours that ended before `settled` to the overview's rollup
-    /// (see [`crate::Store::roll_up_activity`]).
-    pub(crate) async fn roll_up_hours(&self, settled: DateTime<Utc>) -> Result<u64> {
-        let end = crate::activity_rollup::floor_hour(settled);
-        // Most calls find the hour already rolled up: no lock, no write.
-        let mut session = self.db.session().await?;
-        let held = DB::rollup_state(&mut session).await?;
-        let held = session.done(held).await?;
-        if held.is_some_and(|r| r.until >= end) {
-            return Ok(0);
-        }
-        let mut tx = self.begin().await?;
-        let hours = DB::roll_up(&mut tx, end).await?;
-        tx.commit().await?;
-        Ok(hours)
     }
 }

@@ -20,8 +20,10 @@
 //! leases and `feed.rs` the feed's page.
 
 mod ack_numbers;
+mod activity_rollup;
 mod as2;
 mod catalog;
+mod console;
 mod delivery_backlog;
 mod destinations;
 mod feed;
@@ -36,10 +38,8 @@ use sqlx::Sqlite;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use uuid::Uuid;
 
-use crate::activity_rollup::RollupSql;
 use crate::as2::{As2Claim, As2Filter, As2Key, As2MdnAttempt, As2MessageRow, As2Settlement, NewAs2Message};
 use crate::backend::{Backend, SqlStore};
-use crate::console::ConsoleSql;
 use crate::feed::{FeedPage, FeedQuery, FeedSql, StoredMessage};
 use crate::ingest::group::{Batchers, STATEMENT_CACHE};
 use crate::ingest::statements::{IngestSql, ScopedHolder};
@@ -325,20 +325,29 @@ impl Store for SqliteStore {
     }
 
     async fn roll_up_activity(&self, settled: DateTime<Utc>) -> Result<u64> {
-        self.roll_up_hours(settled).await
+        let end = crate::activity_rollup::floor_hour(settled);
+        let mut session = self.db.session().await?;
+        let held = activity_rollup::rollup_state(&mut session).await?;
+        if crate::activity_rollup::holds(session.done(held).await?, end) {
+            return Ok(0);
+        }
+        let mut tx = self.begin().await?;
+        let hours = activity_rollup::roll_up(&mut tx, end).await?;
+        tx.commit().await?;
+        Ok(hours)
     }
 
     async fn activity(&self, since: DateTime<Utc>) -> Result<Vec<ActivityCount>> {
         let mut session = self.db.session().await?;
-        let held = Sqlite::rollup_state(&mut session).await?;
-        let value = Sqlite::activity(&mut session, held, since).await?;
+        let held = activity_rollup::rollup_state(&mut session).await?;
+        let value = console::activity(&mut session, held, since).await?;
         session.done(value).await
     }
 
     async fn activity_series(&self, bounds: &[DateTime<Utc>]) -> Result<Vec<ActivityPoint>> {
         let mut session = self.db.session().await?;
-        let held = Sqlite::rollup_state(&mut session).await?;
-        let value = Sqlite::activity_series(&mut session, held, bounds).await?;
+        let held = activity_rollup::rollup_state(&mut session).await?;
+        let value = console::activity_series(&mut session, held, bounds).await?;
         session.done(value).await
     }
 

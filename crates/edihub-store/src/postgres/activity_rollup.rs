@@ -1,0 +1,58 @@
+//! PostgreSQL's hourly rollup of the overview's counts (see
+//! [`crate::activity_rollup`]).
+
+use chrono::{DateTime, Utc};
+use sqlx::PgConnection;
+
+use crate::activity_rollup::{RollUp, Rolled, StateRow, rolled};
+use crate::{DUPLICATE_BLOCKED, Result, SIGNATURE_REJECTED};
+
+/// Adds the counts of the hour `[$3, $4)` per (tenant, environment,
+/// message type, what): messages accepted, duplicates blocked (action
+/// `$1`) per detector, signatures refused (action `$2`, each event
+/// carrying a `count`).
+const ROLL_UP_HOUR: &str = "INSERT INTO activity_hours (hour, tenant_id, environment_id, message_type, what, count) \
+    SELECT $3, tenant_id, environment_id, message_type, what, count FROM (\
+    SELECT tenant_id, environment_id, message_type, 'accepted' AS what, COUNT(*) AS count FROM messages \
+        WHERE received_at >= $3 AND received_at < $4 GROUP BY tenant_id, environment_id, message_type \
+    UNION ALL SELECT COALESCE(tenant_id, ''), COALESCE(environment_id, ''), COALESCE(message_type, ''), \
+        COALESCE(detected_by, ''), COUNT(*) FROM audit_events \
+        WHERE action = $1 AND occurred_at >= $3 AND occurred_at < $4 \
+        GROUP BY tenant_id, environment_id, message_type, detected_by \
+    UNION ALL SELECT COALESCE(tenant_id, ''), COALESCE(environment_id, ''), '', $2, \
+        CAST(COALESCE(SUM(CAST(details->>'count' AS BIGINT)), 0) AS BIGINT) FROM audit_events \
+        WHERE action = $2 AND occurred_at >= $3 AND occurred_at < $4 GROUP BY tenant_id, environment_id\
+    ) AS c WHERE true ON CONFLICT DO NOTHING";
+
+/// The hours the rollup holds (`None`: none yet).
+pub(crate) async fn rollup_state(conn: &mut PgConnection) -> Result<Option<Rolled>> {
+    let state = "SELECT rolled_from, rolled_until FROM activity_rollup WHERE id = 1";
+    let row: StateRow = sqlx::query_as(state).fetch_one(&mut *conn).await?;
+    Ok(rolled(row))
+}
+
+/// In a write transaction: rolls up every hour ending at or before `end`
+/// (a whole hour) that is not yet, within the horizon, and trims older
+/// hours; returns how many hours it added. The `UPDATE` takes the state
+/// row's lock first, so a concurrent roll-up waits and then sees the range
+/// this one left.
+pub(crate) async fn roll_up(conn: &mut PgConnection, end: DateTime<Utc>) -> Result<u64> {
+    let lock = "UPDATE activity_rollup SET id = id WHERE id = 1 RETURNING rolled_from, rolled_until";
+    let held = rolled(sqlx::query_as(lock).fetch_one(&mut *conn).await?);
+    let Some(plan) = RollUp::plan(held, end) else { return Ok(0) };
+    sqlx::query("DELETE FROM activity_hours WHERE hour < $1").bind(plan.from).execute(&mut *conn).await?;
+    let mut hours = 0;
+    for (hour, next) in plan.hours() {
+        sqlx::query(ROLL_UP_HOUR)
+            .bind(DUPLICATE_BLOCKED)
+            .bind(SIGNATURE_REJECTED)
+            .bind(hour)
+            .bind(next)
+            .execute(&mut *conn)
+            .await?;
+        hours += 1;
+    }
+    let set = "UPDATE activity_rollup SET rolled_from = $1, rolled_until = $2 WHERE id = 1";
+    sqlx::query(set).bind(plan.from).bind(plan.end).execute(&mut *conn).await?;
+    Ok(hours)
+}
