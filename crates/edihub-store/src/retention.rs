@@ -13,25 +13,6 @@ use sqlx::{Encode, QueryBuilder, Type};
 
 use crate::KeyPurge;
 
-/// How many rows a statement changed: each backend's result type has it,
-/// but sqlx's generic one does not.
-pub(crate) trait RowsAffected {
-    /// Rows inserted, updated or deleted.
-    fn rows(&self) -> u64;
-}
-
-impl RowsAffected for sqlx::postgres::PgQueryResult {
-    fn rows(&self) -> u64 {
-        self.rows_affected()
-    }
-}
-
-impl RowsAffected for sqlx::sqlite::SqliteQueryResult {
-    fn rows(&self) -> u64 {
-        self.rows_affected()
-    }
-}
-
 /// Appends to a key purge's selection the event ids `which` keeps or
 /// takes (event ids are stored as `<integration>:<id>`); false when it
 /// selects nothing at all (the event ids of no integration).

@@ -22,12 +22,14 @@
 mod ack_numbers;
 mod activity_rollup;
 mod as2;
+mod audit;
 mod catalog;
 mod console;
 mod delivery_backlog;
 mod destinations;
 mod feed;
 mod message_search;
+mod messages;
 mod outbox;
 mod retention;
 
@@ -43,8 +45,6 @@ use crate::backend::{Backend, SqlStore};
 use crate::feed::{FeedPage, FeedQuery, FeedSql, StoredMessage};
 use crate::ingest::group::{Batchers, STATEMENT_CACHE};
 use crate::ingest::statements::{IngestSql, ScopedHolder};
-use crate::outbox::OutboxSql;
-use crate::queries::QuerySql;
 use crate::session::Sessions;
 use crate::{
     ActivityCount, ActivityPoint, AuditEvent, AuditFilter, ClaimedDelivery, DeliveryQueue, DeliveryReport,
@@ -223,25 +223,31 @@ impl Store for SqliteStore {
     }
 
     async fn finish_deliveries(&self, done: &[FinishedAttempt]) -> Result<Vec<Recorded>> {
-        self.finish_each(done).await
+        crate::store::finish_each(done, |batch| async move {
+            let mut tx = self.begin().await?;
+            let recorded = outbox::finish_deliveries(&mut tx, batch, Utc::now()).await?;
+            tx.commit().await?;
+            Ok(recorded)
+        })
+        .await
     }
 
     async fn deliveries_of(&self, message_id: Uuid) -> Result<Vec<DeliveryReport>> {
         let mut session = self.db.session().await?;
-        let value = Sqlite::deliveries_of(&mut session, message_id).await?;
+        let value = outbox::deliveries_of(&mut session, message_id).await?;
         session.done(value).await
     }
 
     async fn redeliver(&self, message_id: Uuid, destination: Option<&str>) -> Result<Vec<String>> {
         let mut tx = self.begin().await?;
-        let queued = Sqlite::redeliver(&mut tx, message_id, destination, Utc::now()).await?;
+        let queued = outbox::redeliver(&mut tx, message_id, destination, Utc::now()).await?;
         tx.commit().await?;
         Ok(queued)
     }
 
     async fn replay_deliveries(&self, filter: &ReplayFilter) -> Result<u64> {
         let mut tx = self.begin().await?;
-        let queued = Sqlite::replay_deliveries(&mut tx, filter, Utc::now()).await?;
+        let queued = outbox::replay_deliveries(&mut tx, filter, Utc::now()).await?;
         tx.commit().await?;
         Ok(queued)
     }
@@ -252,7 +258,7 @@ impl Store for SqliteStore {
 
     async fn get_message(&self, id: Uuid) -> Result<Option<MessageRow>> {
         let mut session = self.db.session().await?;
-        let value = Sqlite::get_message(&mut session, id).await?;
+        let value = messages::get_message(&mut session, id).await?;
         session.done(value).await
     }
 
@@ -288,7 +294,7 @@ impl Store for SqliteStore {
 
     async fn count_messages(&self, scope: &Scope) -> Result<i64> {
         let mut session = self.db.session().await?;
-        let value = Sqlite::count_messages(&mut session, scope).await?;
+        let value = messages::count_messages(&mut session, scope).await?;
         session.done(value).await
     }
 
@@ -300,7 +306,7 @@ impl Store for SqliteStore {
 
     async fn list_audit(&self, filter: &AuditFilter) -> Result<Vec<AuditEvent>> {
         let mut session = self.db.session().await?;
-        let value = Sqlite::list_audit(&mut session, filter).await?;
+        let value = audit::list_audit(&mut session, filter).await?;
         session.done(value).await
     }
 

@@ -5,10 +5,15 @@
 //! delivery once.
 
 use chrono::{DateTime, Utc};
-use sqlx::SqliteConnection;
+use sqlx::{Sqlite, SqliteConnection};
+use uuid::Uuid;
+
+use super::messages;
+use crate::ingest::statements::IngestSql;
+use crate::outbox::{redelivered, replay_event, verdicts};
 
 use crate::partitions::first_id_at;
-use crate::{ClaimedDelivery, DeliveryQueue, Result};
+use crate::{ClaimedDelivery, DeliveryQueue, DeliveryReport, DeliveryRow, FinishedAttempt, Recorded, ReplayFilter, Result};
 
 /// Leases up to `limit` of `destination`'s due deliveries until
 /// `lease_until`, oldest due first.
@@ -86,4 +91,157 @@ pub(crate) async fn delivery_queues(conn: &mut SqliteConnection) -> Result<Vec<D
     let queues = "SELECT destination_id, COUNT(*) AS depth, MIN(created_at) AS oldest FROM deliveries \
         WHERE status = 'pending' GROUP BY destination_id ORDER BY destination_id";
     Ok(sqlx::query_as(queues).fetch_all(&mut *conn).await?)
+}
+
+/// A message's deliveries with their attempts, by destination.
+pub(crate) async fn deliveries_of(
+    conn: &mut SqliteConnection,
+    message_id: Uuid,
+) -> Result<Vec<DeliveryReport>> {
+    let of_message = "SELECT message_id, destination_id, status, attempts, next_attempt_at, \
+        lease_until, last_status_code, last_error, created_at, updated_at FROM deliveries \
+        WHERE message_id = $1 ORDER BY destination_id";
+    let attempts_of = "SELECT attempted_at, status_code, latency_ms, error, response_prefix \
+        FROM delivery_attempts WHERE message_id = $1 AND destination_id = $2 ORDER BY id";
+    let rows: Vec<DeliveryRow> = sqlx::query_as(of_message).bind(message_id).fetch_all(&mut *conn).await?;
+    let mut reports = Vec::with_capacity(rows.len());
+    for delivery in rows {
+        let attempt_log = sqlx::query_as(attempts_of)
+            .bind(message_id)
+            .bind(&delivery.destination_id)
+            .fetch_all(&mut *conn)
+            .await?;
+        reports.push(DeliveryReport { delivery, attempt_log });
+    }
+    Ok(reports)
+}
+
+/// Makes a message's deliveries (or its one to `destination`) due at
+/// `now`, each audited `delivery.replayed`; returns the destinations
+/// queued. A lease in force is kept, so a running attempt is never doubled
+/// (its verdict then decides, and a replay may need repeating).
+pub(crate) async fn redeliver(
+    conn: &mut SqliteConnection,
+    message_id: Uuid,
+    destination: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<Vec<String>> {
+    let redeliver = "UPDATE deliveries SET status = 'pending', next_attempt_at = $2, updated_at = $2 \
+        WHERE message_id = $1 AND ($3 IS NULL OR destination_id = $3) RETURNING destination_id";
+    let queued: Vec<(String,)> =
+        sqlx::query_as(redeliver).bind(message_id).bind(now).bind(destination).fetch_all(&mut *conn).await?;
+    let queued: Vec<String> = queued.into_iter().map(|(d,)| d).collect();
+    if queued.is_empty() {
+        return Ok(queued);
+    }
+    let message = messages::get_message(conn, message_id).await?;
+    let events: Vec<_> = queued.iter().map(|d| (now, redelivered(message_id, message.as_ref(), d))).collect();
+    Sqlite::insert_audits(conn, &events).await?;
+    Ok(queued)
+}
+
+/// Makes the deliveries `filter` selects due at `now` (a lease in force
+/// is kept, as by [`redeliver`]); audited as one `delivery.replayed` event
+/// with the filter and the count.
+pub(crate) async fn replay_deliveries(
+    conn: &mut SqliteConnection,
+    filter: &ReplayFilter,
+    now: DateTime<Utc>,
+) -> Result<u64> {
+    let replay = "UPDATE deliveries SET status = 'pending', next_attempt_at = $1, updated_at = $1 \
+        WHERE ($2 IS NULL OR destination_id = $2) AND ($3 IS NULL OR status = $3) \
+        AND message_id IN (SELECT id FROM messages WHERE ($4 IS NULL OR message_type = $4) \
+        AND ($5 IS NULL OR received_at >= $5) AND ($6 IS NULL OR received_at < $6))";
+    let queued = sqlx::query(replay)
+        .bind(now)
+        .bind(&filter.destination)
+        .bind(&filter.status)
+        .bind(&filter.message_type)
+        .bind(filter.since)
+        .bind(filter.until)
+        .execute(&mut *conn)
+        .await?
+        .rows_affected();
+    Sqlite::insert_audits(conn, &[(now, replay_event(filter, queued))]).await?;
+    Ok(queued)
+}
+
+/// Records `done` (attempts and verdicts) at `now`, in the caller's
+/// transaction; a delivery failed for good is audited `delivery.failed`.
+/// Returns what became of each, in order: applied, or superseded (its
+/// lease passed to another attempt). See [`crate::outbox::verdicts`].
+pub(crate) async fn finish_deliveries(
+    conn: &mut SqliteConnection,
+    done: &[FinishedAttempt],
+    now: DateTime<Utc>,
+) -> Result<Vec<Recorded>> {
+    if done.is_empty() {
+        return Ok(Vec::new());
+    }
+    let done = verdicts::storable(done);
+    insert_attempts(conn, &done).await?;
+    let mut recorded = vec![Recorded::Superseded; done.len()];
+    for round in verdicts::rounds(&done) {
+        let finished = finish(conn, &round, now).await?;
+        for (message_id, details) in verdicts::settle(&round, &finished, &mut recorded) {
+            let message = messages::get_message(conn, message_id).await?;
+            let event = verdicts::failed_event(message_id, message.as_ref(), details);
+            Sqlite::insert_audits(conn, &[(now, event)]).await?;
+        }
+    }
+    Ok(recorded)
+}
+
+/// Logs the attempts of `done`, a statement each (SQLite runs them in
+/// process, inside the caller's transaction).
+async fn insert_attempts(conn: &mut SqliteConnection, done: &[FinishedAttempt]) -> Result<()> {
+    let insert = "INSERT INTO delivery_attempts \
+        (message_id, destination_id, attempted_at, status_code, latency_ms, error, response_prefix) \
+        VALUES ($1, $2, $3, $4, $5, $6, $7)";
+    for d in done {
+        let a = &d.attempt;
+        sqlx::query(insert)
+            .bind(d.message_id)
+            .bind(&d.destination_id)
+            .bind(a.attempted_at)
+            .bind(a.status_code)
+            .bind(a.latency_ms)
+            .bind(&a.error)
+            .bind(&a.response_prefix)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
+}
+
+/// The update of a round's deliveries, a statement each, clearing each
+/// lease with its verdict (a retry moves the due time); returns (message,
+/// destination, attempts) of each one whose lease was still the attempt's.
+async fn finish(
+    conn: &mut SqliteConnection,
+    round: &verdicts::Round<'_>,
+    now: DateTime<Utc>,
+) -> Result<Vec<(Uuid, String, i32)>> {
+    let finish = "UPDATE deliveries SET attempts = attempts + 1, status = $3, \
+        next_attempt_at = COALESCE($4, next_attempt_at), lease_until = NULL, \
+        last_status_code = $5, last_error = $6, updated_at = $8 \
+        WHERE message_id = $1 AND destination_id = $2 AND lease_until = $7 \
+        RETURNING message_id, destination_id, attempts";
+    let mut finished = Vec::with_capacity(round.len());
+    for (_, d) in round {
+        let (status, next) = verdicts::status_of(d.verdict);
+        let applied: Option<(Uuid, String, i32)> = sqlx::query_as(finish)
+            .bind(d.message_id)
+            .bind(&d.destination_id)
+            .bind(status)
+            .bind(next)
+            .bind(d.attempt.status_code)
+            .bind(&d.attempt.error)
+            .bind(d.lease_until)
+            .bind(now)
+            .fetch_optional(&mut *conn)
+            .await?;
+        finished.extend(applied);
+    }
+    Ok(finished)
 }

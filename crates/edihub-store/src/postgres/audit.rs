@@ -1,0 +1,42 @@
+//! PostgreSQL's audit log query (see [`crate::audit`]).
+//!
+//! Every filter is a parameter that may be null (`$n IS NULL OR …`), and
+//! the statement is not kept prepared: PostgreSQL plans it with its values
+//! known, drops the filters that are null and reads the index of the rest
+//! (`audit_events_action`, `_fingerprint`, `_scope`, `_message_id`).
+
+use sqlx::PgConnection;
+
+use crate::{AuditEvent, AuditFilter, Result};
+
+/// Audit events matching every filter, newest first.
+const AUDIT: &str = "SELECT id, occurred_at, action, tenant_id, environment_id, message_type, fingerprint, \
+    idempotency_key, detected_by, message_id, details FROM audit_events \
+    WHERE ($1::text IS NULL OR action = $1) \
+    AND ($2::text IS NULL OR tenant_id = $2) \
+    AND ($3::text IS NULL OR environment_id = $3) \
+    AND ($4::text IS NULL OR message_type = $4) \
+    AND ($5::text IS NULL OR fingerprint = $5) \
+    AND ($6::uuid IS NULL OR message_id = $6) \
+    AND ($7::timestamptz IS NULL OR occurred_at >= $7) \
+    AND ($8::timestamptz IS NULL OR occurred_at < $8) \
+    AND ($9::bigint IS NULL OR id < $9) \
+    ORDER BY id DESC LIMIT $10";
+
+/// Audit events matching `f`, newest first.
+pub(crate) async fn list_audit(conn: &mut PgConnection, f: &AuditFilter) -> Result<Vec<AuditEvent>> {
+    Ok(sqlx::query_as(AUDIT)
+        .bind(&f.action)
+        .bind(&f.tenant)
+        .bind(&f.environment)
+        .bind(&f.message_type)
+        .bind(&f.fingerprint)
+        .bind(f.message_id)
+        .bind(f.since)
+        .bind(f.until)
+        .bind(f.cursor)
+        .bind(f.limit)
+        .persistent(false)
+        .fetch_all(&mut *conn)
+        .await?)
+}
