@@ -34,6 +34,8 @@
 
 use chrono::{DateTime, DurationRound, TimeDelta, Utc};
 
+use crate::Result;
+
 /// How many hours the rollup keeps before the last settled one: the
 /// overview's 7 days and one more day, so a week read never reaches its
 /// edge while a roll-up trims it.
@@ -107,6 +109,43 @@ impl RollUp {
             .take_while(move |h| *h < end)
             .map(|h| (h, h + TimeDelta::hours(1)))
     }
+}
+
+/// The statements of a roll-up, each backend's, in a write transaction.
+pub(crate) trait RollupSql {
+    /// Takes the rollup's lock (its one state row) and returns the hours
+    /// it holds.
+    fn lock_state(&mut self) -> impl Future<Output = Result<Option<Rolled>>> + Send;
+    /// Deletes the hours before `from`.
+    fn trim(&mut self, from: DateTime<Utc>) -> impl Future<Output = Result<()>> + Send;
+    /// Adds the counts of the hour `[hour, next)`.
+    fn add_hour(
+        &mut self,
+        hour: DateTime<Utc>,
+        next: DateTime<Utc>,
+    ) -> impl Future<Output = Result<()>> + Send;
+    /// Records that the rollup holds `[from, until)`.
+    fn set_state(
+        &mut self,
+        from: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> impl Future<Output = Result<()>> + Send;
+}
+
+/// In a write transaction `conn`: rolls up every hour ending at or before
+/// `end` (a whole hour) that is not yet, within the horizon, and trims
+/// older hours; returns how many hours it added.
+pub(crate) async fn roll_up<C: RollupSql + Send>(conn: &mut C, end: DateTime<Utc>) -> Result<u64> {
+    let held = conn.lock_state().await?;
+    let Some(plan) = RollUp::plan(held, end) else { return Ok(0) };
+    conn.trim(plan.from).await?;
+    let mut hours = 0;
+    for (hour, next) in plan.hours() {
+        conn.add_hour(hour, next).await?;
+        hours += 1;
+    }
+    conn.set_state(plan.from, plan.end).await?;
+    Ok(hours)
 }
 
 /// Whether the rollup `held` already holds every hour ending at or before

@@ -26,7 +26,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::model::docnum_forms;
-use crate::{MessageMeta, MessagePage, MessageQuery};
+use crate::{MessageMeta, MessagePage, MessageQuery, Result};
 
 /// Messages one page of a row-by-row search examines by default (its cost
 /// is in BENCHMARKS.md, "Console pages").
@@ -47,7 +47,7 @@ fn checked(f: &MessageQuery) -> bool {
 /// How many messages a page of `f` examines at most: `None` when the
 /// search reads only what it matches (an indexed lookup, or no filter
 /// checked row by row).
-pub(crate) fn scan_bound(f: &MessageQuery) -> Option<i64> {
+fn scan_bound(f: &MessageQuery) -> Option<i64> {
     (!indexed(f) && checked(f)).then(|| f.scan.unwrap_or(SEARCH_SCAN).max(1))
 }
 
@@ -66,26 +66,45 @@ pub(crate) fn before(f: &MessageQuery) -> (Option<DateTime<Utc>>, Option<Uuid>) 
     f.before.map_or((None, None), |(at, id)| (Some(at), Some(id)))
 }
 
-/// Whether a page of `messages` ends where its search did: a full page
-/// continues after its last message, and a page that read only what it
-/// matched has seen every match. A short page of a bounded scan needs
-/// [`next_after_scan`].
-pub(crate) fn settled(messages: &[MessageMeta], f: &MessageQuery, scan: Option<i64>) -> bool {
-    messages.len() as i64 >= f.limit || scan.is_none()
+/// The statements of a search, each backend's.
+pub(crate) trait SearchSql {
+    /// Messages matching every filter of `f`, newest first, at most
+    /// `f.limit`, read from the table (no scan bound).
+    fn matching(&mut self, f: &MessageQuery) -> impl Future<Output = Result<Vec<MessageMeta>>> + Send;
+    /// The same among the newest `scan` messages of `f`'s time range.
+    fn scanned(
+        &mut self,
+        f: &MessageQuery,
+        scan: i64,
+    ) -> impl Future<Output = Result<Vec<MessageMeta>>> + Send;
+    /// The last message a scan of `scan` messages of `f`'s time range
+    /// examined and the one after it, if any.
+    fn scan_edge(
+        &mut self,
+        f: &MessageQuery,
+        scan: i64,
+    ) -> impl Future<Output = Result<Vec<(DateTime<Utc>, Uuid)>>> + Send;
 }
 
-/// The page of `messages` once [`settled`]: a full page continues after
-/// its last message.
-pub(crate) fn page(messages: Vec<MessageMeta>, f: &MessageQuery) -> MessagePage {
+/// One page of messages matching `f`, newest first, and where the next
+/// page starts: after the last message of a full page; after the last
+/// message a bounded scan examined, when it stopped at its bound with
+/// older messages left.
+pub(crate) async fn find_messages<C: SearchSql + Send>(
+    conn: &mut C,
+    f: &MessageQuery,
+) -> Result<MessagePage> {
+    let scan = scan_bound(f);
+    let messages = match scan {
+        None => conn.matching(f).await?,
+        Some(scan) => conn.scanned(f, scan).await?,
+    };
     let full = messages.len() as i64 >= f.limit;
-    let next = messages.last().filter(|_| full).map(|m| (m.received_at, m.id));
-    MessagePage { messages, next }
-}
-
-/// Where the next page starts after a short page whose scan examined at
-/// most its bound of messages: `edge` holds the last message the scan
-/// examined and the one after it, if any. Only when there is one after it
-/// did the scan stop at its limit with older messages left.
-pub(crate) fn next_after_scan(edge: &[(DateTime<Utc>, Uuid)]) -> Option<(DateTime<Utc>, Uuid)> {
-    (edge.len() == 2).then(|| edge[0])
+    let Some(scan) = scan.filter(|_| !full) else {
+        let next = messages.last().filter(|_| full).map(|m| (m.received_at, m.id));
+        return Ok(MessagePage { messages, next });
+    };
+    let edge = conn.scan_edge(f, scan).await?;
+    let next = (edge.len() == 2).then(|| edge[0]);
+    Ok(MessagePage { messages, next })
 }

@@ -1,7 +1,7 @@
 //! Recording attempts and their verdicts, a batch in three statements.
-//! Each backend writes them (`finish_deliveries` in `postgres/outbox.rs`,
-//! `sqlite/outbox.rs`); what a batch's rounds are and what each verdict
-//! leaves is decided here.
+//! Each backend writes them ([`VerdictSql`] in `postgres/outbox.rs` and
+//! `sqlite/outbox.rs`); what a batch's rounds are, what each verdict
+//! leaves and which are audited is decided here ([`record`]).
 //!
 //! The delivery worker hands over the verdicts of the attempts that ended
 //! together (see `edihub_server`'s recorder). Written one by one they cost
@@ -28,7 +28,54 @@ use uuid::Uuid;
 use super::model::{DELIVERED, FAILED, PENDING};
 use super::{FinishedAttempt, Recorded, Verdict};
 use crate::audit::DELIVERY_FAILED;
-use crate::{MessageRow, NewAuditEvent};
+use crate::{MessageRow, NewAuditEvent, Result};
+
+/// The statements of a batch of verdicts, each backend's.
+pub(crate) trait VerdictSql {
+    /// Logs the attempts of `done`.
+    fn insert_attempts(&mut self, done: &[FinishedAttempt]) -> impl Future<Output = Result<()>> + Send;
+    /// Updates a round's deliveries, clearing each lease with its verdict
+    /// (a retry moves the due time); returns (message, destination,
+    /// attempts) of each one whose lease was still the attempt's.
+    fn finish(
+        &mut self,
+        round: &Round<'_>,
+        now: DateTime<Utc>,
+    ) -> impl Future<Output = Result<Vec<(Uuid, String, i32)>>> + Send;
+    /// Audits a delivery given up on: its `delivery.failed` event
+    /// ([`failed_event`]) under message `message_id`'s tenant, environment
+    /// and type.
+    fn audit_failed(
+        &mut self,
+        message_id: Uuid,
+        details: serde_json::Value,
+        now: DateTime<Utc>,
+    ) -> impl Future<Output = Result<()>> + Send;
+}
+
+/// Records `done` (attempts and verdicts) at `now`, in the caller's
+/// transaction `conn`; a delivery failed for good is audited
+/// `delivery.failed`. Returns what became of each, in order: applied, or
+/// superseded (its lease passed to another attempt).
+pub(crate) async fn record<C: VerdictSql + Send>(
+    conn: &mut C,
+    done: &[FinishedAttempt],
+    now: DateTime<Utc>,
+) -> Result<Vec<Recorded>> {
+    if done.is_empty() {
+        return Ok(Vec::new());
+    }
+    let done = storable(done);
+    conn.insert_attempts(&done).await?;
+    let mut recorded = vec![Recorded::Superseded; done.len()];
+    for round in rounds(&done) {
+        let finished = conn.finish(&round, now).await?;
+        for (message_id, details) in settle(&round, &finished, &mut recorded) {
+            conn.audit_failed(message_id, details, now).await?;
+        }
+    }
+    Ok(recorded)
+}
 
 /// The status a verdict leaves and, for a retry, when it is due.
 pub(crate) fn status_of(verdict: Verdict) -> (&'static str, Option<DateTime<Utc>>) {
@@ -40,7 +87,7 @@ pub(crate) fn status_of(verdict: Verdict) -> (&'static str, Option<DateTime<Utc>
 }
 
 /// `done` as written: what each receiver answered made storable.
-pub(crate) fn storable(done: &[FinishedAttempt]) -> Vec<FinishedAttempt> {
+fn storable(done: &[FinishedAttempt]) -> Vec<FinishedAttempt> {
     done.iter().map(|d| FinishedAttempt { attempt: d.attempt.storable(), ..d.clone() }).collect()
 }
 
@@ -52,7 +99,7 @@ pub(crate) type Round<'a> = Vec<(usize, &'a FinishedAttempt)>;
 /// and the newer one's for the same delivery go to successive updates, as
 /// if written one after the other, so what each update returns says which
 /// verdict took. Almost always one round.
-pub(crate) fn rounds(done: &[FinishedAttempt]) -> Vec<Round<'_>> {
+fn rounds(done: &[FinishedAttempt]) -> Vec<Round<'_>> {
     let mut rounds: Vec<Round<'_>> = Vec::new();
     for (i, d) in done.iter().enumerate() {
         let same = |(_, x): &(usize, &FinishedAttempt)| {
@@ -70,7 +117,7 @@ pub(crate) fn rounds(done: &[FinishedAttempt]) -> Vec<Round<'_>> {
 /// (`finished`: message, destination and attempts of each delivery whose
 /// lease was still the attempt's); returns the message and the event
 /// details of each delivery that failed for good, to audit.
-pub(crate) fn settle(
+fn settle(
     round: &Round<'_>,
     finished: &[(Uuid, String, i32)],
     recorded: &mut [Recorded],

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 
-use crate::activity_rollup::{RollUp, Rolled, StateRow, rolled};
+use crate::activity_rollup::{Rolled, RollupSql, StateRow, rolled};
 use crate::{DUPLICATE_BLOCKED, Result, SIGNATURE_REJECTED};
 
 /// Adds the counts of the hour `[$3, $4)` per (tenant, environment,
@@ -31,28 +31,34 @@ pub(crate) async fn rollup_state(conn: &mut PgConnection) -> Result<Option<Rolle
     Ok(rolled(row))
 }
 
-/// In a write transaction: rolls up every hour ending at or before `end`
-/// (a whole hour) that is not yet, within the horizon, and trims older
-/// hours; returns how many hours it added. The `UPDATE` takes the state
-/// row's lock first, so a concurrent roll-up waits and then sees the range
-/// this one left.
-pub(crate) async fn roll_up(conn: &mut PgConnection, end: DateTime<Utc>) -> Result<u64> {
-    let lock = "UPDATE activity_rollup SET id = id WHERE id = 1 RETURNING rolled_from, rolled_until";
-    let held = rolled(sqlx::query_as(lock).fetch_one(&mut *conn).await?);
-    let Some(plan) = RollUp::plan(held, end) else { return Ok(0) };
-    sqlx::query("DELETE FROM activity_hours WHERE hour < $1").bind(plan.from).execute(&mut *conn).await?;
-    let mut hours = 0;
-    for (hour, next) in plan.hours() {
+/// A roll-up's statements (see [`crate::activity_rollup::roll_up`]).
+impl RollupSql for PgConnection {
+    /// The `UPDATE` takes the state row's lock, so a concurrent roll-up
+    /// waits and then sees the range this one left.
+    async fn lock_state(&mut self) -> Result<Option<Rolled>> {
+        let lock = "UPDATE activity_rollup SET id = id WHERE id = 1 RETURNING rolled_from, rolled_until";
+        Ok(rolled(sqlx::query_as(lock).fetch_one(&mut *self).await?))
+    }
+
+    async fn trim(&mut self, from: DateTime<Utc>) -> Result<()> {
+        sqlx::query("DELETE FROM activity_hours WHERE hour < $1").bind(from).execute(&mut *self).await?;
+        Ok(())
+    }
+
+    async fn add_hour(&mut self, hour: DateTime<Utc>, next: DateTime<Utc>) -> Result<()> {
         sqlx::query(ROLL_UP_HOUR)
             .bind(DUPLICATE_BLOCKED)
             .bind(SIGNATURE_REJECTED)
             .bind(hour)
             .bind(next)
-            .execute(&mut *conn)
+            .execute(&mut *self)
             .await?;
-        hours += 1;
+        Ok(())
     }
-    let set = "UPDATE activity_rollup SET rolled_from = $1, rolled_until = $2 WHERE id = 1";
-    sqlx::query(set).bind(plan.from).bind(plan.end).execute(&mut *conn).await?;
-    Ok(hours)
+
+    async fn set_state(&mut self, from: DateTime<Utc>, until: DateTime<Utc>) -> Result<()> {
+        let set = "UPDATE activity_rollup SET rolled_from = $1, rolled_until = $2 WHERE id = 1";
+        sqlx::query(set).bind(from).bind(until).execute(&mut *self).await?;
+        Ok(())
+    }
 }

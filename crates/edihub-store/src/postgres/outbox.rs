@@ -19,10 +19,13 @@ use uuid::Uuid;
 
 use super::messages;
 use crate::ingest::statements::IngestSql;
-use crate::outbox::{redelivered, replay_event, verdicts};
+use crate::outbox::verdicts::{self, VerdictSql};
+use crate::outbox::{redelivered, replay_event};
 
 use crate::partitions::first_id_at;
-use crate::{ClaimedDelivery, DeliveryQueue, DeliveryReport, DeliveryRow, FinishedAttempt, Recorded, ReplayFilter, Result};
+use crate::{
+    ClaimedDelivery, DeliveryQueue, DeliveryReport, DeliveryRow, FinishedAttempt, ReplayFilter, Result,
+};
 
 /// Leases up to `limit` of `destination`'s due deliveries until
 /// `lease_until`, oldest due first.
@@ -183,83 +186,74 @@ pub(crate) async fn replay_deliveries(
     Ok(queued)
 }
 
-/// Records `done` (attempts and verdicts) at `now`, in the caller's
-/// transaction; a delivery failed for good is audited `delivery.failed`.
-/// Returns what became of each, in order: applied, or superseded (its
-/// lease passed to another attempt). See [`crate::outbox::verdicts`].
-pub(crate) async fn finish_deliveries(
-    conn: &mut PgConnection,
-    done: &[FinishedAttempt],
-    now: DateTime<Utc>,
-) -> Result<Vec<Recorded>> {
-    if done.is_empty() {
-        return Ok(Vec::new());
+/// A batch of verdicts (see [`crate::outbox::verdicts`]), in the caller's
+/// transaction.
+impl VerdictSql for PgConnection {
+    /// Logs the attempts of `done`, one statement for the batch.
+    async fn insert_attempts(&mut self, done: &[FinishedAttempt]) -> Result<()> {
+        let conn = self;
+        let insert = "INSERT INTO delivery_attempts \
+            (message_id, destination_id, attempted_at, status_code, latency_ms, error, response_prefix) \
+            SELECT * FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::int4[], $5::int8[], \
+            $6::text[], $7::text[])";
+        let column = |f: fn(&FinishedAttempt) -> Option<String>| done.iter().map(f).collect::<Vec<_>>();
+        sqlx::query(insert)
+            .bind(done.iter().map(|d| d.message_id).collect::<Vec<_>>())
+            .bind(done.iter().map(|d| d.destination_id.clone()).collect::<Vec<_>>())
+            .bind(done.iter().map(|d| d.attempt.attempted_at).collect::<Vec<_>>())
+            .bind(done.iter().map(|d| d.attempt.status_code).collect::<Vec<_>>())
+            .bind(done.iter().map(|d| d.attempt.latency_ms).collect::<Vec<_>>())
+            .bind(column(|d| d.attempt.error.clone()))
+            .bind(column(|d| d.attempt.response_prefix.clone()))
+            .execute(&mut *conn)
+            .await?;
+        Ok(())
     }
-    let done = verdicts::storable(done);
-    insert_attempts(conn, &done).await?;
-    let mut recorded = vec![Recorded::Superseded; done.len()];
-    for round in verdicts::rounds(&done) {
-        let finished = finish(conn, &round, now).await?;
-        for (message_id, details) in verdicts::settle(&round, &finished, &mut recorded) {
-            let message = messages::get_message(conn, message_id).await?;
-            let event = verdicts::failed_event(message_id, message.as_ref(), details);
-            Postgres::insert_audits(conn, &[(now, event)]).await?;
-        }
+
+    /// The update of a round's deliveries, clearing each lease with its
+    /// verdict (a retry moves the due time); returns (message, destination,
+    /// attempts) of each one whose lease was still the attempt's. Not kept
+    /// prepared: planned with the message ids known, it reads only their
+    /// partitions.
+    async fn finish(
+        &mut self,
+        round: &verdicts::Round<'_>,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<(Uuid, String, i32)>> {
+        let conn = self;
+        let finish = "WITH v (message_id, destination_id, status, next_attempt_at, last_status_code, \
+            last_error, lease_until) AS (SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], \
+            $4::timestamptz[], $5::int4[], $6::text[], $7::timestamptz[])) \
+            UPDATE deliveries SET attempts = deliveries.attempts + 1, status = v.status, \
+            next_attempt_at = COALESCE(v.next_attempt_at, deliveries.next_attempt_at), lease_until = NULL, \
+            last_status_code = v.last_status_code, last_error = v.last_error, updated_at = $8 \
+            FROM v WHERE deliveries.message_id = v.message_id \
+            AND deliveries.destination_id = v.destination_id AND deliveries.lease_until = v.lease_until \
+            AND deliveries.message_id = ANY($1) \
+            RETURNING deliveries.message_id, deliveries.destination_id, deliveries.attempts";
+        let status: Vec<_> = round.iter().map(|(_, d)| verdicts::status_of(d.verdict)).collect();
+        Ok(sqlx::query_as(finish)
+            .bind(round.iter().map(|(_, d)| d.message_id).collect::<Vec<_>>())
+            .bind(round.iter().map(|(_, d)| d.destination_id.clone()).collect::<Vec<_>>())
+            .bind(status.iter().map(|(s, _)| *s).collect::<Vec<_>>())
+            .bind(status.iter().map(|(_, next)| *next).collect::<Vec<_>>())
+            .bind(round.iter().map(|(_, d)| d.attempt.status_code).collect::<Vec<_>>())
+            .bind(round.iter().map(|(_, d)| d.attempt.error.clone()).collect::<Vec<_>>())
+            .bind(round.iter().map(|(_, d)| d.lease_until).collect::<Vec<_>>())
+            .bind(now)
+            .persistent(false)
+            .fetch_all(&mut *conn)
+            .await?)
     }
-    Ok(recorded)
-}
 
-/// Logs the attempts of `done`, one statement for the batch.
-async fn insert_attempts(conn: &mut PgConnection, done: &[FinishedAttempt]) -> Result<()> {
-    let insert = "INSERT INTO delivery_attempts \
-        (message_id, destination_id, attempted_at, status_code, latency_ms, error, response_prefix) \
-        SELECT * FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::int4[], $5::int8[], \
-        $6::text[], $7::text[])";
-    let column = |f: fn(&FinishedAttempt) -> Option<String>| done.iter().map(f).collect::<Vec<_>>();
-    sqlx::query(insert)
-        .bind(done.iter().map(|d| d.message_id).collect::<Vec<_>>())
-        .bind(done.iter().map(|d| d.destination_id.clone()).collect::<Vec<_>>())
-        .bind(done.iter().map(|d| d.attempt.attempted_at).collect::<Vec<_>>())
-        .bind(done.iter().map(|d| d.attempt.status_code).collect::<Vec<_>>())
-        .bind(done.iter().map(|d| d.attempt.latency_ms).collect::<Vec<_>>())
-        .bind(column(|d| d.attempt.error.clone()))
-        .bind(column(|d| d.attempt.response_prefix.clone()))
-        .execute(&mut *conn)
-        .await?;
-    Ok(())
-}
-
-/// The update of a round's deliveries, clearing each lease with its
-/// verdict (a retry moves the due time); returns (message, destination,
-/// attempts) of each one whose lease was still the attempt's. Not kept
-/// prepared: planned with the message ids known, it reads only their
-/// partitions.
-async fn finish(
-    conn: &mut PgConnection,
-    round: &verdicts::Round<'_>,
-    now: DateTime<Utc>,
-) -> Result<Vec<(Uuid, String, i32)>> {
-    let finish = "WITH v (message_id, destination_id, status, next_attempt_at, last_status_code, \
-        last_error, lease_until) AS (SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], \
-        $4::timestamptz[], $5::int4[], $6::text[], $7::timestamptz[])) \
-        UPDATE deliveries SET attempts = deliveries.attempts + 1, status = v.status, \
-        next_attempt_at = COALESCE(v.next_attempt_at, deliveries.next_attempt_at), lease_until = NULL, \
-        last_status_code = v.last_status_code, last_error = v.last_error, updated_at = $8 \
-        FROM v WHERE deliveries.message_id = v.message_id \
-        AND deliveries.destination_id = v.destination_id AND deliveries.lease_until = v.lease_until \
-        AND deliveries.message_id = ANY($1) \
-        RETURNING deliveries.message_id, deliveries.destination_id, deliveries.attempts";
-    let status: Vec<_> = round.iter().map(|(_, d)| verdicts::status_of(d.verdict)).collect();
-    Ok(sqlx::query_as(finish)
-        .bind(round.iter().map(|(_, d)| d.message_id).collect::<Vec<_>>())
-        .bind(round.iter().map(|(_, d)| d.destination_id.clone()).collect::<Vec<_>>())
-        .bind(status.iter().map(|(s, _)| *s).collect::<Vec<_>>())
-        .bind(status.iter().map(|(_, next)| *next).collect::<Vec<_>>())
-        .bind(round.iter().map(|(_, d)| d.attempt.status_code).collect::<Vec<_>>())
-        .bind(round.iter().map(|(_, d)| d.attempt.error.clone()).collect::<Vec<_>>())
-        .bind(round.iter().map(|(_, d)| d.lease_until).collect::<Vec<_>>())
-        .bind(now)
-        .persistent(false)
-        .fetch_all(&mut *conn)
-        .await?)
+    async fn audit_failed(
+        &mut self,
+        message_id: Uuid,
+        details: serde_json::Value,
+        now: DateTime<Utc>,
+    ) -> Result<()> {
+        let message = messages::get_message(self, message_id).await?;
+        let event = verdicts::failed_event(message_id, message.as_ref(), details);
+        Postgres::insert_audits(self, &[(now, event)]).await
+    }
 }

@@ -13,9 +13,9 @@ use sqlx::query::QueryAs;
 use sqlx::sqlite::SqliteArguments;
 use uuid::Uuid;
 
-use crate::message_search::{self, before, docnums, listed};
+use crate::message_search::{SearchSql, before, docnums, listed};
 use crate::model::key_value_pattern;
-use crate::{MessageMeta, MessagePage, MessageQuery, Result};
+use crate::{MessageMeta, MessageQuery, Result};
 
 /// Messages matching every filter, newest first, read from the table: for
 /// a docnum or fingerprint lookup, or no filter checked row by row. List
@@ -73,26 +73,27 @@ const SCAN_EDGE: &str = "SELECT received_at, id FROM messages \
     AND ($3 IS NULL OR received_at < $3 OR (received_at = $3 AND id < $4)) \
     ORDER BY received_at DESC, id DESC LIMIT 2 OFFSET $5 - 1";
 
-/// One page of messages matching `f`, newest first.
-pub(crate) async fn find_messages(conn: &mut SqliteConnection, f: &MessageQuery) -> Result<MessagePage> {
-    let scan = message_search::scan_bound(f);
-    let messages = match scan {
-        None => bind_filters(sqlx::query_as(MATCHING), f).fetch_all(&mut *conn).await?,
-        Some(scan) => bind_filters(sqlx::query_as(SCANNED), f).bind(scan).fetch_all(&mut *conn).await?,
-    };
-    if message_search::settled(&messages, f, scan) {
-        return Ok(message_search::page(messages, f));
+/// A search's statements (see [`crate::message_search::find_messages`]).
+impl SearchSql for SqliteConnection {
+    async fn matching(&mut self, f: &MessageQuery) -> Result<Vec<MessageMeta>> {
+        Ok(bind_filters(sqlx::query_as(MATCHING), f).fetch_all(&mut *self).await?)
     }
-    let (at, id) = before(f);
-    let edge: Vec<(DateTime<Utc>, Uuid)> = sqlx::query_as(SCAN_EDGE)
-        .bind(f.since)
-        .bind(f.until)
-        .bind(at)
-        .bind(id)
-        .bind(scan)
-        .fetch_all(&mut *conn)
-        .await?;
-    Ok(MessagePage { messages, next: message_search::next_after_scan(&edge) })
+
+    async fn scanned(&mut self, f: &MessageQuery, scan: i64) -> Result<Vec<MessageMeta>> {
+        Ok(bind_filters(sqlx::query_as(SCANNED), f).bind(scan).fetch_all(&mut *self).await?)
+    }
+
+    async fn scan_edge(&mut self, f: &MessageQuery, scan: i64) -> Result<Vec<(DateTime<Utc>, Uuid)>> {
+        let (at, id) = before(f);
+        Ok(sqlx::query_as(SCAN_EDGE)
+            .bind(f.since)
+            .bind(f.until)
+            .bind(at)
+            .bind(id)
+            .bind(scan)
+            .fetch_all(&mut *self)
+            .await?)
+    }
 }
 
 /// Binds `$1` to `$15` of [`MATCHING`] and [`SCANNED`].

@@ -225,7 +225,7 @@ impl Store for SqliteStore {
     async fn finish_deliveries(&self, done: &[FinishedAttempt]) -> Result<Vec<Recorded>> {
         crate::store::finish_each(done, |batch| async move {
             let mut tx = self.begin().await?;
-            let recorded = outbox::finish_deliveries(&mut tx, batch, Utc::now()).await?;
+            let recorded = crate::outbox::verdicts::record(&mut *tx, batch, Utc::now()).await?;
             tx.commit().await?;
             Ok(recorded)
         })
@@ -326,7 +326,7 @@ impl Store for SqliteStore {
 
     async fn find_messages(&self, query: &MessageQuery) -> Result<MessagePage> {
         let mut session = self.db.session().await?;
-        let value = message_search::find_messages(&mut session, query).await?;
+        let value = crate::message_search::find_messages(&mut *session, query).await?;
         session.done(value).await
     }
 
@@ -338,7 +338,7 @@ impl Store for SqliteStore {
             return Ok(0);
         }
         let mut tx = self.begin().await?;
-        let hours = activity_rollup::roll_up(&mut tx, end).await?;
+        let hours = crate::activity_rollup::roll_up(&mut *tx, end).await?;
         tx.commit().await?;
         Ok(hours)
     }

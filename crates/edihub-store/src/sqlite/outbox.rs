@@ -10,10 +10,13 @@ use uuid::Uuid;
 
 use super::messages;
 use crate::ingest::statements::IngestSql;
-use crate::outbox::{redelivered, replay_event, verdicts};
+use crate::outbox::verdicts::{self, VerdictSql};
+use crate::outbox::{redelivered, replay_event};
 
 use crate::partitions::first_id_at;
-use crate::{ClaimedDelivery, DeliveryQueue, DeliveryReport, DeliveryRow, FinishedAttempt, Recorded, ReplayFilter, Result};
+use crate::{
+    ClaimedDelivery, DeliveryQueue, DeliveryReport, DeliveryRow, FinishedAttempt, ReplayFilter, Result,
+};
 
 /// Leases up to `limit` of `destination`'s due deliveries until
 /// `lease_until`, oldest due first.
@@ -166,82 +169,73 @@ pub(crate) async fn replay_deliveries(
     Ok(queued)
 }
 
-/// Records `done` (attempts and verdicts) at `now`, in the caller's
-/// transaction; a delivery failed for good is audited `delivery.failed`.
-/// Returns what became of each, in order: applied, or superseded (its
-/// lease passed to another attempt). See [`crate::outbox::verdicts`].
-pub(crate) async fn finish_deliveries(
-    conn: &mut SqliteConnection,
-    done: &[FinishedAttempt],
-    now: DateTime<Utc>,
-) -> Result<Vec<Recorded>> {
-    if done.is_empty() {
-        return Ok(Vec::new());
-    }
-    let done = verdicts::storable(done);
-    insert_attempts(conn, &done).await?;
-    let mut recorded = vec![Recorded::Superseded; done.len()];
-    for round in verdicts::rounds(&done) {
-        let finished = finish(conn, &round, now).await?;
-        for (message_id, details) in verdicts::settle(&round, &finished, &mut recorded) {
-            let message = messages::get_message(conn, message_id).await?;
-            let event = verdicts::failed_event(message_id, message.as_ref(), details);
-            Sqlite::insert_audits(conn, &[(now, event)]).await?;
+/// A batch of verdicts (see [`crate::outbox::verdicts`]), in the caller's
+/// transaction.
+impl VerdictSql for SqliteConnection {
+    /// Logs the attempts of `done`, a statement each (SQLite runs them in
+    /// process, inside the caller's transaction).
+    async fn insert_attempts(&mut self, done: &[FinishedAttempt]) -> Result<()> {
+        let conn = self;
+        let insert = "INSERT INTO delivery_attempts \
+            (message_id, destination_id, attempted_at, status_code, latency_ms, error, response_prefix) \
+            VALUES ($1, $2, $3, $4, $5, $6, $7)";
+        for d in done {
+            let a = &d.attempt;
+            sqlx::query(insert)
+                .bind(d.message_id)
+                .bind(&d.destination_id)
+                .bind(a.attempted_at)
+                .bind(a.status_code)
+                .bind(a.latency_ms)
+                .bind(&a.error)
+                .bind(&a.response_prefix)
+                .execute(&mut *conn)
+                .await?;
         }
+        Ok(())
     }
-    Ok(recorded)
-}
 
-/// Logs the attempts of `done`, a statement each (SQLite runs them in
-/// process, inside the caller's transaction).
-async fn insert_attempts(conn: &mut SqliteConnection, done: &[FinishedAttempt]) -> Result<()> {
-    let insert = "INSERT INTO delivery_attempts \
-        (message_id, destination_id, attempted_at, status_code, latency_ms, error, response_prefix) \
-        VALUES ($1, $2, $3, $4, $5, $6, $7)";
-    for d in done {
-        let a = &d.attempt;
-        sqlx::query(insert)
-            .bind(d.message_id)
-            .bind(&d.destination_id)
-            .bind(a.attempted_at)
-            .bind(a.status_code)
-            .bind(a.latency_ms)
-            .bind(&a.error)
-            .bind(&a.response_prefix)
-            .execute(&mut *conn)
-            .await?;
+    /// The update of a round's deliveries, a statement each, clearing each
+    /// lease with its verdict (a retry moves the due time); returns (message,
+    /// destination, attempts) of each one whose lease was still the attempt's.
+    async fn finish(
+        &mut self,
+        round: &verdicts::Round<'_>,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<(Uuid, String, i32)>> {
+        let conn = self;
+        let finish = "UPDATE deliveries SET attempts = attempts + 1, status = $3, \
+            next_attempt_at = COALESCE($4, next_attempt_at), lease_until = NULL, \
+            last_status_code = $5, last_error = $6, updated_at = $8 \
+            WHERE message_id = $1 AND destination_id = $2 AND lease_until = $7 \
+            RETURNING message_id, destination_id, attempts";
+        let mut finished = Vec::with_capacity(round.len());
+        for (_, d) in round {
+            let (status, next) = verdicts::status_of(d.verdict);
+            let applied: Option<(Uuid, String, i32)> = sqlx::query_as(finish)
+                .bind(d.message_id)
+                .bind(&d.destination_id)
+                .bind(status)
+                .bind(next)
+                .bind(d.attempt.status_code)
+                .bind(&d.attempt.error)
+                .bind(d.lease_until)
+                .bind(now)
+                .fetch_optional(&mut *conn)
+                .await?;
+            finished.extend(applied);
+        }
+        Ok(finished)
     }
-    Ok(())
-}
 
-/// The update of a round's deliveries, a statement each, clearing each
-/// lease with its verdict (a retry moves the due time); returns (message,
-/// destination, attempts) of each one whose lease was still the attempt's.
-async fn finish(
-    conn: &mut SqliteConnection,
-    round: &verdicts::Round<'_>,
-    now: DateTime<Utc>,
-) -> Result<Vec<(Uuid, String, i32)>> {
-    let finish = "UPDATE deliveries SET attempts = attempts + 1, status = $3, \
-        next_attempt_at = COALESCE($4, next_attempt_at), lease_until = NULL, \
-        last_status_code = $5, last_error = $6, updated_at = $8 \
-        WHERE message_id = $1 AND destination_id = $2 AND lease_until = $7 \
-        RETURNING message_id, destination_id, attempts";
-    let mut finished = Vec::with_capacity(round.len());
-    for (_, d) in round {
-        let (status, next) = verdicts::status_of(d.verdict);
-        let applied: Option<(Uuid, String, i32)> = sqlx::query_as(finish)
-            .bind(d.message_id)
-            .bind(&d.destination_id)
-            .bind(status)
-            .bind(next)
-            .bind(d.attempt.status_code)
-            .bind(&d.attempt.error)
-            .bind(d.lease_until)
-            .bind(now)
-            .fetch_optional(&mut *conn)
-            .await?;
-        finished.extend(applied);
+    async fn audit_failed(
+        &mut self,
+        message_id: Uuid,
+        details: serde_json::Value,
+        now: DateTime<Utc>,
+    ) -> Result<()> {
+        let message = messages::get_message(self, message_id).await?;
+        let event = verdicts::failed_event(message_id, message.as_ref(), details);
+        Sqlite::insert_audits(self, &[(now, event)]).await
     }
-    Ok(finished)
 }
