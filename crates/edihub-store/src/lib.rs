@@ -21,17 +21,22 @@
 //!   [`SqliteStore`]): `mod.rs` opens its pools and implements [`Store`];
 //!   beside it, one file per concept holds that concept's statements,
 //!   written whole for the backend (`ack_numbers.rs`, `catalog.rs`,
-//!   `destinations.rs`, `delivery_backlog.rs`, `retention.rs`; `outbox.rs`:
-//!   the delivery leases and queue depths; `feed.rs`: the feed's page;
-//!   PostgreSQL's `migrate.rs`: migrations, also behind a transaction
-//!   pooler). The concept modules at the crate's root hold what both
-//!   backends share: the types, and the decisions taken the same way on
-//!   either (what seeding deletes, what a change audits).
+//!   `destinations.rs`, `delivery_backlog.rs`, `retention.rs`,
+//!   `message_search.rs`, `messages.rs`: a message by id and the count of
+//!   an environment's, `audit.rs`: the audit log, `console.rs` and
+//!   `activity_rollup.rs`: the overview's counts; `outbox.rs`: the
+//!   delivery leases, queue depths, replays and verdicts; `feed.rs`: the
+//!   feed's page; PostgreSQL's `migrate.rs`: migrations, also behind a
+//!   transaction pooler). The concept modules at the crate's root hold
+//!   what both backends share: the types, and the decisions taken the
+//!   same way on either (what seeding deletes, what a change audits, a
+//!   search's next page, which hours a roll-up adds, what a verdict
+//!   applies), some over a small trait of the backend's statements.
 //! - `backend.rs`: [`SqlStore`], the pools and queues both stores are made
 //!   of, and the [`Backend`] trait: what the shared ingest needs of a
 //!   backend (`BEGIN`, the packet lookup, fingerprint locks, a missing
-//!   partition); `store.rs`: the store logic both share (recording
-//!   attempts one by one when their batch fails, the hourly rollup);
+//!   partition); `store.rs`: recording attempts one by one when their
+//!   batch fails;
 //!   `claims.rs`: where a fingerprint's claim lives (`message_claims` on
 //!   PostgreSQL, a column on SQLite); `partitions.rs` and
 //!   `partition_drop.rs`: PostgreSQL's time partitions, created ahead and
@@ -65,8 +70,8 @@
 //!   and attempts (`model.rs`: the rows).
 //! - `feed.rs`: the pull feed, pages of an environment's messages in an
 //!   order no late commit can break.
-//! - `audit.rs`: audit events; `queries.rs`: a message by id and audit
-//!   lookups; `message_search.rs`: message search, in bounded pages;
+//! - `audit.rs`: audit events; `queries.rs`: what lookups by id share;
+//!   `message_search.rs`: message search, in bounded pages;
 //!   `console.rs`: the overview's aggregates, `activity_rollup.rs` their
 //!   hourly rollup, `delivery_backlog.rs` its delivery backlog per
 //!   destination; `retention.rs`: batched purges.
