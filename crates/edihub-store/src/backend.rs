@@ -4,9 +4,8 @@
 //! [`PgStore`](crate::PgStore) and [`SqliteStore`](crate::SqliteStore) each
 //! implement [`crate::Store`] on their own (`postgres/mod.rs`,
 //! `sqlite/mod.rs`), with the statements of most concepts written whole per
-//! backend beside them. The ingest and the feed are still written once over
-//! both, as traits with a single generic implementation ([`IngestSql`],
-//! [`KeySql`], [`FeedSql`]); where a fingerprint's claim lives is
+//! backend beside them. The ingest is still written once over both, as traits
+//! with a single generic implementation ([`IngestSql`], [`KeySql`]); where a fingerprint's claim lives is
 //! [`ClaimSql`]. [`Backend`] gathers them with what the ingest needs of a
 //! backend: how a write transaction starts, the packet lookup, fingerprint
 //! locks and a missing partition.
@@ -14,7 +13,6 @@
 use sqlx::{Database, Transaction};
 
 use crate::claims::ClaimSql;
-use crate::feed::FeedSql;
 use crate::ingest::group::Batchers;
 use crate::ingest::key_statements::KeySql;
 use crate::ingest::statements::{IngestSql, ScopedHolder};
@@ -23,7 +21,7 @@ use crate::{PartitionLayout, Result, Scope, StoreError};
 
 /// A database edihub can store into: PostgreSQL or SQLite.
 pub(crate) trait Backend:
-    IngestSql + KeySql + ClaimSql + FeedSql + Database<Connection: sqlx::migrate::Migrate>
+    IngestSql + KeySql + ClaimSql + Database<Connection: sqlx::migrate::Migrate>
 {
     /// The statement that starts a write transaction: `BEGIN` on PostgreSQL;
     /// `BEGIN IMMEDIATE` on SQLite, so the write lock is taken up front

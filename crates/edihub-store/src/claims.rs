@@ -10,8 +10,7 @@
 //! a claim deletes its row and message rows are never updated after their
 //! insert (see docs/scale.md, "Partitioning"). Each constant is the SQL text
 //! one statement needs for that difference; the statements themselves stay
-//! written once, in [`crate::ingest::statements`],
-//! [`crate::queries`] and [`crate::feed`].
+//! written once, in [`crate::ingest::statements`].
 //!
 //! Two more differences follow from PostgreSQL's insert being a chain of
 //! CTEs: `OUTBOX_TAIL` writes the inserted messages' outbox rows in the
@@ -59,9 +58,6 @@ pub(crate) trait ClaimSql {
     /// Releases one claim whose window ended: `$1` tenant, `$2`
     /// environment, `$3` fingerprint, `$4` now.
     const RELEASE_EXPIRED: &'static str;
-    /// Whether the message aliased `m` holds its claim (a boolean
-    /// expression).
-    const FINGERPRINT_ACTIVE: &'static str;
 }
 
 impl ClaimSql for sqlx::Postgres {
@@ -118,8 +114,6 @@ impl ClaimSql for sqlx::Postgres {
     const HOLDER_FINGERPRINT: &'static str = " AND c.fingerprint = ";
     const RELEASE_EXPIRED: &'static str = "DELETE FROM message_claims \
         WHERE tenant_id = $1 AND environment_id = $2 AND fingerprint = $3 AND expires_at <= $4";
-    const FINGERPRINT_ACTIVE: &'static str =
-        "EXISTS (SELECT 1 FROM message_claims c WHERE c.message_id = m.id)";
 }
 
 impl ClaimSql for sqlx::Sqlite {
@@ -139,5 +133,4 @@ impl ClaimSql for sqlx::Sqlite {
     const RELEASE_EXPIRED: &'static str = "UPDATE messages SET fingerprint = NULL \
         WHERE tenant_id = $1 AND environment_id = $2 AND fingerprint = $3 \
         AND fingerprint_expires_at <= $4";
-    const FINGERPRINT_ACTIVE: &'static str = "(m.fingerprint IS NOT NULL)";
 }

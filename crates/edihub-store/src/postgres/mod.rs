@@ -37,7 +37,7 @@ use uuid::Uuid;
 
 use crate::as2::{As2Claim, As2Filter, As2Key, As2MdnAttempt, As2MessageRow, As2Settlement, NewAs2Message};
 use crate::backend::{Backend, SqlStore};
-use crate::feed::{FeedPage, FeedQuery, FeedSql, StoredMessage};
+use crate::feed::{FeedPage, FeedQuery, StoredMessage};
 use crate::ingest::group::{Batchers, STATEMENT_CACHE};
 use crate::ingest::statements::{IngestSql, ScopedHolder};
 use crate::session::Sessions;
@@ -262,31 +262,31 @@ impl Store for PgStore {
 
     async fn stored_messages(&self, ids: &[Uuid]) -> Result<Vec<StoredMessage>> {
         let mut session = self.db.session().await?;
-        let value = Postgres::stored_messages(&mut session, ids).await?;
+        let value = feed::stored_messages(&mut session, ids).await?;
         session.done(value).await
     }
 
     async fn message_body(&self, body_id: Uuid) -> Result<Option<bytes::Bytes>> {
         let mut session = self.db.session().await?;
-        let value = Postgres::message_body(&mut session, body_id).await?;
+        let value = feed::message_body(&mut session, body_id).await?;
         session.done(value).await
     }
 
     async fn feed(&self, query: &FeedQuery<'_>) -> Result<FeedPage> {
         let mut session = self.db.session().await?;
-        let value = feed::feed_page(&mut session, query).await?;
+        let value = crate::feed::feed_page(&mut *session, query).await?;
         session.done(value).await
     }
 
     async fn message_bodies(&self, body_ids: &[Uuid]) -> Result<Vec<(Uuid, bytes::Bytes)>> {
         let mut session = self.db.session().await?;
-        let value = Postgres::message_bodies(&mut session, body_ids).await?;
+        let value = feed::message_bodies(&mut session, body_ids).await?;
         session.done(value).await
     }
 
     async fn feed_cursor_key(&self) -> Result<Vec<u8>> {
         let mut session = self.db.session().await?;
-        let value = Postgres::feed_cursor_key(&mut session).await?;
+        let value = feed::feed_cursor_key(&mut session).await?;
         session.done(value).await
     }
 
