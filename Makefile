@@ -8,9 +8,13 @@ CARGO ?= cargo
 DEMO_SECRETS = SHOP_SECRET=dev-shop-secret GITHUB_SECRET=dev-github-secret \
 	STD_WEBHOOK_SECRET=whsec_ZGV2LXN0ZC13ZWJob29rLXNlY3JldA== \
 	STRIPE_SECRET=whsec_dev_stripe_secret GUBEE_SECRET=dev-gubee-secret
+# The demo AS2 station's key and certificates (config/as2-demo/, docs/as2.md).
+DEMO_AS2 = EDIHUB_SECRET_AS2_DEMO_KEY="$$(cat config/as2-demo/edihub.key)" \
+	EDIHUB_SECRET_AS2_DEMO_CERT="$$(cat config/as2-demo/edihub.crt)" \
+	EDIHUB_SECRET_AS2_DEMO_PARTNER_CERT="$$(cat config/as2-demo/partner.crt)"
 
 run:
-	$(DEMO_SECRETS) $(CARGO) run --locked -p edihub -- --config config/edihub.toml serve
+	$(DEMO_SECRETS) $(DEMO_AS2) $(CARGO) run --locked -p edihub -- --config config/edihub.toml serve
 
 ## The demo receiver of deliveries (config/edihub.toml's destination `demo-listener`), in a second terminal.
 listen:
@@ -18,7 +22,7 @@ listen:
 
 ## Validate config/edihub.toml (with the demo secrets).
 check-config:
-	$(DEMO_SECRETS) $(CARGO) run --locked -p edihub -- --config config/edihub.toml check-config
+	$(DEMO_SECRETS) $(DEMO_AS2) $(CARGO) run --locked -p edihub -- --config config/edihub.toml check-config
 
 ## The whole suite on SQLite and PostgreSQL (provisions PostgreSQL when needed), then docs-check.
 test:

@@ -22,6 +22,11 @@ export PATH="$ROOT/target/debug:$PATH"
 # The demo secrets, from the Makefile (one definition for `make run` and this check).
 # shellcheck disable=SC2046
 export $(make -s --no-print-directory demo-secrets)
+# The demo AS2 station's key and certificates (PEM text, so not through the line above).
+EDIHUB_SECRET_AS2_DEMO_KEY=$(cat config/as2-demo/edihub.key)
+EDIHUB_SECRET_AS2_DEMO_CERT=$(cat config/as2-demo/edihub.crt)
+EDIHUB_SECRET_AS2_DEMO_PARTNER_CERT=$(cat config/as2-demo/partner.crt)
+export EDIHUB_SECRET_AS2_DEMO_KEY EDIHUB_SECRET_AS2_DEMO_CERT EDIHUB_SECRET_AS2_DEMO_PARTNER_CERT
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/edihub-docs-check.XXXXXX")
 HUB_PID=""

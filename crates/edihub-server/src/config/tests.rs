@@ -26,6 +26,9 @@ fn demo_secrets() -> SecretSource {
         ("STD_WEBHOOK_SECRET", "whsec_ZGV2LXN0ZC13ZWJob29rLXNlY3JldA=="),
         ("STRIPE_SECRET", "whsec_dev_stripe_secret"),
         ("GUBEE_SECRET", "dev-gubee-secret"),
+        ("EDIHUB_SECRET_AS2_DEMO_KEY", include_str!("../../../../config/as2-demo/edihub.key")),
+        ("EDIHUB_SECRET_AS2_DEMO_CERT", include_str!("../../../../config/as2-demo/edihub.crt")),
+        ("EDIHUB_SECRET_AS2_DEMO_PARTNER_CERT", include_str!("../../../../config/as2-demo/partner.crt")),
     ];
     SecretSource::Fixed(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect())
 }
@@ -40,6 +43,7 @@ fn the_demo_config_is_valid() {
     assert_eq!(config.integrations.len(), 5);
     assert_eq!(config.destinations.len(), 1, "the demo receiver of `make listen`");
     assert!(config.destinations[0].url.starts_with("http://127.0.0.1:9999/"));
+    assert_eq!((config.as2.stations.len(), config.as2.partners.len()), (1, 1), "the demo AS2 station");
     // Without the secrets the integrations are refused, naming the key.
     let err = Config::from_toml_with_secrets(&text, SecretSource::Fixed(HashMap::new())).unwrap_err();
     assert_eq!(err.key, "integrations[0].signature.secret_env");
