@@ -25,10 +25,12 @@
 //!   [`send`]: posting it to the partner and judging the answer.
 //! - [`mdn`]: dispositions and building MDNs.
 //! - [`error`]: every failure, typed by the disposition the MDN reports.
+//! - [`expiry`]: when a station's or partner's certificate needs attention.
 
 pub mod cms;
 pub mod compress;
 pub mod error;
+pub mod expiry;
 pub mod headers;
 pub mod id;
 pub mod inbound;

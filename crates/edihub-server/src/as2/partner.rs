@@ -101,6 +101,11 @@ impl Registry {
         self.certificates().filter(|(_, c)| c.not_after() < horizon).collect()
     }
 
+    /// Every station, in the configuration's order.
+    pub fn stations(&self) -> impl Iterator<Item = &Station> {
+        self.stations.iter()
+    }
+
     /// Every partner, in the configuration's order.
     pub fn partners(&self) -> impl Iterator<Item = &PartnerProfile> {
         self.partners.iter()

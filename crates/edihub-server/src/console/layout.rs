@@ -80,13 +80,14 @@ form.edit{flex-direction:column;align-items:stretch;max-width:40rem}.field{displ
 input[aria-invalid=true],textarea[aria-invalid=true]{border:2px solid #b00020}.field-error{color:#b00020;font-size:.8rem}";
 
 /// The console's sections, for the navigation bar: (path, label).
-const SECTIONS: [(&str, &str); 6] = [
+const SECTIONS: [(&str, &str); 7] = [
     ("/admin", "Overview"),
     ("/admin/messages", "Messages"),
     ("/admin/audit", "Audit"),
     ("/admin/message-types", "Message types"),
     ("/admin/integrations", "Integrations"),
     ("/admin/destinations", "Destinations"),
+    ("/admin/as2/partners", "AS2 partners"),
 ];
 
 /// A whole page: `title` (plain text, escaped here), the navigation with

@@ -17,13 +17,14 @@ use edihub_server::config::SignatureConfig;
 use serde_json::Value;
 
 /// Every route PRODUCT.md and the README promise, and nothing else.
-const PRODUCT_ROUTES: [(&str, &str); 33] = [
+const PRODUCT_ROUTES: [(&str, &str); 34] = [
     ("get", "/admin"),
     ("post", "/api/edi-hub/receive-message"),
     ("get", "/api/edi-hub/messages"),
     ("post", "/api/webhook/{integration_id}"),
     ("post", "/as2"),
     ("get", "/admin/as2/messages"),
+    ("get", "/admin/as2/partners"),
     ("get", "/admin/audit"),
     ("get", "/admin/messages"),
     ("get", "/admin/messages/{id}"),

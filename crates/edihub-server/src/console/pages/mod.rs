@@ -2,6 +2,7 @@
 //! HTML faces of the admin API's lists and records. Each renders data the
 //! handler already read; none changes anything.
 
+pub mod as2_partners;
 pub mod audit;
 pub mod destinations;
 pub mod message;

@@ -13,6 +13,7 @@
 
 mod bad_input;
 mod destination;
+mod partners;
 mod pyas2;
 mod resend;
 
