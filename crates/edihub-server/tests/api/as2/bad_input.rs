@@ -101,12 +101,21 @@ async fn decompression_bomb_is_bounded(backend: Backend) {
     hub.assert_nothing_stored("decompression bomb").await;
 }
 
-/// A body over `max_body_bytes`: 413 before it is opened.
+/// A body over `max_body_bytes`: 413 from its Content-Length, before it is
+/// read. Sent through the router in-process: over TCP the server answers
+/// and closes while the client is still writing, and the client may see
+/// the closed connection before the answer.
 async fn body_over_the_limit_is_refused(backend: Backend) {
     let hub = As2Hub::start(backend).await;
     let message = Sender::partner(SIGNED).message(&x12(17));
-    let answer = hub.post(&message.headers, vec![b'x'; BODY_LIMIT + 1]).await;
-    assert!(answer.problem(413).contains("larger than the limit"));
+    let mut request = axum::http::Request::builder().method("POST").uri("/as2");
+    for (name, value) in message.headers.iter() {
+        request = request.header(name, value);
+    }
+    let body = vec![b'x'; BODY_LIMIT + 1];
+    let request = request.header("content-length", body.len()).body(axum::body::Body::from(body)).unwrap();
+    let answer = hub.app.send(request).await;
+    answer.expect_problem(413, "larger than the limit");
     hub.assert_nothing_stored("body over the limit").await;
 }
 
