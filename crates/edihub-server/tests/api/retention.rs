@@ -3,7 +3,8 @@
 //! again (202); purges remove exactly the messages, keys and audit events
 //! older than their policy (checked per table, straight from the database)
 //! and keep every row inside its retention; a message whose fingerprint still
-//! blocks is never purged; `/metrics` counts the rows per step.
+//! blocks is never purged; the AS2 messages received go with the messages;
+//! `/metrics` counts the rows per step.
 //!
 //! Time cannot be set over HTTP, so traffic is stored in two batches around
 //! an instant `mid`, and retention runs at `mid + N days`: the cutoff of the
@@ -21,7 +22,8 @@ use tokio_util::sync::CancellationToken;
 backend_tests!(
     released_fingerprint_admits_the_document_again,
     purges_only_rows_past_their_retention,
-    a_run_pauses_after_each_statement
+    a_run_pauses_after_each_statement,
+    as2_messages_go_with_the_messages
 );
 
 /// A one-second and a ten-year window on ORDERS05's keys; retention in
@@ -300,4 +302,28 @@ async fn a_run_pauses_after_each_statement(backend: Backend) {
     assert_eq!(report.messages, 0);
     let took = started.elapsed();
     assert!(took < Duration::from_secs(10), "a shutdown does not wait out 10 s pauses: {took:?}");
+}
+
+/// The AS2 messages received (their Message-IDs and MDNs) are deleted after
+/// the messages' retention, the younger kept.
+async fn as2_messages_go_with_the_messages(backend: Backend) {
+    use edihub_store::{As2Filter, As2Key, NewAs2Message, Scope};
+    let app = TestApp::start(backend, config()).await;
+    let now = Utc::now();
+    let received = |id: &str, at: DateTime<Utc>| NewAs2Message {
+        key: As2Key { station: "EDIHUB".into(), partner: "PARTNER".into(), message_id: id.into() },
+        scope: Scope::new("acme", "prod"),
+        payload_sha256: "00".into(),
+        mdn_mode: "sync".into(),
+        received_at: at,
+    };
+    for (id, at) in [("old@partner", now - days(91)), ("young@partner", now - days(89))] {
+        app.state.store.claim_as2_message(&received(id, at)).await.expect("claim");
+    }
+    let report = run_at(&app, now).await;
+    assert_eq!(report.as2_messages, 1);
+    let filter = As2Filter { limit: 10, ..As2Filter::default() };
+    let left: Vec<String> =
+        app.state.store.list_as2_messages(&filter).await.unwrap().into_iter().map(|r| r.message_id).collect();
+    assert_eq!(left, ["young@partner"]);
 }

@@ -163,7 +163,37 @@ async fn async_mdn_follows_the_address_policy(backend: Backend) {
     assert!(receiver.received("mdn").is_empty(), "nothing reached the loopback address");
 }
 
+/// A claim whose processing died (the process stopped between the claim
+/// and the MDN) is taken over by a re-send once it is old: the re-send is
+/// processed and answered, not told to wait for ever.
+async fn abandoned_claim_is_taken_over(backend: Backend) {
+    use sha2::{Digest, Sha256};
+    let hub = As2Hub::start(backend).await;
+    let payload = x12(7);
+    let message = Sender::partner(SIGNED).message(&payload);
+    let abandoned = edihub_store::NewAs2Message {
+        key: edihub_store::As2Key {
+            station: "EDIHUB".into(),
+            partner: "PARTNER".into(),
+            message_id: message.sent.message_id.as_str().into(),
+        },
+        scope: edihub_store::Scope::new("acme", "prod"),
+        payload_sha256: hex::encode(Sha256::digest(&payload)),
+        mdn_mode: "sync".into(),
+        received_at: Utc::now() - chrono::Duration::minutes(10),
+    };
+    let claim = hub.app.state.store.claim_as2_message(&abandoned).await.unwrap();
+    assert_eq!(claim, edihub_store::As2Claim::New);
+    let answer = hub.send(&message).await;
+    assert!(answer.mdn().disposition.is_positive());
+    assert_eq!(hub.app.count_prod().await, 1);
+    let received = hub.received().await;
+    assert_eq!((received.len(), received[0].mdn_status.as_str()), (1, "sent"));
+    assert!(received[0].received_at > abandoned.received_at, "the claim made anew");
+}
+
 backend_tests!(
+    abandoned_claim_is_taken_over,
     resent_message_id_gets_the_first_mdn,
     message_id_with_another_payload_is_refused,
     concurrent_resends_are_processed_once,
