@@ -5,9 +5,11 @@
 //! partner that cannot verify the signature exits 1 with the reason; an
 //! unknown partner exits 2 before anything is sent.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
+
+use edihub_server::as2::partner::Security;
+use edihub_server::as2::partner_server::PartnerServer;
 
 const X12: &[u8] = b"ISA*00*          *00*          *ZZ*EDIHUB         *ZZ*PARTNER        *240101*1200*U*00401*000000009*0*P*>~\r\nGS*PO*EDIHUB*PARTNER*20240101*1200*9*X*004010~\r\nST*850*0001~\r\nBEG*00*SA*PO-9**20240101~\r\nSE*3*0001~\r\nGE*1*9~\r\nIEA*1*000000009~\r\n";
 
@@ -49,44 +51,12 @@ fn identity(dir: &Dir, name: &str) {
     assert!(status.success());
 }
 
-/// pyas2lib's AS2 server, verifying edihub's signatures with `edihub_cert`.
-struct Receiver {
-    child: Child,
-    url: String,
-}
-
-impl Receiver {
-    fn start(dir: &Dir, edihub_cert: &Path) -> Self {
-        let read = |p: PathBuf| std::fs::read(p).unwrap();
-        let partner = [read(dir.path("partner.key")), read(dir.path("partner.crt"))].concat();
-        std::fs::write(dir.path("partner.pem"), partner).unwrap();
-        std::fs::write(dir.path("edihub.pem"), std::fs::read(edihub_cert).unwrap()).unwrap();
-        let case = r#"{"sign": true, "encrypt": true, "compress": false, "enc_alg": "aes_256_cbc", "digest_alg": "sha256"}"#;
-        std::fs::write(dir.path("case.json"), case).unwrap();
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../edihub-server/tests/as2/pyas2_receiver.py");
-        let mut child = Command::new("python3")
-            .arg(script)
-            .arg(&dir.0)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("python3 runs");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let port: u16 = line.trim().parse().unwrap_or_else(|_| {
-            panic!(
-                "pyas2_receiver.py did not start (is pyas2lib installed? `make test` installs it): {line:?}"
-            )
-        });
-        Receiver { child, url: format!("http://127.0.0.1:{port}/as2") }
-    }
-}
-
-impl Drop for Receiver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// pyas2lib's AS2 server as the partner, verifying edihub's signatures with `edihub_cert`.
+fn receiver(dir: &Dir, edihub_cert: &Path) -> PartnerServer {
+    let read = |p: PathBuf| std::fs::read(p).unwrap();
+    let partner = [read(dir.path("partner.key")), read(dir.path("partner.crt"))].concat();
+    let security = Security { signed: true, encrypted: true, compressed: false };
+    PartnerServer::start(&partner, &read(edihub_cert.to_path_buf()), security)
 }
 
 /// A configuration with station `EDIHUB` and partner `PARTNER` at `url`.
@@ -133,7 +103,7 @@ fn setup() -> Dir {
 #[test]
 fn a_confirmed_send_exits_0_with_the_mic_and_the_partner_reads_the_file() {
     let dir = setup();
-    let receiver = Receiver::start(&dir, &dir.path("edihub.crt"));
+    let receiver = receiver(&dir, &dir.path("edihub.crt"));
     let config = config(&dir, &receiver.url);
     let file = dir.path("po.x12");
     let (code, out, err) = as2_send(&config, &[file.to_str().unwrap(), "--partner", "PARTNER"]);
@@ -143,7 +113,7 @@ fn a_confirmed_send_exits_0_with_the_mic_and_the_partner_reads_the_file() {
     assert!(out.contains("MDN signature verified (sha-256)"), "{out}");
     let mic = out.lines().find_map(|l| l.strip_prefix("  MIC        : ")).expect("the MIC is printed");
     assert!(mic.ends_with(", sha-256"), "{mic}");
-    let received = std::fs::read(dir.path("received-1.payload")).expect("pyas2lib processed the message");
+    let received = receiver.payload(1).expect("pyas2lib processed the message");
     assert_eq!(received, X12);
 }
 
@@ -151,19 +121,19 @@ fn a_confirmed_send_exits_0_with_the_mic_and_the_partner_reads_the_file() {
 fn a_negative_mdn_exits_1_naming_it() {
     let dir = setup();
     // pyas2lib verifies edihub's signature with another certificate.
-    let receiver = Receiver::start(&dir, &dir.path("stranger.crt"));
+    let receiver = receiver(&dir, &dir.path("stranger.crt"));
     let config = config(&dir, &receiver.url);
     let file = dir.path("po.x12");
     let (code, out, err) = as2_send(&config, &[file.to_str().unwrap(), "--partner", "PARTNER"]);
     assert_eq!(code, 1, "stdout:\n{out}\nstderr:\n{err}");
     assert!(out.contains("not confirmed: the partner answered"), "{out}");
-    assert!(!dir.path("received-1.payload").exists(), "pyas2lib kept nothing");
+    assert!(receiver.payload(1).is_none(), "pyas2lib kept nothing");
 }
 
 #[test]
 fn an_unknown_partner_or_missing_file_exits_2_before_sending() {
     let dir = setup();
-    let receiver = Receiver::start(&dir, &dir.path("edihub.crt"));
+    let receiver = receiver(&dir, &dir.path("edihub.crt"));
     let config = config(&dir, &receiver.url);
     let file = dir.path("po.x12");
     let (code, out, err) = as2_send(&config, &[file.to_str().unwrap(), "--partner", "NOBODY"]);
@@ -172,5 +142,5 @@ fn an_unknown_partner_or_missing_file_exits_2_before_sending() {
     let (code, _, err) = as2_send(&config, &["/nonexistent/po.x12", "--partner", "PARTNER"]);
     assert_eq!(code, 2);
     assert!(err.contains("/nonexistent/po.x12"), "{err}");
-    assert!(!dir.path("received-1.json").exists(), "nothing reached the partner");
+    assert!(receiver.report(1).is_none(), "nothing reached the partner");
 }

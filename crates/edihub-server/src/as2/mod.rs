@@ -25,6 +25,8 @@
 //!   [`send`]: posting it to the partner and judging the answer.
 //! - [`mdn`]: dispositions and building MDNs.
 //! - [`error`]: every failure, typed by the disposition the MDN reports.
+//! - `partner_server` (the `testing` feature): pyas2lib's AS2 server, the
+//!   independent partner the tests send to.
 //! - [`expiry`]: when a station's or partner's certificate needs attention.
 
 pub mod cms;
@@ -40,6 +42,8 @@ pub mod mic;
 pub mod mime;
 pub mod outbound;
 pub mod partner;
+#[cfg(feature = "testing")]
+pub mod partner_server;
 pub mod receipt;
 pub mod send;
 pub mod signed;

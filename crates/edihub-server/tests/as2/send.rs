@@ -5,8 +5,6 @@
 //! verify edihub's signature answers a negative MDN, which never counts as
 //! delivered.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use edihub_server::as2::cms::EncryptionAlgorithm;
@@ -14,61 +12,18 @@ use edihub_server::as2::mdn::Disposition;
 use edihub_server::as2::mic::MicAlgorithm;
 use edihub_server::as2::outbound::Payload;
 use edihub_server::as2::partner::{MdnMode, PartnerProfile, Security};
+use edihub_server::as2::partner_server::PartnerServer;
 use edihub_server::as2::receipt::Unconfirmed;
 use edihub_server::as2::send::{SendOutcome, send};
 use edihub_server::delivery::{AddressPolicy, client};
-use serde_json::{Value, json};
 
-use crate::support::{Identity, TempDir, partner, station};
+use crate::support::{Identity, partner, station};
 
 const X12: &[u8] = b"ISA*00*          *00*          *ZZ*EDIHUB         *ZZ*PARTNER        *240101*1200*U*00401*000000007*0*P*>~\r\nGS*PO*EDIHUB*PARTNER*20240101*1200*7*X*004010~\r\nST*850*0001~\r\nBEG*00*SA*PO-7**20240101~\r\nSE*3*0001~\r\nGE*1*7~\r\nIEA*1*000000007~\r\n";
 
-/// pyas2lib's AS2 server on a free port, stopped when dropped.
-struct Receiver {
-    child: Child,
-    url: String,
-    dir: TempDir,
-}
-
-impl Receiver {
-    /// `edihub_cert` is the certificate pyas2lib verifies edihub's signatures with.
-    fn start(them: &Identity, edihub_cert: &Identity, security: Security) -> Self {
-        let dir = TempDir::new("send");
-        dir.write("partner.pem", &[them.key_pem(), them.cert_pem()].concat());
-        dir.write("edihub.pem", &edihub_cert.cert_pem());
-        let case = json!({"sign": security.signed, "encrypt": security.encrypted, "compress": security.compressed,
-                          "enc_alg": "aes_256_cbc", "digest_alg": "sha256"});
-        dir.write("case.json", case.to_string().as_bytes());
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/as2/pyas2_receiver.py");
-        let mut child = Command::new("python3")
-            .arg(script)
-            .arg(dir.path())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("python3 runs");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let port: u16 = line.trim().parse().unwrap_or_else(|_| {
-            panic!(
-                "pyas2_receiver.py did not start (is pyas2lib installed? `make test` installs it): {line:?}"
-            )
-        });
-        Receiver { child, url: format!("http://127.0.0.1:{port}/as2"), dir }
-    }
-
-    /// What pyas2lib read of the `n`th message: its report and payload.
-    fn received(&self, n: usize) -> (Value, Option<Vec<u8>>) {
-        let report = std::fs::read(self.dir.path().join(format!("received-{n}.json"))).unwrap();
-        let payload = std::fs::read(self.dir.path().join(format!("received-{n}.payload"))).ok();
-        (serde_json::from_slice(&report).unwrap(), payload)
-    }
-}
-
-impl Drop for Receiver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// pyas2lib's AS2 server, verifying edihub's signatures with `edihub_cert`.
+fn receiver(them: &Identity, edihub_cert: &Identity, security: Security) -> PartnerServer {
+    PartnerServer::start(&[them.key_pem(), them.cert_pem()].concat(), &edihub_cert.cert_pem(), security)
 }
 
 fn profile(them: &Identity, security: Security, url: &str) -> PartnerProfile {
@@ -94,7 +49,7 @@ async fn a_send_is_confirmed_by_pyas2lib_with_the_mic_of_what_was_sent() {
     let (us, them) = (Identity::new("edihub.test"), Identity::new("partner.test"));
     let client = http();
     for security in [FULL, Security { signed: true, encrypted: false, compressed: false }] {
-        let receiver = Receiver::start(&them, &us, security);
+        let receiver = receiver(&them, &us, security);
         let partner = profile(&them, security, &receiver.url);
         let sent = send(&client, &payload(), &station(&us), &partner, Duration::from_secs(30)).await.unwrap();
         let SendOutcome::Confirmed(mdn) = &sent.outcome else {
@@ -103,7 +58,7 @@ async fn a_send_is_confirmed_by_pyas2lib_with_the_mic_of_what_was_sent() {
         assert_eq!(mdn.original_message_id, sent.message.message_id);
         assert_eq!(mdn.mic.as_ref(), Some(&sent.message.mic), "the MDN reports the MIC edihub computed");
         assert!(mdn.signed.is_some(), "a signed MDN was asked for and verified");
-        let (report, read) = receiver.received(1);
+        let (report, read) = (receiver.report(1).expect("a report"), receiver.payload(1));
         assert_eq!(report["status"], "processed", "{report}");
         assert_eq!(report["message_id"].as_str(), Some(sent.message.message_id.as_str()));
         assert_eq!(read.as_deref(), Some(X12), "pyas2lib read the payload byte for byte");
@@ -115,7 +70,7 @@ async fn a_partner_that_cannot_verify_the_signature_answers_a_negative_mdn() {
     let (us, them, stranger) =
         (Identity::new("edihub.test"), Identity::new("partner.test"), Identity::new("stranger.test"));
     // The partner holds another certificate for edihub: our signature is not the one it expects.
-    let receiver = Receiver::start(&them, &stranger, FULL);
+    let receiver = receiver(&them, &stranger, FULL);
     let partner = profile(&them, FULL, &receiver.url);
     let sent = send(&http(), &payload(), &station(&us), &partner, Duration::from_secs(30)).await.unwrap();
     match &sent.outcome {
@@ -126,7 +81,7 @@ async fn a_partner_that_cannot_verify_the_signature_answers_a_negative_mdn() {
         }
         other => panic!("expected a negative MDN, got {other:?}"),
     }
-    let (report, read) = receiver.received(1);
+    let (report, read) = (receiver.report(1).expect("a report"), receiver.payload(1));
     assert_ne!(report["status"], "processed", "{report}");
     assert!(read.is_none(), "pyas2lib kept no payload it could not verify");
 }
@@ -134,12 +89,12 @@ async fn a_partner_that_cannot_verify_the_signature_answers_a_negative_mdn() {
 #[tokio::test]
 async fn an_async_mdn_is_awaited_and_no_answer_is_reported() {
     let (us, them) = (Identity::new("edihub.test"), Identity::new("partner.test"));
-    let receiver = Receiver::start(&them, &us, FULL);
+    let receiver = receiver(&them, &us, FULL);
     let partner = PartnerProfile { mdn_mode: MdnMode::Async, ..profile(&them, FULL, &receiver.url) };
     let sent = send(&http(), &payload(), &station(&us), &partner, Duration::from_secs(30)).await.unwrap();
     assert!(matches!(sent.outcome, SendOutcome::AwaitingMdn { status: 200 }), "{:?}", sent.outcome);
     assert!(!sent.outcome.is_confirmed());
-    assert_eq!(receiver.received(1).0["status"], "processed");
+    assert_eq!(receiver.report(1).expect("a report")["status"], "processed");
 
     // Nobody listening: no answer, and no confirmation.
     let closed = {

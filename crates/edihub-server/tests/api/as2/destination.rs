@@ -7,11 +7,10 @@
 //! naming no partner of its environment is refused naming the key, and
 //! nothing is stored.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-
 use axum::body::Body;
 use axum::http::{Method, Request, header};
+use edihub_server::as2::partner::Security;
+use edihub_server::as2::partner_server::PartnerServer;
 use serde_json::{Value, json};
 
 use super::{Identity, TempDir, ids, x12};
@@ -24,51 +23,11 @@ backend_tests!(
     as2_destination_without_a_partner_of_its_environment_is_refused,
 );
 
-/// pyas2lib's AS2 server, verifying the hub's signatures with `edihub`'s certificate.
-struct Receiver {
-    child: Child,
-    dir: TempDir,
-    url: String,
-}
-
-impl Receiver {
-    fn start(edihub: &Identity) -> Receiver {
-        let dir = TempDir::new("destination");
-        let them = &ids().them;
-        dir.write("partner.pem", &[them.key_pem(), them.cert_pem()].concat());
-        dir.write("edihub.pem", &edihub.cert_pem());
-        let case = json!({"sign": true, "encrypt": true, "compress": true, "enc_alg": "aes_256_cbc",
-                          "digest_alg": "sha256"});
-        dir.write("case.json", case.to_string().as_bytes());
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/as2/pyas2_receiver.py");
-        let mut child = Command::new("python3")
-            .arg(script)
-            .arg(dir.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("python3 runs");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let port: u16 = line.trim().parse().unwrap_or_else(|_| {
-            panic!(
-                "pyas2_receiver.py did not start (is pyas2lib installed? `make test` installs it): {line:?}"
-            )
-        });
-        Receiver { child, dir, url: format!("http://127.0.0.1:{port}/as2") }
-    }
-
-    /// The payload pyas2lib processed as the `n`th message, if it did.
-    fn payload(&self, n: usize) -> Option<Vec<u8>> {
-        std::fs::read(self.dir.path().join(format!("received-{n}.payload"))).ok()
-    }
-}
-
-impl Drop for Receiver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// pyas2lib's AS2 server as `PARTNER`, verifying the hub's signatures with `edihub`'s certificate.
+fn receiver(edihub: &Identity) -> PartnerServer {
+    let them = &ids().them;
+    let every = Security { signed: true, encrypted: true, compressed: true };
+    PartnerServer::start(&[them.key_pem(), them.cert_pem()].concat(), &edihub.cert_pem(), every)
 }
 
 /// The hub with station `EDIHUB` (acme/prod), its partner `PARTNER` at
@@ -98,7 +57,7 @@ async fn post_x12(app: &TestApp, body: &[u8]) -> String {
 }
 
 async fn as2_destination_delivers_on_a_confirmed_mdn(backend: Backend) {
-    let receiver = Receiver::start(&ids().us);
+    let receiver = receiver(&ids().us);
     let (app, _dir) = hub(backend, &receiver.url).await;
     let stop = start_worker(&app);
     let body = x12(71);
@@ -117,7 +76,7 @@ async fn as2_destination_delivers_on_a_confirmed_mdn(backend: Backend) {
 
 async fn negative_mdn_keeps_the_delivery_pending_with_the_reason(backend: Backend) {
     // pyas2lib holds another certificate for the hub: our signature is not the one it expects.
-    let receiver = Receiver::start(&ids().stranger);
+    let receiver = receiver(&ids().stranger);
     let (app, _dir) = hub(backend, &receiver.url).await;
     let stop = start_worker(&app);
     let id = post_x12(&app, &x12(72)).await;
