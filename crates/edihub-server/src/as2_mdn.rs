@@ -27,8 +27,12 @@ const LEASE: Duration = Duration::from_secs(60);
 /// MDNs leased per round.
 const BATCH: i64 = 16;
 
-/// Posts due MDNs until `shutdown`.
+/// Posts due MDNs until `shutdown`; without an AS2 station there are none,
+/// and the database is not asked.
 pub async fn run(state: AppState, shutdown: CancellationToken) {
+    if state.config.as2.stations.is_empty() {
+        return;
+    }
     let policy = state.config.delivery.address_policy();
     let http = match client(policy) {
         Ok(c) => c,
