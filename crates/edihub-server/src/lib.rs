@@ -22,6 +22,8 @@
 //!   timeout that `axum::serve` lacks.
 //! - [`telemetry`]: request id, log line, request metrics and timeout per request.
 //! - [`retention`]: the background task that releases windows and purges old rows.
+//! - [`sap_status`]: status back to SAP (which IDocs owe their sender a
+//!   status, and the batcher that sends it as status IDocs).
 //!
 //! HTTP for programs: [`api`]
 //! - [`api::receive`]: `POST /api/edi-hub/receive-message` (senders).
@@ -105,6 +107,7 @@ pub mod integrations;
 pub mod metrics;
 pub mod producers;
 pub mod retention;
+pub mod sap_status;
 pub mod serve;
 pub mod state;
 pub mod telemetry;
@@ -238,6 +241,7 @@ pub async fn serve(
     tasks.spawn(retention::run(state.clone(), shutdown.clone()));
     tasks.spawn(delivery::run(state.clone(), shutdown.clone()));
     tasks.spawn(as2_mdn::run(state.clone(), shutdown.clone()));
+    tasks.spawn(sap_status::run(state.clone(), shutdown.clone()));
     tasks.spawn(integrations::rejections::run(state.clone(), shutdown.clone()));
     // Long polls end at shutdown instead of holding the graceful drain.
     let feed_state = state.clone();

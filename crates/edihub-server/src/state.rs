@@ -45,6 +45,8 @@ pub struct Inner {
     pub rejections: Rejections,
     /// Wakes the pull feed's waiting requests when messages are stored.
     pub feed: FeedSignal,
+    /// Wakes the SAP status batchers when status changes were recorded.
+    pub sap_status: crate::sap_status::StatusSignal,
     /// The memory the feed's pages being rendered share (`feed.render_budget_bytes`).
     pub render_budget: RenderBudget,
     /// The key that seals feed cursors, read from the database on first use.
@@ -79,6 +81,7 @@ impl AppState {
             ),
             rejections: Rejections::default(),
             feed: FeedSignal::default(),
+            sap_status: crate::sap_status::StatusSignal::default(),
             render_budget: RenderBudget::new(config.feed.render_budget_bytes),
             cursors: Cursors::default(),
             idoc_descriptions: Arc::new(idoc_descriptions),

@@ -62,6 +62,8 @@
 //! - `ack_numbers.rs`: acknowledgement control numbers per partner.
 //! - `as2.rs`: AS2 messages received: the claim of a Message-ID, the MDN
 //!   it was answered with, asynchronous MDNs waiting to be posted.
+//! - `sap_status.rs`: status changes owed to a sending SAP system (39, 41,
+//!   40 per IDoc) until a status message carries them.
 //! - `catalog.rs`: message types and integrations, seeded from the
 //!   configuration, changed by admins (audited).
 //! - `destinations.rs`: push destinations, seeded and changed like
@@ -104,6 +106,7 @@ mod partitions;
 mod postgres;
 mod queries;
 mod retention;
+mod sap_status;
 mod session;
 mod settings;
 mod sqlite;
@@ -141,6 +144,9 @@ pub use outcome::{
 pub use partition_drop::Pace;
 pub use partitions::{PartitionLayout, PartitionPeriod};
 pub use postgres::PgStore;
+pub use sap_status::{
+    NewSapStatus, SAP_CREATED, SAP_IN_TARGET, SAP_NOT_CREATED, SapStatusRow, SapStatusState,
+};
 pub use settings::{PoolSettings, Pooler};
 pub use sqlite::SqliteStore;
 /// JSON column wrapper, re-exported so callers need no sqlx dependency.
@@ -332,6 +338,30 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         cutoff: chrono::DateTime<chrono::Utc>,
         batch: i64,
     ) -> Result<u64>;
+    /// Records status changes owed to `scope`'s SAP system at `now` (see
+    /// the `sap_status` module); a change whose IDoc number already has that
+    /// status pending adds nothing. Returns how many were added.
+    async fn record_sap_statuses(
+        &self,
+        scope: &Scope,
+        changes: &[NewSapStatus],
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<u64>;
+    /// Up to `limit` of `scope`'s pending status changes, oldest first.
+    async fn pending_sap_statuses(&self, scope: &Scope, limit: i64) -> Result<Vec<SapStatusRow>>;
+    /// Stores `message` (a status IDoc, with its deliveries) and marks the
+    /// changes `carries` carried by it, in one transaction; false, storing
+    /// nothing, when another batch carried one of them first.
+    async fn store_sap_status_message(
+        &self,
+        scope: &Scope,
+        message: &NewMessage,
+        carries: &[i64],
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<bool>;
+    /// The status changes about message `id` and those the status message
+    /// `id` carries, in the order they were recorded.
+    async fn sap_statuses_of(&self, id: uuid::Uuid) -> Result<Vec<SapStatusRow>>;
     /// The next acknowledgement control number for `partner` in `scope`
     /// (1, 2, 3, …): never the same twice, across restarts and replicas.
     async fn next_ack_number(&self, scope: &Scope, partner: &str) -> Result<i64>;

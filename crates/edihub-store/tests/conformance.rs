@@ -31,6 +31,9 @@ macro_rules! suite {
 }
 
 suite!(
+    sap_status_follows_deliveries,
+    sap_status_of_resent_idocs,
+    racing_resends_queue_one_status,
     new_then_duplicate,
     no_fingerprint_never_collides,
     window_expiry_admits_again,

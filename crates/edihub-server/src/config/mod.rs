@@ -29,7 +29,7 @@ pub use delivery::{
     parse_delay,
 };
 pub use env::{DatabaseUrlSource, LoadNotes};
-pub use sap::SapSystemConfig;
+pub use sap::{SapStatusConfig, SapSystemConfig};
 pub use secrets::SecretSource;
 pub use sections::*;
 pub use validate::{ConfigError, parse_window};

@@ -1,10 +1,14 @@
 //! An environment's SAP system (`tenants[].environments[].sap`): who the
 //! SAP system is and who the hub is in it, for the `sap-idoc-xml`
-//! destinations of that environment.
+//! destinations of that environment, and whether the hub reports the
+//! status of that system's IDocs back to it (`sap.status`).
 
-use edihub_core::sap::SapProfile;
+use std::time::Duration;
+
+use edihub_core::sap::{MAX_CONFIRMATIONS, SapProfile, StatusIdocType};
 use serde::{Deserialize, Serialize};
 
+use super::delivery::parse_delay;
 use super::{Config, ConfigError};
 
 /// The SAP system an environment exchanges IDocs with, and the hub's
@@ -28,6 +32,79 @@ pub struct SapSystemConfig {
     pub hub_partner_type: String,
     /// The port SAP knows the hub by (SNDPOR), e.g. an XML-HTTP port `EDIHUB`.
     pub hub_port: String,
+    /// Status back to SAP: when set, IDocs from this SAP system (SNDPRN
+    /// equal to `logical_system`) get their status reported back in status
+    /// IDocs, stored as messages of the environment and delivered by its
+    /// `sap-idoc-xml` destination. Unset: no status is sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<SapStatusConfig>,
+}
+
+/// How the hub reports the status of a SAP system's IDocs back to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SapStatusConfig {
+    /// The status IDoc type: `ALEAUD01` (the ALE audit confirmation, as
+    /// SAP's report RBDSTATE sends it) or `SYSTAT01` (an EDI subsystem's
+    /// status report).
+    #[serde(default = "aleaud01")]
+    pub idoc: String,
+    /// How often pending status changes are sent, at the latest: `500ms`,
+    /// `30s`, `5m`, `1h`.
+    #[serde(default = "one_minute")]
+    pub interval: String,
+    /// Most status changes one status IDoc carries (1 to 500, SAP's limit
+    /// for ALEAUD01); once the hub's requests have recorded this many, a
+    /// full status IDoc goes before the interval ends.
+    #[serde(default = "max_per_idoc")]
+    pub max_per_idoc: usize,
+}
+
+fn aleaud01() -> String {
+    "ALEAUD01".into()
+}
+
+fn one_minute() -> String {
+    "1m".into()
+}
+
+/// SAP's limit for ALEAUD01 ([`MAX_CONFIRMATIONS`]).
+fn max_per_idoc() -> usize {
+    500
+}
+
+impl SapStatusConfig {
+    /// The status IDoc type, if `idoc` names one.
+    pub fn idoc_type(&self) -> Option<StatusIdocType> {
+        match self.idoc.as_str() {
+            "ALEAUD01" => Some(StatusIdocType::Aleaud01),
+            "SYSTAT01" => Some(StatusIdocType::Systat01),
+            _ => None,
+        }
+    }
+
+    /// The interval, once validated (a minute if it does not parse).
+    pub fn every(&self) -> Duration {
+        parse_delay(&self.interval).unwrap_or(Duration::from_secs(60))
+    }
+
+    /// The setting's own checks; the error names the key under `at`.
+    fn validate(&self, at: &str) -> Result<(), ConfigError> {
+        if self.idoc_type().is_none() {
+            return Err(ConfigError::new(
+                format!("{at}.idoc"),
+                format!("`{}` is not a status IDoc type: ALEAUD01 or SYSTAT01", self.idoc),
+            ));
+        }
+        parse_delay(&self.interval).map_err(|r| ConfigError::new(format!("{at}.interval"), r))?;
+        if !(1..=MAX_CONFIRMATIONS).contains(&self.max_per_idoc) {
+            return Err(ConfigError::new(
+                format!("{at}.max_per_idoc"),
+                format!("must be 1 to {MAX_CONFIRMATIONS}, not {}", self.max_per_idoc),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// The keys of a SAP system, as the profile's check names them.
@@ -64,7 +141,8 @@ impl Config {
     }
 
     /// Every environment's SAP system: each value fits the control record
-    /// field it fills; the error names the key (`….sap.client`).
+    /// field it fills, and its status setting is valid; the error names
+    /// the key (`….sap.client`, `….sap.status.interval`).
     pub(super) fn validate_sap(&self) -> Result<(), ConfigError> {
         for (t, tenant) in self.tenants.iter().enumerate() {
             for (e, env) in tenant.environments.iter().enumerate() {
@@ -80,6 +158,9 @@ impl Config {
                     let known = PROFILE_KEYS.contains(&key);
                     ConfigError::new(if known { format!("{at}.{key}") } else { at }, err.to_string())
                 })?;
+                if let Some(status) = &sap.status {
+                    status.validate(&format!("tenants[{t}].environments[{e}].sap.status"))?;
+                }
             }
         }
         Ok(())

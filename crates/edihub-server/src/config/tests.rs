@@ -357,3 +357,31 @@ fn sap_systems_are_checked_naming_the_key() {
     // A sap-idoc-xml destination needs its environment's SAP system.
     assert_eq!(key_of(&format!("{}{destination}", base())), "destinations[0].format");
 }
+
+#[test]
+fn sap_status_is_checked_naming_the_key() {
+    let sap = "  [tenants.environments.sap]\n  logical_system = \"S4HCLNT100\"\n  port = \"SAPS4H\"\n  \
+               client = \"100\"\n  hub_partner = \"EDIHUB\"\n  hub_port = \"EDIHUB\"\n";
+    let with = |status: &str| format!("{}{sap}  status = {status}\n", base());
+    let at = "tenants[0].environments[0].sap.status";
+    assert_eq!(key_of(&with("{ idoc = \"ALEAUD02\" }")), format!("{at}.idoc"));
+    assert_eq!(key_of(&with("{ interval = \"soon\" }")), format!("{at}.interval"));
+    assert_eq!(key_of(&with("{ interval = \"0s\" }")), format!("{at}.interval"));
+    assert_eq!(key_of(&with("{ max_per_idoc = 0 }")), format!("{at}.max_per_idoc"));
+    assert_eq!(key_of(&with("{ max_per_idoc = 501 }")), format!("{at}.max_per_idoc"));
+    let config = Config::from_toml_with_secrets(
+        &with("{ idoc = \"SYSTAT01\", interval = \"30s\", max_per_idoc = 100 }"),
+        SecretSource::Fixed(HashMap::new()),
+    )
+    .expect("a status setting");
+    let status = config.sap_system("acme", "prod").and_then(|s| s.status.clone()).expect("status");
+    assert_eq!(status.idoc_type(), Some(edihub_core::sap::StatusIdocType::Systat01));
+    assert_eq!((status.every(), status.max_per_idoc), (std::time::Duration::from_secs(30), 100));
+    let defaults = Config::from_toml_with_secrets(&with("{}"), SecretSource::Fixed(HashMap::new()))
+        .expect("the defaults");
+    let status = defaults.sap_system("acme", "prod").and_then(|s| s.status.clone()).expect("status");
+    assert_eq!(
+        (status.idoc.as_str(), status.interval.as_str(), status.max_per_idoc),
+        ("ALEAUD01", "1m", 500)
+    );
+}

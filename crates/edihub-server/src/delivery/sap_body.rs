@@ -5,14 +5,15 @@
 //! configured descriptions as at intake) is rewritten by
 //! [`SapIdoc::from_document`]: addressed from the hub to the environment's
 //! SAP system, its segments in the order of the IDoc type's description
-//! when one is configured. One IDoc per call; the URL carries the SAP
+//! when one is configured (the hub's status IDocs, ALEAUD01 and SYSTAT01,
+//! in the order of core's writer). One IDoc per call; the URL carries the SAP
 //! client as `sap-client`, which SAP's ICF reads to log on to the client.
 
 use std::sync::Arc;
 
 use bytes::Bytes;
 use edihub_core::IdocDescriptions;
-use edihub_core::sap::{SapIdoc, SapProfile, idoc_xml};
+use edihub_core::sap::{SapIdoc, SapProfile, StatusIdocType, idoc_xml};
 
 use super::bodies::Outgoing;
 use crate::config::DestinationConfig;
@@ -60,9 +61,17 @@ impl SapTarget {
     pub fn body(&self, m: &Outgoing) -> Result<Bytes, String> {
         m.body.with_document(m.meta.packet_index, |doc| {
             let doc = doc.ok_or("the stored body holds no IDoc for this message")?;
-            let description = doc
+            let configured = doc
                 .control()
                 .and_then(|c| self.descriptions.for_types(c.cimtyp.as_deref(), c.idoctyp.as_deref()));
+            // The hub's own status IDocs are described by core's writer.
+            let status_type = match doc.control().and_then(|c| c.idoctyp.as_deref()) {
+                Some("ALEAUD01") => Some(StatusIdocType::Aleaud01),
+                Some("SYSTAT01") => Some(StatusIdocType::Systat01),
+                _ => None,
+            };
+            let builtin = status_type.map(StatusIdocType::description);
+            let description = configured.or(builtin.as_ref());
             let idoc = SapIdoc::from_document(doc, &self.profile, description).map_err(|e| e.to_string())?;
             idoc_xml(&[idoc]).map(Bytes::from).map_err(|e| e.to_string())
         })

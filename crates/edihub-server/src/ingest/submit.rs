@@ -48,7 +48,8 @@ pub async fn submit(state: &AppState, submission: Submission<'_>) -> Result<Resp
 }
 
 /// Hands a request's messages and key claim to the store, counts what
-/// happened and wakes the feed: the part of [`submit`] every intake shares,
+/// happened, records the status owed to a SAP sender (see
+/// [`crate::sap_status`]) and wakes the feed: the part of [`submit`] every intake shares,
 /// also the AS2 intake, which answers with an MDN instead.
 pub async fn store(
     state: &AppState,
@@ -62,7 +63,11 @@ pub async fn store(
     let detector = key.as_ref().map_or(DetectedBy::IdempotencyKey, |k| k.kind);
     let first_type = messages.first().map(|m| m.message_type.clone()).unwrap_or_default();
     let envelope = interchange.map(envelope).transpose()?;
+    let sap_candidates = crate::sap_status::candidates(state, scope, &messages);
     let outcome = state.store.ingest(IngestRequest { scope, key, messages, now: now(), envelope }).await?;
+    if !sap_candidates.is_empty() {
+        crate::sap_status::record(state, scope, &sap_candidates, &outcome).await;
+    }
     record_outcome(state, &scope.tenant_id, &outcome, &first_type, detector);
     if let IngestOutcome::Processed(answer) = &outcome
         && answer.outcomes.iter().any(|o| matches!(o, MessageOutcome::Accepted(_)))

@@ -35,6 +35,7 @@ fn sap_system() -> SapSystemConfig {
         hub_partner: "EDIHUB".into(),
         hub_partner_type: "LS".into(),
         hub_port: "EDIHUB".into(),
+        status: None,
     }
 }
 

@@ -63,6 +63,7 @@ mod feed;
 mod metrics_ops;
 mod openapi;
 mod retention;
+mod sap_status;
 
 // Hostile senders and limits.
 mod abuse_fields;

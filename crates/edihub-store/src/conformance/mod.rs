@@ -23,6 +23,7 @@ mod packet;
 mod partitions;
 mod races;
 mod rollup;
+mod sap_status;
 mod verdict_fault;
 mod verdicts;
 
@@ -44,6 +45,7 @@ pub use packet::*;
 pub use partitions::*;
 pub use races::*;
 pub use rollup::*;
+pub use sap_status::*;
 pub use verdict_fault::*;
 pub use verdicts::*;
 

@@ -27,6 +27,7 @@ mod messages;
 mod migrate;
 mod outbox;
 mod retention;
+mod sap_status;
 
 use std::time::Duration;
 
@@ -44,8 +45,9 @@ use crate::session::Sessions;
 use crate::{
     ActivityCount, ActivityPoint, AuditEvent, AuditFilter, ClaimedDelivery, DeliveryQueue, DeliveryReport,
     DestinationRow, FinishedAttempt, IngestOutcome, IngestRequest, IntegrationRow, KeyPurge, MessagePage,
-    MessageQuery, MessageRow, MessageTypeRow, NewAuditEvent, Pace, PartitionLayout, Pooler, Recorded,
-    ReplayFilter, Result, RetentionStep, Scope, Store, StoreError, partition_drop, partitions,
+    MessageQuery, MessageRow, MessageTypeRow, NewAuditEvent, NewMessage, NewSapStatus, Pace, PartitionLayout,
+    Pooler, Recorded, ReplayFilter, Result, RetentionStep, SapStatusRow, Scope, Store, StoreError,
+    partition_drop, partitions,
 };
 
 /// Group-insert batches of each kind in flight at once (see [`crate::ingest::group`]).
@@ -223,7 +225,9 @@ impl Store for PgStore {
     async fn finish_deliveries(&self, done: &[FinishedAttempt]) -> Result<Vec<Recorded>> {
         crate::store::finish_each(done, |batch| async move {
             let mut tx = self.begin().await?;
-            let recorded = crate::outbox::verdicts::record(&mut *tx, batch, Utc::now()).await?;
+            let now = Utc::now();
+            let recorded = crate::outbox::verdicts::record(&mut *tx, batch, now).await?;
+            sap_status::after_verdicts(&mut tx, batch, &recorded, now).await?;
             tx.commit().await?;
             Ok(recorded)
         })
@@ -389,6 +393,47 @@ impl Store for PgStore {
         let mut session = self.db.session().await?;
         let value = retention::purge_keys(&mut session, which, cutoff, batch).await?;
         session.done(value).await
+    }
+
+    async fn record_sap_statuses(
+        &self,
+        scope: &Scope,
+        changes: &[NewSapStatus],
+        now: DateTime<Utc>,
+    ) -> Result<u64> {
+        let mut tx = self.begin().await?;
+        let added = sap_status::record(&mut tx, scope, changes, now).await?;
+        tx.commit().await?;
+        Ok(added)
+    }
+
+    async fn pending_sap_statuses(&self, scope: &Scope, limit: i64) -> Result<Vec<SapStatusRow>> {
+        let mut session = self.db.session().await?;
+        let rows = sap_status::pending(&mut session, scope, limit).await?;
+        session.done(rows).await
+    }
+
+    async fn store_sap_status_message(
+        &self,
+        scope: &Scope,
+        message: &NewMessage,
+        carries: &[i64],
+        now: DateTime<Utc>,
+    ) -> Result<bool> {
+        let mut tx = self.begin().await?;
+        if !sap_status::carry(&mut tx, scope, carries, message.id).await? {
+            return Ok(false);
+        }
+        let row = crate::ingest::statements::Row { scope, now, message, payload_holder: None };
+        <Postgres as IngestSql>::insert_messages(&mut tx, &[row]).await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    async fn sap_statuses_of(&self, id: Uuid) -> Result<Vec<SapStatusRow>> {
+        let mut session = self.db.session().await?;
+        let rows = sap_status::of_message(&mut session, id).await?;
+        session.done(rows).await
     }
 
     async fn next_ack_number(&self, scope: &Scope, partner: &str) -> Result<i64> {

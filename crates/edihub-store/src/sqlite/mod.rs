@@ -32,6 +32,7 @@ mod message_search;
 mod messages;
 mod outbox;
 mod retention;
+mod sap_status;
 
 use std::str::FromStr;
 
@@ -49,8 +50,8 @@ use crate::session::Sessions;
 use crate::{
     ActivityCount, ActivityPoint, AuditEvent, AuditFilter, ClaimedDelivery, DeliveryQueue, DeliveryReport,
     DestinationRow, FinishedAttempt, IngestOutcome, IngestRequest, IntegrationRow, KeyPurge, MessagePage,
-    MessageQuery, MessageRow, MessageTypeRow, NewAuditEvent, Pace, PartitionLayout, Recorded, ReplayFilter,
-    Result, RetentionStep, Scope, Store, StoreError,
+    MessageQuery, MessageRow, MessageTypeRow, NewAuditEvent, NewMessage, NewSapStatus, Pace, PartitionLayout,
+    Recorded, ReplayFilter, Result, RetentionStep, SapStatusRow, Scope, Store, StoreError,
 };
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
@@ -225,7 +226,9 @@ impl Store for SqliteStore {
     async fn finish_deliveries(&self, done: &[FinishedAttempt]) -> Result<Vec<Recorded>> {
         crate::store::finish_each(done, |batch| async move {
             let mut tx = self.begin().await?;
-            let recorded = crate::outbox::verdicts::record(&mut *tx, batch, Utc::now()).await?;
+            let now = Utc::now();
+            let recorded = crate::outbox::verdicts::record(&mut *tx, batch, now).await?;
+            sap_status::after_verdicts(&mut tx, batch, &recorded, now).await?;
             tx.commit().await?;
             Ok(recorded)
         })
@@ -379,6 +382,47 @@ impl Store for SqliteStore {
         let mut session = self.db.session().await?;
         let value = retention::purge_keys(&mut session, which, cutoff, batch).await?;
         session.done(value).await
+    }
+
+    async fn record_sap_statuses(
+        &self,
+        scope: &Scope,
+        changes: &[NewSapStatus],
+        now: DateTime<Utc>,
+    ) -> Result<u64> {
+        let mut tx = self.begin().await?;
+        let added = sap_status::record(&mut tx, scope, changes, now).await?;
+        tx.commit().await?;
+        Ok(added)
+    }
+
+    async fn pending_sap_statuses(&self, scope: &Scope, limit: i64) -> Result<Vec<SapStatusRow>> {
+        let mut session = self.db.session().await?;
+        let rows = sap_status::pending(&mut session, scope, limit).await?;
+        session.done(rows).await
+    }
+
+    async fn store_sap_status_message(
+        &self,
+        scope: &Scope,
+        message: &NewMessage,
+        carries: &[i64],
+        now: DateTime<Utc>,
+    ) -> Result<bool> {
+        let mut tx = self.begin().await?;
+        if !sap_status::carry(&mut tx, scope, carries, message.id).await? {
+            return Ok(false);
+        }
+        let row = crate::ingest::statements::Row { scope, now, message, payload_holder: None };
+        <Sqlite as IngestSql>::insert_messages(&mut tx, &[row]).await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    async fn sap_statuses_of(&self, id: Uuid) -> Result<Vec<SapStatusRow>> {
+        let mut session = self.db.session().await?;
+        let rows = sap_status::of_message(&mut session, id).await?;
+        session.done(rows).await
     }
 
     async fn next_ack_number(&self, scope: &Scope, partner: &str) -> Result<i64> {

@@ -1,0 +1,207 @@
+//! Status owed to SAP senders (`Store::record_sap_statuses` and the
+//! batcher's statements): 39 when stored, 41 once delivered to every
+//! destination, 40 with the reason when a delivery fails for good; a
+//! re-sent IDoc gets its message's current status; one pending status per
+//! IDoc number and state, also when re-sends race; a batch is carried by
+//! one status message, stored with its deliveries.
+
+use chrono::Duration;
+
+use super::outbox::{attempt, destination};
+use super::*;
+use crate::{
+    FinishedAttempt, NewSapStatus, SAP_CREATED, SAP_IN_TARGET, SAP_NOT_CREATED, SapStatusRow, SapStatusState,
+    Verdict,
+};
+
+/// How many re-sends race.
+pub const SAP_RACERS: usize = 16;
+
+const DOCNUM: &str = "0000000000004711";
+
+fn change(message_id: uuid::Uuid, docnum: &str, state: SapStatusState) -> NewSapStatus {
+    NewSapStatus { message_id, docnum: docnum.into(), mestyp: "ORDERS".into(), state }
+}
+
+/// Stores one message of `scope` and records its 39.
+async fn stored_idoc(store: &StoreRef, scope: &Scope, fingerprint: &str, docnum: &str) -> uuid::Uuid {
+    let out = processed(ingest_at(store, scope, None, vec![message(Some(fingerprint))], now()).await);
+    let id = outcome_id(&out[0]);
+    let added = store.record_sap_statuses(scope, &[change(id, docnum, SapStatusState::Stored)], now()).await;
+    assert_eq!(added.expect("record"), 1);
+    id
+}
+
+/// Claims `dest`'s deliveries and records `verdict` for each.
+async fn finish_all(
+    store: &StoreRef,
+    dest: &str,
+    verdict: Verdict,
+    status: Option<i32>,
+    error: Option<&str>,
+) {
+    let claimed = store.claim_deliveries(dest, now(), now() + Duration::seconds(30), 100).await.unwrap();
+    assert!(!claimed.is_empty(), "{dest} has deliveries");
+    for c in claimed {
+        let done = FinishedAttempt {
+            message_id: c.message_id,
+            destination_id: dest.into(),
+            attempt: attempt(status, error),
+            verdict,
+            lease_until: c.lease_until,
+        };
+        store.finish_delivery(&done).await.unwrap();
+    }
+}
+
+fn statuses(rows: &[SapStatusRow]) -> Vec<(&str, &str)> {
+    rows.iter().map(|r| (r.docnum.as_str(), r.status.as_str())).collect()
+}
+
+/// 39 when stored; 41 only once every destination has it; 40 with the
+/// destination and its answer (a NUL in it stored as U+FFFD) when one
+/// fails for good; nothing for a message without a 39.
+pub async fn sap_status_follows_deliveries(store: StoreRef) {
+    let scope = fresh_scope();
+    let rows = [destination("erp", &scope, None, true), destination("wms", &scope, None, true)];
+    store.seed_destinations(&rows).await.unwrap();
+    let id = stored_idoc(&store, &scope, "ss-1", DOCNUM).await;
+    let plain = processed(ingest_at(&store, &scope, None, vec![message(Some("ss-plain"))], now()).await);
+    let pending = store.pending_sap_statuses(&scope, 100).await.unwrap();
+    assert_eq!(statuses(&pending), [(DOCNUM, SAP_IN_TARGET)]);
+    assert_eq!(pending[0].message_id, id);
+    assert_eq!(pending[0].mestyp, "ORDERS");
+    assert_eq!(pending[0].text, "IDoc stored by edihub as message &1");
+    assert_eq!(pending[0].params.0, [id.to_string()]);
+    assert_eq!(pending[0].batch_message_id, None);
+
+    finish_all(&store, "erp", Verdict::Delivered, Some(200), None).await;
+    let pending = store.pending_sap_statuses(&scope, 100).await.unwrap();
+    assert_eq!(statuses(&pending), [(DOCNUM, SAP_IN_TARGET)], "wms still owes its delivery");
+    finish_all(&store, "wms", Verdict::Delivered, Some(200), None).await;
+    let pending = store.pending_sap_statuses(&scope, 100).await.unwrap();
+    assert_eq!(statuses(&pending), [(DOCNUM, SAP_IN_TARGET), (DOCNUM, SAP_CREATED)]);
+    assert_eq!(pending[1].message_id, id);
+    assert_eq!(pending[1].text, "IDoc delivered by edihub to every destination");
+    assert!(
+        store.sap_statuses_of(outcome_id(&plain[0])).await.unwrap().is_empty(),
+        "a message without a 39 gets no status from its deliveries"
+    );
+
+    let failing = stored_idoc(&store, &scope, "ss-2", "0000000000004712").await;
+    let claimed = store.claim_deliveries("erp", now(), now() + Duration::seconds(30), 10).await.unwrap();
+    let c = claimed.iter().find(|c| c.message_id == failing).expect("claimed");
+    let done = FinishedAttempt {
+        message_id: failing,
+        destination_id: "erp".into(),
+        attempt: attempt(Some(503), Some("HTTP 503 Service Unavailable \0")),
+        verdict: Verdict::Failed,
+        lease_until: c.lease_until,
+    };
+    store.finish_delivery(&done).await.unwrap();
+    let of = store.sap_statuses_of(failing).await.unwrap();
+    assert_eq!(statuses(&of), [("0000000000004712", SAP_IN_TARGET), ("0000000000004712", SAP_NOT_CREATED)]);
+    assert_eq!(
+        of[1].text, "Delivery to erp failed: HTTP 503 Service Unavailable \u{FFFD}",
+        "a NUL stored as U+FFFD"
+    );
+    assert_eq!(of[1].params.0, ["erp", "503"]);
+}
+
+/// A re-send while the first status is pending adds nothing; once carried,
+/// a re-send (same or another IDoc number) gets the message's current
+/// status. A batch is carried by one message, stored with its deliveries;
+/// carrying it again stores nothing.
+pub async fn sap_status_of_resent_idocs(store: StoreRef) {
+    let scope = fresh_scope();
+    let rows =
+        [destination("sap", &scope, Some(&["ALEAUD01"]), true), destination("erp", &scope, None, true)];
+    store.seed_destinations(&rows).await.unwrap();
+    let id = stored_idoc(&store, &scope, "rs-1", DOCNUM).await;
+    let resend = [change(id, DOCNUM, SapStatusState::Current)];
+    assert_eq!(
+        store.record_sap_statuses(&scope, &resend, now()).await.unwrap(),
+        0,
+        "the 39 is still pending"
+    );
+
+    let pending = store.pending_sap_statuses(&scope, 100).await.unwrap();
+    let ids: Vec<i64> = pending.iter().map(|r| r.id).collect();
+    let mut status = message(None);
+    status.message_type = "ALEAUD01".into();
+    status.mestyp = Some("ALEAUD".into());
+    let before = store.count_messages(&scope).await.unwrap();
+    assert!(store.store_sap_status_message(&scope, &status, &ids, now()).await.unwrap());
+    assert_eq!(store.count_messages(&scope).await.unwrap(), before + 1);
+    let reports = store.deliveries_of(status.id).await.unwrap();
+    let to: Vec<&str> = reports.iter().map(|r| r.delivery.destination_id.as_str()).collect();
+    assert_eq!(to, ["erp", "sap"], "the status message has the deliveries of its type");
+    assert!(store.pending_sap_statuses(&scope, 100).await.unwrap().is_empty());
+    let carried = store.sap_statuses_of(status.id).await.unwrap();
+    assert_eq!(statuses(&carried), [(DOCNUM, SAP_IN_TARGET)]);
+    assert_eq!(carried[0].batch_message_id, Some(status.id));
+
+    let mut twice = message(None);
+    twice.message_type = "ALEAUD01".into();
+    assert!(!store.store_sap_status_message(&scope, &twice, &ids, now()).await.unwrap(), "carried already");
+    assert!(store.get_message(twice.id).await.unwrap().is_none(), "nothing stored");
+    assert_eq!(store.count_messages(&scope).await.unwrap(), before + 1);
+
+    let again = store.record_sap_statuses(&scope, &resend, now()).await.unwrap();
+    assert_eq!(again, 1, "carried: the re-send gets its status again");
+    finish_all(&store, "erp", Verdict::Delivered, Some(200), None).await;
+    let resent_as = "0000000000004799";
+    let renumbered = [change(id, resent_as, SapStatusState::Current)];
+    assert_eq!(store.record_sap_statuses(&scope, &renumbered, now()).await.unwrap(), 1);
+    let pending = store.pending_sap_statuses(&scope, 100).await.unwrap();
+    assert_eq!(
+        statuses(&pending),
+        [(DOCNUM, SAP_IN_TARGET), (DOCNUM, SAP_CREATED), (resent_as, SAP_CREATED)],
+        "a re-send under a new number gets the message's current status, 41"
+    );
+    assert!(pending.iter().all(|r| r.message_id == id));
+    assert!(
+        store.sap_statuses_of(status.id).await.unwrap().len() == 1,
+        "a status message's own delivery records no status"
+    );
+}
+
+/// Re-sends of one IDoc racing while its status is pending queue one
+/// status; batchers racing for the same changes store one status message.
+pub async fn racing_resends_queue_one_status(store: StoreRef) {
+    let scope = fresh_scope();
+    let out = processed(ingest_at(&store, &scope, None, vec![message(Some("race-1"))], now()).await);
+    let id = outcome_id(&out[0]);
+    let mut tasks = Vec::new();
+    for i in 0..SAP_RACERS {
+        let (store, scope) = (store.clone(), scope.clone());
+        let state = if i % 2 == 0 { SapStatusState::Stored } else { SapStatusState::Current };
+        tasks.push(tokio::spawn(async move {
+            store.record_sap_statuses(&scope, &[change(id, DOCNUM, state)], now()).await.expect("record")
+        }));
+    }
+    let mut added = 0;
+    for t in tasks {
+        added += t.await.expect("task");
+    }
+    assert_eq!(added, 1, "one pending status per IDoc and state");
+    let pending = store.pending_sap_statuses(&scope, 100).await.unwrap();
+    assert_eq!(statuses(&pending), [(DOCNUM, SAP_IN_TARGET)]);
+
+    let ids: Vec<i64> = pending.iter().map(|r| r.id).collect();
+    let mut tasks = Vec::new();
+    for _ in 0..SAP_RACERS {
+        let (store, scope, ids) = (store.clone(), scope.clone(), ids.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut m = message(None);
+            m.message_type = "ALEAUD01".into();
+            store.store_sap_status_message(&scope, &m, &ids, now()).await.expect("store")
+        }));
+    }
+    let mut stored = 0;
+    for t in tasks {
+        stored += usize::from(t.await.expect("task"));
+    }
+    assert_eq!(stored, 1, "one status message carries the changes");
+    assert_eq!(store.count_messages(&scope).await.unwrap(), 2, "the IDoc and one status message");
+}

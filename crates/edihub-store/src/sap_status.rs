@@ -1,0 +1,105 @@
+//! Status owed to a sending SAP system: what became of its IDocs, recorded
+//! change by change until a status IDoc carries it back.
+//!
+//! One table, `sap_status_changes`, holds a row per change of an IDoc's
+//! state: stored (39), delivered to every destination (41), finally failed
+//! (40, with the reason). The server records a stored IDoc, and a re-sent
+//! one (its message's current status again), right after the ingest
+//! commits; the delivery's verdicts record 41 and 40 in the transaction
+//! that records the verdict, for the messages that have a 39. A status
+//! change is *pending* until the status message that carries it is stored:
+//! the batcher reads the pending changes, and stores its status message
+//! and marks them batched in one transaction, so a change is carried once,
+//! by a message the outbox delivers.
+//!
+//! A partial unique index over the pending rows keeps one pending status
+//! per IDoc (DOCNUM) and state: a re-send that arrives while the first
+//! status is still queued adds nothing, also when both race.
+//!
+//! The statements are each backend's (`postgres/sap_status.rs`,
+//! `sqlite/sap_status.rs`); the texts, the same on both, are here.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use uuid::Uuid;
+
+/// An IDoc stored by the hub: SAP's status 39, "IDoc is in the target system".
+pub const SAP_IN_TARGET: &str = "39";
+/// An IDoc delivered to every destination: 41, "application document created".
+pub const SAP_CREATED: &str = "41";
+/// An IDoc whose delivery finally failed: 40, "application document not created".
+pub const SAP_NOT_CREATED: &str = "40";
+
+/// A status change the server records for an IDoc from an environment's
+/// SAP system.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewSapStatus {
+    /// The hub's message: the one stored, or for a re-send the one it repeats.
+    pub message_id: Uuid,
+    /// The sender's IDoc number, as the IDoc carried it.
+    pub docnum: String,
+    /// The IDoc's logical message (MESTYP).
+    pub mestyp: String,
+    /// Which state to report.
+    pub state: SapStatusState,
+}
+
+/// The state a [`NewSapStatus`] reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SapStatusState {
+    /// The IDoc was stored as a new message: 39.
+    Stored,
+    /// The IDoc repeats a stored message: that message's latest status (39
+    /// when it has none yet), so the sender's re-sent IDoc moves on as the
+    /// first one did, and no second document is made.
+    Current,
+}
+
+/// One recorded status change.
+#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+pub struct SapStatusRow {
+    /// Its number, in the order changes were recorded.
+    pub id: i64,
+    /// The tenant.
+    pub tenant_id: String,
+    /// The environment.
+    pub environment_id: String,
+    /// The hub's message the IDoc is (or repeats).
+    pub message_id: Uuid,
+    /// The sender's IDoc number.
+    pub docnum: String,
+    /// The IDoc's logical message.
+    pub mestyp: String,
+    /// SAP's status on the sender's IDoc: `39`, `41` or `40`.
+    pub status: String,
+    /// Why, for people reading the status in SAP.
+    pub text: String,
+    /// The text's parameters (at most four).
+    pub params: sqlx::types::Json<Vec<String>>,
+    /// When the state changed.
+    pub created_at: DateTime<Utc>,
+    /// The status message that carries it; `None` while pending.
+    pub batch_message_id: Option<Uuid>,
+}
+
+/// The text of a 39: where the hub keeps the IDoc.
+pub(crate) fn stored_text(message_id: Uuid) -> (String, Vec<String>) {
+    ("IDoc stored by edihub as message &1".into(), vec![message_id.to_string()])
+}
+
+/// The text of a 41.
+pub(crate) fn delivered_text() -> (String, Vec<String>) {
+    ("IDoc delivered by edihub to every destination".into(), Vec::new())
+}
+
+/// The text of a 40: the destination and its last answer (the full text is
+/// kept; the status IDoc's writer cuts it to SAP's field lengths).
+pub(crate) fn failed_text(
+    destination: &str,
+    status_code: Option<i32>,
+    error: Option<&str>,
+) -> (String, Vec<String>) {
+    let code = status_code.map(|c| c.to_string()).unwrap_or_default();
+    let reason = error.unwrap_or("no answer");
+    (format!("Delivery to {destination} failed: {reason}"), vec![destination.to_string(), code])
+}

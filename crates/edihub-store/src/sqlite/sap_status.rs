@@ -1,0 +1,167 @@
+//! SQLite's status changes owed to SAP senders (see [`crate::sap_status`]).
+
+use chrono::{DateTime, Utc};
+use sqlx::QueryBuilder;
+use sqlx::SqliteConnection;
+use sqlx::types::Json;
+use uuid::Uuid;
+
+use crate::sap_status::{SAP_CREATED, SAP_NOT_CREATED, delivered_text, failed_text, stored_text};
+use crate::{
+    FinishedAttempt, NewSapStatus, Recorded, Result, SapStatusRow, SapStatusState, Scope, Verdict,
+    storable_text,
+};
+
+const COLUMNS: &str = "id, tenant_id, environment_id, message_id, docnum, mestyp, status, text, params, \
+    created_at, batch_message_id";
+
+/// Records `changes` in `scope`; a change whose IDoc already has that
+/// status pending adds nothing. Returns how many were added.
+pub(crate) async fn record(
+    conn: &mut SqliteConnection,
+    scope: &Scope,
+    changes: &[NewSapStatus],
+    now: DateTime<Utc>,
+) -> Result<u64> {
+    let mut added = 0;
+    for c in changes {
+        let (text, params) = stored_text(c.message_id);
+        let statement = match c.state {
+            SapStatusState::Stored => {
+                "INSERT INTO sap_status_changes \
+                 (tenant_id, environment_id, message_id, docnum, mestyp, status, text, params, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, '39', $6, $7, $8) \
+                 ON CONFLICT (tenant_id, environment_id, docnum, status) WHERE batch_message_id IS NULL DO NOTHING"
+            }
+            // The message's latest status, 39 with the stored text when it has none.
+            SapStatusState::Current => {
+                "INSERT INTO sap_status_changes \
+                 (tenant_id, environment_id, message_id, docnum, mestyp, status, text, params, created_at) \
+                 SELECT $1, $2, $3, $4, $5, COALESCE(l.status, '39'), COALESCE(l.text, $6), \
+                 COALESCE(l.params, $7), $8 \
+                 FROM (SELECT 1) one LEFT JOIN (SELECT status, text, params FROM sap_status_changes \
+                 WHERE message_id = $3 ORDER BY id DESC LIMIT 1) l ON true WHERE true \
+                 ON CONFLICT (tenant_id, environment_id, docnum, status) WHERE batch_message_id IS NULL DO NOTHING"
+            }
+        };
+        let done = sqlx::query(statement)
+            .bind(&scope.tenant_id)
+            .bind(&scope.environment_id)
+            .bind(c.message_id)
+            .bind(&c.docnum)
+            .bind(&c.mestyp)
+            .bind(text)
+            .bind(Json(params))
+            .bind(now)
+            .execute(&mut *conn)
+            .await?;
+        added += done.rows_affected();
+    }
+    Ok(added)
+}
+
+/// Up to `limit` pending changes of `scope`, oldest first.
+pub(crate) async fn pending(
+    conn: &mut SqliteConnection,
+    scope: &Scope,
+    limit: i64,
+) -> Result<Vec<SapStatusRow>> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM sap_status_changes WHERE tenant_id = $1 AND environment_id = $2 \
+         AND batch_message_id IS NULL ORDER BY id LIMIT $3"
+    );
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql))
+        .bind(&scope.tenant_id)
+        .bind(&scope.environment_id)
+        .bind(limit)
+        .fetch_all(&mut *conn)
+        .await?)
+}
+
+/// Marks `ids` carried by `batch`, all or none: false (and nothing
+/// marked, once the caller rolls back) when another batch took one first.
+pub(crate) async fn carry(
+    conn: &mut SqliteConnection,
+    scope: &Scope,
+    ids: &[i64],
+    batch: Uuid,
+) -> Result<bool> {
+    let done = sqlx::query(
+        "UPDATE sap_status_changes SET batch_message_id = $3 \
+         WHERE tenant_id = $1 AND environment_id = $2 AND id IN (SELECT value FROM json_each($4)) AND batch_message_id IS NULL",
+    )
+    .bind(&scope.tenant_id)
+    .bind(&scope.environment_id)
+    .bind(batch)
+    .bind(Json(ids))
+    .execute(&mut *conn)
+    .await?;
+    Ok(done.rows_affected() == ids.len() as u64)
+}
+
+/// The changes about message `id` and those a status message `id` carries, in order.
+pub(crate) async fn of_message(conn: &mut SqliteConnection, id: Uuid) -> Result<Vec<SapStatusRow>> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM sap_status_changes WHERE message_id = $1 \
+         UNION SELECT {COLUMNS} FROM sap_status_changes WHERE batch_message_id = $1 ORDER BY id"
+    );
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).fetch_all(&mut *conn).await?)
+}
+
+/// The status changes the applied verdicts of `done` make, in their
+/// transaction: a delivery that leaves all the message's deliveries
+/// delivered records 41, one failed for good 40 with its reason; only for
+/// messages that have a 39 (IDocs of a SAP sender), once per IDoc number.
+/// One lookup finds those messages among the batch's, so a batch of other
+/// messages costs one statement.
+pub(crate) async fn after_verdicts(
+    conn: &mut SqliteConnection,
+    done: &[FinishedAttempt],
+    recorded: &[Recorded],
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let settled: Vec<&FinishedAttempt> = done
+        .iter()
+        .zip(recorded)
+        .filter(|(d, r)| {
+            **r == Recorded::Applied && matches!(d.verdict, Verdict::Delivered | Verdict::Failed)
+        })
+        .map(|(d, _)| d)
+        .collect();
+    if settled.is_empty() {
+        return Ok(());
+    }
+    let mut q = QueryBuilder::new("SELECT DISTINCT message_id FROM sap_status_changes WHERE message_id IN (");
+    crate::queries::push_ids(&mut q, settled.iter().map(|d| d.message_id));
+    let owed: Vec<(Uuid,)> = q.build_query_as().persistent(false).fetch_all(&mut *conn).await?;
+    for d in settled.into_iter().filter(|d| owed.iter().any(|(m,)| *m == d.message_id)) {
+        let error = d.attempt.error.as_deref().map(storable_text);
+        let (status, (text, params), all_delivered) = match d.verdict {
+            Verdict::Delivered => (SAP_CREATED, delivered_text(), true),
+            _ => (
+                SAP_NOT_CREATED,
+                failed_text(&d.destination_id, d.attempt.status_code, error.as_deref()),
+                false,
+            ),
+        };
+        sqlx::query(
+            "INSERT INTO sap_status_changes \
+             (tenant_id, environment_id, message_id, docnum, mestyp, status, text, params, created_at) \
+             SELECT DISTINCT s.tenant_id, s.environment_id, s.message_id, s.docnum, s.mestyp, \
+             $2, $3, $4, $5 \
+             FROM sap_status_changes s WHERE s.message_id = $1 AND s.status = '39' \
+             AND (NOT $6 OR NOT EXISTS (SELECT 1 FROM deliveries d \
+                  WHERE d.message_id = $1 AND d.status <> 'delivered')) \
+             ON CONFLICT (tenant_id, environment_id, docnum, status) WHERE batch_message_id IS NULL DO NOTHING",
+        )
+        .bind(d.message_id)
+        .bind(status)
+        .bind(text)
+        .bind(Json(params))
+        .bind(now)
+        .bind(all_delivered)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}
