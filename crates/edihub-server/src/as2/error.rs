@@ -5,7 +5,7 @@
 //! every variant maps to one [`Disposition`]. The text of a variant is for
 //! the log and the admin; the MDN carries only the disposition.
 
-use super::mdn::{Disposition, ErrorModifier, FailureModifier};
+use super::disposition::{Disposition, ErrorModifier, FailureModifier};
 
 /// Where an algorithm was found that edihub does not accept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

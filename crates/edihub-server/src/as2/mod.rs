@@ -23,7 +23,7 @@
 //! - [`outbound`]: building a message to a partner; [`receipt`]: reading
 //!   the partner's MDN and judging whether it confirms what was sent;
 //!   [`send`]: posting it to the partner and judging the answer.
-//! - [`mdn`]: dispositions and building MDNs.
+//! - [`disposition`]: what an MDN's disposition says; [`mdn`]: building MDNs.
 //! - [`error`]: every failure, typed by the disposition the MDN reports.
 //! - `partner_server` (the `testing` feature): pyas2lib's AS2 server, the
 //!   independent partner the tests send to.
@@ -31,6 +31,7 @@
 
 pub mod cms;
 pub mod compress;
+pub mod disposition;
 pub mod error;
 pub mod expiry;
 pub mod headers;
