@@ -46,6 +46,8 @@ pub struct RunReport {
     pub audit: u64,
     /// AS2 messages (received Message-IDs and their MDNs) deleted.
     pub as2_messages: u64,
+    /// SAP status changes deleted (those a status message carried).
+    pub sap_status: u64,
 }
 
 fn days_before(now: DateTime<Utc>, days: u32) -> Option<DateTime<Utc>> {
@@ -134,6 +136,8 @@ pub async fn run_once(
         // A received Message-ID goes with the messages it stored.
         report.as2_messages =
             drain_step(state, RetentionStep::PurgeAs2Messages, cutoff, now, shutdown).await?;
+        // So does the status sent back for them.
+        report.sap_status = drain_step(state, RetentionStep::PurgeSapStatus, cutoff, now, shutdown).await?;
     }
     report.keys = purge_keys(state, now, shutdown).await?;
     if let Some(cutoff) = audit {
@@ -146,6 +150,7 @@ pub async fn run_once(
         ("purge_keys", report.keys),
         ("purge_audit", report.audit),
         ("purge_as2_messages", report.as2_messages),
+        ("purge_sap_status", report.sap_status),
     ] {
         state.metrics.retention(step, rows);
     }

@@ -259,6 +259,9 @@ pub enum RetentionStep {
     /// Delete AS2 messages received before the cutoff (their Message-IDs
     /// then no longer meet re-sends).
     PurgeAs2Messages,
+    /// Delete SAP status changes recorded before the cutoff that a status
+    /// message has carried (pending ones are still owed and stay).
+    PurgeSapStatus,
 }
 
 /// The message holding a fingerprint, with the end of its window.

@@ -12,6 +12,9 @@
 //! and marks them batched in one transaction, so a change is carried once,
 //! by a message the outbox delivers.
 //!
+//! Retention deletes the changes a status message carried once they are
+//! older than the messages' cutoff; pending ones are still owed and stay.
+//!
 //! A partial unique index over the pending rows keeps one pending status
 //! per IDoc (DOCNUM) and state: a re-send that arrives while the first
 //! status is still queued adds nothing, also when both race.

@@ -230,7 +230,15 @@ async fn purges_only_rows_past_their_retention(backend: Backend) {
     let report = run_at(&app, mid + days(30)).await;
     assert_eq!(
         report,
-        RunReport { released: 7, partitions: 0, messages: 0, keys: 3, audit: 0, as2_messages: 0 }
+        RunReport {
+            released: 7,
+            partitions: 0,
+            messages: 0,
+            keys: 3,
+            audit: 0,
+            as2_messages: 0,
+            sap_status: 0
+        }
     );
     assert_eq!(db.keys().await, set(&["new-k"]));
     assert_eq!(db.counts().await, (8, 1, 4));
@@ -240,7 +248,15 @@ async fn purges_only_rows_past_their_retention(backend: Backend) {
     let report = run_at(&app, mid + days(90)).await;
     assert_eq!(
         report,
-        RunReport { released: 0, partitions: 0, messages: 5, keys: 1, audit: 0, as2_messages: 0 }
+        RunReport {
+            released: 0,
+            partitions: 0,
+            messages: 5,
+            keys: 1,
+            audit: 0,
+            as2_messages: 0,
+            sap_status: 0
+        }
     );
     assert_eq!(existing(&app, &all).await, set(&[&blocking, &new1, &new2]));
     assert_eq!(db.counts().await, (3, 0, 4));
@@ -251,7 +267,15 @@ async fn purges_only_rows_past_their_retention(backend: Backend) {
     let report = run_at(&app, mid + days(365)).await;
     assert_eq!(
         report,
-        RunReport { released: 0, partitions: ahead, messages: 2, keys: 0, audit: 2, as2_messages: 0 }
+        RunReport {
+            released: 0,
+            partitions: ahead,
+            messages: 2,
+            keys: 0,
+            audit: 2,
+            as2_messages: 0,
+            sap_status: 0
+        }
     );
     assert_eq!(db.audit_ids().await, new_audit);
     assert_eq!(existing(&app, &all).await, set(&[&blocking]));
@@ -260,7 +284,15 @@ async fn purges_only_rows_past_their_retention(backend: Backend) {
     let report = run_at(&app, mid + days(3660)).await;
     assert_eq!(
         report,
-        RunReport { released: 1, partitions: ahead, messages: 1, keys: 0, audit: 2, as2_messages: 0 }
+        RunReport {
+            released: 1,
+            partitions: ahead,
+            messages: 1,
+            keys: 0,
+            audit: 2,
+            as2_messages: 0,
+            sap_status: 0
+        }
     );
     assert_eq!(db.counts().await, (0, 0, 0));
 

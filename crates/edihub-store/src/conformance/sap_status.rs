@@ -164,6 +164,13 @@ pub async fn sap_status_of_resent_idocs(store: StoreRef) {
         store.sap_statuses_of(status.id).await.unwrap().len() == 1,
         "a status message's own delivery records no status"
     );
+
+    // Retention deletes what a status message carried, never what is still owed.
+    let purge =
+        store.retention_step(crate::RetentionStep::PurgeSapStatus, now() + Duration::seconds(1), now(), 100);
+    assert_eq!(purge.await.unwrap(), 1, "the carried 39");
+    assert!(store.sap_statuses_of(status.id).await.unwrap().is_empty());
+    assert_eq!(store.pending_sap_statuses(&scope, 100).await.unwrap().len(), 3, "the pending ones stay");
 }
 
 /// Re-sends of one IDoc racing while its status is pending queue one

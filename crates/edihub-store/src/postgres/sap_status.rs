@@ -156,3 +156,12 @@ pub(crate) async fn after_verdicts(
     }
     Ok(())
 }
+
+/// Deletes up to `batch` status changes recorded before `cutoff` that a
+/// status message carried; pending ones stay.
+pub(crate) async fn purge(conn: &mut PgConnection, cutoff: DateTime<Utc>, batch: i64) -> Result<u64> {
+    let purge = "DELETE FROM sap_status_changes WHERE id IN (SELECT id FROM sap_status_changes \
+        WHERE created_at < $1 AND batch_message_id IS NOT NULL LIMIT $2)";
+    let done = sqlx::query(purge).bind(cutoff).bind(batch).persistent(false).execute(&mut *conn).await?;
+    Ok(done.rows_affected())
+}

@@ -24,6 +24,7 @@ pub(crate) async fn retention_step(
         RetentionStep::PurgeKeys => purge_all_keys(conn, cutoff, batch).await,
         RetentionStep::PurgeAudit => purge_audit(conn, cutoff, batch).await,
         RetentionStep::PurgeAs2Messages => super::as2::purge(conn, cutoff, batch).await,
+        RetentionStep::PurgeSapStatus => super::sap_status::purge(conn, cutoff, batch).await,
     }
 }
 
