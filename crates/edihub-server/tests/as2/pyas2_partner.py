@@ -6,7 +6,7 @@ Usage: pyas2_partner.py COMMAND DIR
 DIR holds partner.pem (the partner's key and certificate), edihub.pem (edihub's
 certificate) and cases.json (a list of cases: name, sign, encrypt, compress,
 enc_alg, digest_alg; optionally mdn_mode SYNC or ASYNC, mdn_url, mdn_digest_alg
-(null: an unsigned MDN)). Each command reads and writes files named after the
+(null: an unsigned MDN), content_type (default application/edi-x12)). Each command reads and writes files named after the
 cases and prints one JSON object to stdout, keyed by case name. `build` sends
 NAME.payload when it exists, else payload.
 
@@ -132,7 +132,8 @@ def build(directory, cases, setup):
         with open(own if os.path.exists(own) else os.path.join(directory, "payload"), "rb") as f:
             payload = f.read()
         message = Message(sender=setup.org(case), receiver=setup.edihub(case))
-        message.build(payload, filename=PAYLOAD_NAME, content_type="application/edi-x12", subject="PO")
+        content_type = case.get("content_type", "application/edi-x12")
+        message.build(payload, filename=PAYLOAD_NAME, content_type=content_type, subject="PO")
         headers = list(message.headers.items())
         save_http(directory, case["name"] + ".msg", headers, message.content)
         mic = message.mic.decode() if message.mic else None

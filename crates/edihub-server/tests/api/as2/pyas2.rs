@@ -2,7 +2,8 @@
 //! test posts it to `POST /as2` as is, and pyas2lib verifies the MDN
 //! edihub answered (sync) or posted to its `Receipt-Delivery-Option` URL
 //! (async), signed or unsigned as it asked; every combination of signed,
-//! encrypted and compressed, with old and new algorithms.
+//! encrypted and compressed, with old and new algorithms, carrying X12 and
+//! EDIFACT interchanges by turns.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -74,6 +75,15 @@ fn write_http(dir: &TempDir, stem: &str, headers: &Headers, body: &[u8]) {
     dir.write(&format!("{stem}.body"), body);
 }
 
+/// An EDIFACT order interchange with its own control number and order number.
+fn edifact(control: u32) -> Vec<u8> {
+    format!(
+        "UNB+UNOA:2+PARTNER:ZZ+EDIHUB:ZZ+240101:1200+{control}'UNH+1+ORDERS:D:96A:UN'BGM+220+PO-{control}+9'\
+         UNT+3+1'UNZ+1+{control}'"
+    )
+    .into_bytes()
+}
+
 /// The shared directory: keys, certificates, the cases and their payloads.
 fn setup(dir: &TempDir, cases: &[Case], receiver: &Receiver) {
     let i = ids();
@@ -81,12 +91,18 @@ fn setup(dir: &TempDir, cases: &[Case], receiver: &Receiver) {
     dir.write("edihub.pem", &i.us.cert_pem());
     let mut list = Vec::new();
     for (n, c) in cases.iter().enumerate() {
-        dir.write(&format!("{}.payload", c.name), &x12(100 + u32::try_from(n).unwrap()));
+        let control = 100 + u32::try_from(n).unwrap();
+        let (payload, content_type) = if n % 2 == 0 {
+            (x12(control), "application/edi-x12")
+        } else {
+            (edifact(control), "application/edifact")
+        };
+        dir.write(&format!("{}.payload", c.name), &payload);
         let mut case = json!({
             "name": c.name, "sign": c.sign, "encrypt": c.encrypt, "compress": c.compress,
             "enc_alg": c.enc_alg, "digest_alg": c.digest_alg,
             "mdn_mode": if c.asynchronous { "ASYNC" } else { "SYNC" },
-            "mdn_url": receiver.url(&c.name),
+            "mdn_url": receiver.url(&c.name), "content_type": content_type,
         });
         if !c.signed_mdn {
             case["mdn_digest_alg"] = Value::Null;
@@ -147,10 +163,15 @@ async fn pyas2lib_sends_and_verifies_the_mdns(backend: Backend) {
     assert_eq!(hub.app.count_prod().await, i64::try_from(cases.len()).unwrap(), "one message per case");
     let received = hub.received().await;
     assert_eq!(received.len(), cases.len());
+    let mut types = BTreeMap::new();
     for row in &received {
-        assert!(row.stored_message_id.is_some(), "{row:?}");
         assert_eq!(row.partner, "PARTNER");
+        let id = row.stored_message_id.unwrap_or_else(|| panic!("stored: {row:?}"));
+        let stored = hub.app.state.store.get_message(id).await.unwrap().expect("the message");
+        *types.entry(stored.meta.message_type.clone()).or_insert(0) += 1;
     }
+    let half = cases.len() / 2;
+    assert_eq!(types, BTreeMap::from([("EDIFACT.ORDERS".to_string(), half), ("X12.850".to_string(), half)]));
 }
 
 backend_tests!(pyas2lib_sends_and_verifies_the_mdns);
