@@ -8,7 +8,7 @@
 //! the receiver's 64), 41 after delivery (53), 40 with the reason when the
 //! delivery fails for good (SYSTAT01 reports the sender's status itself);
 //! a re-sent IDoc gets its status again; re-sends racing while the first
-//! status is queued queue one.
+//! status is queued queue one. The console's message page shows them.
 
 use edihub_core::IdocDescriptions;
 use edihub_core::sap::{SapIdoc, SapSegment, StatusIdocType};
@@ -206,6 +206,17 @@ async fn idoc_from_sap_gets_39_then_41(backend: Backend) {
     assert_eq!(field(prtob, "OBJKEY"), id, "what the hub made of the IDoc");
     assert_eq!(status_idocs(&sap).len(), 2, "one status IDoc per batch");
 
+    // The console's message page shows the status sent back, each change with its status message.
+    let html = console_page(&app, &format!("/admin/messages/{id}")).await;
+    let panel = html.split("<section id=\"sap-status\">").nth(1).expect("the Status to SAP panel");
+    let codes: Vec<&str> = panel.split("<td class=\"sap-status-code\">").skip(1).map(|c| &c[..2]).collect();
+    assert_eq!(codes, ["39", "41"]);
+    assert!(panel.contains(&format!("IDoc stored by edihub as message {id}")), "the text with its parameter");
+    let carrier = app.state.store.sap_statuses_of(uuid).await.unwrap()[0].batch_message_id.expect("carried");
+    assert!(panel.contains(&format!("<a href=\"/admin/messages/{carrier}\">")), "links its status message");
+    let status_page = console_page(&app, &format!("/admin/messages/{carrier}")).await;
+    assert!(status_page.contains("<section id=\"sap-status\">"), "a status message lists what it carries");
+
     // The status IDocs are messages of the environment, which report no status themselves.
     let scope = Scope::new("acme", "prod");
     assert_eq!(app.count("acme", "prod").await, 3, "the order and two status IDocs");
@@ -317,4 +328,17 @@ async fn full_batch_goes_before_the_interval(backend: Backend) {
     assert_eq!(status.message_type, "ALEAUD01");
     let payload = String::from_utf8(status.payload.clone()).unwrap();
     assert_eq!(payload.matches("<E1STATE SEGMENT=\"1\">").count(), 2, "{payload}");
+}
+
+/// `GET path` as a browser with the admin credential; the page's HTML.
+async fn console_page(app: &TestApp, path: &str) -> String {
+    let request = axum::http::Request::builder()
+        .uri(path)
+        .header("authorization", basic("admin", ADMIN_TOKEN))
+        .header("accept", "text/html")
+        .body(axum::body::Body::empty())
+        .unwrap();
+    let res = app.send(request).await;
+    res.expect(200);
+    res.text()
 }

@@ -115,6 +115,7 @@ async fn show(
         return Ok(Json(message_json(&m)).into_response());
     }
     let deliveries = state.store.deliveries_of(m.id).await?;
+    let sap_status = state.store.sap_statuses_of(m.id).await?;
     let token = signer.token(&crate::console::pages::message::deliveries::action(m.id));
     let queued = redelivered(&signer, &q, &format!("/admin/messages/{}", m.id), &deliveries);
     const SHOWN: i64 = 50;
@@ -138,6 +139,7 @@ async fn show(
             token: &token,
             redelivered: queued.as_deref(),
         },
+        sap_status: &sap_status,
     };
     Ok(crate::console::pages::message::render(&m, &ctx).into_response())
 }

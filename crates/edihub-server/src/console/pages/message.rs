@@ -4,10 +4,12 @@
 //! (type, MESTYP, each key path with the values found, or the IDoc number
 //! with client, port and partner), its window and when it ends, and every
 //! duplicate the audit log recorded against this message; then its
-//! deliveries with Redeliver buttons ([`deliveries`]).
+//! deliveries with Redeliver buttons ([`deliveries`]) and the status sent
+//! back to a SAP sender ([`sap_status`]).
 
 pub mod deliveries;
 pub mod payload;
+pub mod sap_status;
 
 use std::fmt::Write;
 
@@ -32,6 +34,9 @@ pub struct Context<'a> {
     pub now: DateTime<Utc>,
     /// The Deliveries panel.
     pub deliveries: crate::console::pages::message::deliveries::Panel<'a>,
+    /// The status changes sent (or owed) to a SAP system about this
+    /// message, or carried by it ([`sap_status`]).
+    pub sap_status: &'a [edihub_store::SapStatusRow],
 }
 
 fn row(out: &mut String, label: &str, value: Option<&str>) {
@@ -194,6 +199,7 @@ pub fn render(m: &MessageRow, ctx: &Context<'_>) -> Html<String> {
     duplicates(&mut out, m, ctx);
     out.push_str("</section>");
     crate::console::pages::message::deliveries::render(&mut out, &ctx.deliveries);
+    sap_status::render(&mut out, ctx.sap_status);
     payload(&mut out, m);
     layout("edihub message", "/admin/messages", &out)
 }
