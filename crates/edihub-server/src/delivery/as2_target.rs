@@ -33,6 +33,8 @@ pub(crate) struct As2Target {
 pub(crate) struct As2Attempt {
     /// The HTTP status, when the partner answered.
     pub status: Option<u16>,
+    /// The MDN confirms the message: positive, with the MIC of what was sent.
+    pub confirmed: bool,
     /// Why it does not count as delivered; `None` when confirmed.
     pub error: Option<String>,
     /// What the MDN said, for the attempt log.
@@ -76,11 +78,12 @@ impl As2Target {
             Ok(built) => built,
             Err(e) => {
                 let error = Some(format!("not sent: cannot be written as AS2: {e}"));
-                return As2Attempt { status: None, error, text: None, gone: true };
+                return As2Attempt { status: None, confirmed: false, error, text: None, gone: true };
             }
         };
         let sent = post(client, url, built, &self.partner, timeout).await;
         let message_id = &sent.message.message_id;
+        let confirmed = sent.outcome.is_confirmed();
         let (error, text) = match sent.outcome {
             SendOutcome::Confirmed(mdn) => {
                 (None, Some(format!("MDN {} for {message_id}, MIC {}", mdn.disposition, sent.message.mic)))
@@ -98,6 +101,6 @@ impl As2Target {
             }
             SendOutcome::NoAnswer(reason) => (Some(reason), None),
         };
-        As2Attempt { status: sent.status, error, text, gone: false }
+        As2Attempt { status: sent.status, confirmed, error, text, gone: false }
     }
 }

@@ -35,6 +35,17 @@ pub struct Answer {
     /// No attempt can succeed: the message is gone (purged), or belongs
     /// to another tenant or environment than the destination now does.
     pub gone: bool,
+    /// The receiver answered, but the answer refuses the message whatever
+    /// its HTTP status: an AS2 MDN that is negative, reports another MIC
+    /// or is missing. Such an attempt is retried as a failed one.
+    pub refused: bool,
+}
+
+impl Answer {
+    /// An attempt with no answer to judge: not sent, or no connection.
+    fn unanswered(record: AttemptRow, gone: bool) -> Answer {
+        Answer { record, retry_after: None, gone, refused: false }
+    }
 }
 
 /// The client all attempts share (it pools connections per host). It
@@ -74,7 +85,7 @@ pub async fn send(
         };
     let Some(m) = message else {
         let record = record(None, Some("the message is no longer stored".into()), None);
-        return Answer { record, retry_after: None, gone: true };
+        return Answer::unanswered(record, true);
     };
     let def = &destination.def;
     if (&m.meta.tenant_id, &m.meta.environment_id) != (&def.tenant, &def.environment) {
@@ -85,22 +96,22 @@ pub async fn send(
             "not sent: the message belongs to {}/{}, the destination now to {}/{}",
             m.meta.tenant_id, m.meta.environment_id, def.tenant, def.environment
         );
-        return Answer { record: record(None, Some(why), None), retry_after: None, gone: true };
+        return Answer::unanswered(record(None, Some(why), None), true);
     }
     if let Err(refused) = policy.check_url(&destination.url) {
-        return Answer { record: record(None, Some(refused.0), None), retry_after: None, gone: false };
+        return Answer::unanswered(record(None, Some(refused.0), None), false);
     }
     if let Some(as2) = &destination.as2 {
         let timeout = Duration::from_secs(def.timeout_secs);
         let a = as2.attempt(client, &destination.url, m, timeout).await;
         let record = record(a.status.map(i32::from), a.error, a.text);
-        return Answer { record, retry_after: None, gone: a.gone };
+        return Answer { record, retry_after: None, gone: a.gone, refused: !a.confirmed };
     }
     // The envelope stays held (shared, and counted) until the answer is read.
     let (body, content_type, _held) = match body_of(destination, m, renderer).await {
         Ok(body) => body,
         // The same message and configuration give the same refusal: no attempt can succeed.
-        Err(why) => return Answer { record: record(None, Some(why), None), retry_after: None, gone: true },
+        Err(why) => return Answer::unanswered(record(None, Some(why), None), true),
     };
     let id = m.meta.id.to_string();
     let timestamp = attempted_at.timestamp();
@@ -124,7 +135,7 @@ pub async fn send(
     let mut response = match request.body(body).send().await {
         Ok(r) => r,
         Err(e) => {
-            return Answer { record: record(None, Some(describe(e)), None), retry_after: None, gone: false };
+            return Answer::unanswered(record(None, Some(describe(e)), None), false);
         }
     };
     let status = response.status();
@@ -140,7 +151,12 @@ pub async fn send(
         (false, None) => Some(format!("HTTP {status}")),
     };
     let text = (!prefix.is_empty()).then(|| String::from_utf8_lossy(&prefix).into_owned());
-    Answer { record: record(Some(i32::from(status.as_u16())), error, text), retry_after: wait, gone: false }
+    Answer {
+        record: record(Some(i32::from(status.as_u16())), error, text),
+        retry_after: wait,
+        gone: false,
+        refused: false,
+    }
 }
 
 /// The body sent and its Content-Type: the message as received (`raw`),

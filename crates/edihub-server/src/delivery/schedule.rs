@@ -1,5 +1,5 @@
 //! What happens to a delivery after an attempt: done (2xx, unless the
-//! answer itself refuses, as a negative AS2 MDN does), given up (`410
+//! answer itself refuses the message, as a negative AS2 MDN does), given up (`410
 //! Gone`, a purged message, or the retry schedule exhausted), or retried
 //! after the schedule's next delay with ±20 % jitter (so deliveries that
 //! failed together do not return together), lengthened to the receiver's
@@ -25,9 +25,7 @@ pub fn verdict(
     now: DateTime<Utc>,
 ) -> Verdict {
     match answer.record.status_code {
-        // A 2xx with an error is an answer that does not confirm (an AS2
-        // MDN that is negative or reports another MIC).
-        Some(200..=299) if answer.record.error.is_none() => return Verdict::Delivered,
+        Some(200..=299) if !answer.refused => return Verdict::Delivered,
         Some(410) => return Verdict::Failed,
         _ if answer.gone => return Verdict::Failed,
         _ => {}
@@ -70,7 +68,7 @@ mod tests {
             error: None,
             response_prefix: None,
         };
-        Answer { record, retry_after: retry_after.map(Duration::from_secs), gone: false }
+        Answer { record, retry_after: retry_after.map(Duration::from_secs), gone: false, refused: false }
     }
 
     #[test]
@@ -82,6 +80,27 @@ mod tests {
         assert_eq!(verdict(&answer(Some(500), None), 3, &delays, 1.0, now), Verdict::Failed);
         let gone = Answer { gone: true, ..answer(None, None) };
         assert_eq!(verdict(&gone, 1, &delays, 1.0, now), Verdict::Failed);
+    }
+
+    #[test]
+    fn a_refusing_2xx_is_retried_on_the_schedule() {
+        let delays = [Duration::from_secs(5), Duration::from_secs(30)];
+        let now = Utc::now();
+        let refused = Answer { refused: true, ..answer(Some(200), None) };
+        assert_eq!(
+            verdict(&refused, 1, &delays, 1.0, now),
+            Verdict::RetryAt(now + chrono::Duration::seconds(5))
+        );
+        assert_eq!(
+            verdict(&refused, 2, &delays, 1.0, now),
+            Verdict::RetryAt(now + chrono::Duration::seconds(30))
+        );
+        assert_eq!(
+            verdict(&refused, 3, &delays, 1.0, now),
+            Verdict::Failed,
+            "then the schedule is exhausted"
+        );
+        assert_eq!(verdict(&answer(Some(200), None), 1, &delays, 1.0, now), Verdict::Delivered);
     }
 
     #[test]
