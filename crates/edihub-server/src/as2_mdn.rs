@@ -17,7 +17,7 @@ use chrono::Utc;
 use edihub_store::{As2MdnAttempt, As2MessageRow, MDN_FAILED, MDN_PENDING, MDN_SENT};
 use tokio_util::sync::CancellationToken;
 
-use crate::delivery::{AddressPolicy, client, jitter_factor};
+use crate::delivery::{AddressPolicy, client, describe, jitter_factor};
 use crate::state::AppState;
 
 /// How long one post may take.
@@ -104,7 +104,7 @@ async fn send(http: &reqwest::Client, policy: AddressPolicy, row: &As2MessageRow
     for (name, value) in &headers {
         request = request.header(name.as_str(), value.as_str());
     }
-    let response = request.send().await.map_err(|e| format!("{e:#}"))?;
+    let response = request.send().await.map_err(describe)?;
     let status = response.status();
     if status.is_success() { Ok(()) } else { Err(format!("the partner answered {status}")) }
 }

@@ -16,6 +16,7 @@ use super::error::As2Error;
 use super::outbound::{self, OutboundMessage, Payload};
 use super::partner::{MdnMode, PartnerProfile, Station};
 use super::receipt::{ReceivedMdn, SentMessage, Unconfirmed};
+use crate::delivery::describe;
 
 /// The most of a partner's non-MDN answer kept for the report.
 const DETAIL_BYTES: usize = 500;
@@ -95,28 +96,13 @@ pub async fn post(
         request = request.header(name, value);
     }
     let (status, outcome) = match request.send().await {
-        Err(e) => (None, SendOutcome::NoAnswer(describe(&e))),
+        Err(e) => (None, SendOutcome::NoAnswer(describe(e))),
         Ok(response) => {
             let status = response.status().as_u16();
             (Some(status), judge(response, partner, &built.sent).await)
         }
     };
     Sent { message: built.sent, status, outcome }
-}
-
-/// A transport error with its causes (reqwest's message alone hides them).
-fn describe(e: &reqwest::Error) -> String {
-    if e.is_timeout() {
-        return "timed out".into();
-    }
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
 }
 
 /// The outcome of the partner's HTTP answer.
@@ -129,7 +115,7 @@ async fn judge(response: reqwest::Response, partner: &PartnerProfile, sent: &Sen
         .map(str::to_string);
     let body = match response.bytes().await {
         Ok(body) => body,
-        Err(e) => return SendOutcome::NoAnswer(format!("reading the answer: {e}")),
+        Err(e) => return SendOutcome::NoAnswer(format!("reading the answer: {}", describe(e))),
     };
     if partner.mdn_mode == MdnMode::Async && body.is_empty() && (200..300).contains(&status) {
         return SendOutcome::AwaitingMdn { status };

@@ -202,10 +202,11 @@ async fn read_prefix(response: &mut reqwest::Response) -> (Vec<u8>, Option<Strin
     (prefix, read_error)
 }
 
-/// An error with its sources (reqwest's own message alone hides the
-/// cause), or the address policy's refusal alone; never the URL (it may
-/// carry credentials).
-fn describe(e: reqwest::Error) -> String {
+/// A failed HTTP exchange as text for a log or an attempt record: the
+/// error with its sources (reqwest's own message alone hides the cause),
+/// or the address policy's refusal alone; never the URL (it may carry
+/// credentials).
+pub(crate) fn describe(e: reqwest::Error) -> String {
     if e.is_timeout() {
         return "timed out".into();
     }
@@ -224,4 +225,36 @@ fn describe(e: reqwest::Error) -> String {
         text.push_str(&s);
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_failed_exchange_is_described_without_its_url() {
+        // A receiver that accepts the connection and closes it unanswered.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let closer = tokio::spawn(async move {
+            let (socket, _) = listener.accept().await.unwrap();
+            drop(socket);
+        });
+        let http = client(AddressPolicy { allow_private: true }).unwrap();
+        let url = format!("http://user:s3cret-password@127.0.0.1:{port}/hook?token=s3cret-token");
+        let e = http.post(&url).body("x").send().await.expect_err("the receiver closes the connection");
+        closer.await.unwrap();
+        let text = describe(e);
+        assert!(!text.contains("s3cret") && !text.contains("127.0.0.1"), "{text}");
+        assert!(text.contains(": "), "the causes are named: {text}");
+    }
+
+    #[tokio::test]
+    async fn a_refused_address_is_described_by_the_refusal_alone() {
+        let http = client(AddressPolicy { allow_private: false }).unwrap();
+        let e = http.post("http://user:s3cret@localhost:9/").send().await.expect_err("loopback is refused");
+        let text = describe(e);
+        assert!(text.starts_with("refused: localhost resolves to no address deliveries may reach"), "{text}");
+        assert!(!text.contains("s3cret"), "{text}");
+    }
 }

@@ -54,6 +54,7 @@ use tokio_util::task::TaskTracker;
 
 pub use address_policy::AddressPolicy;
 pub use attempt::client;
+pub(crate) use attempt::describe;
 use claim::Lane;
 pub use schedule::jitter_factor;
 use schedule::verdict;
