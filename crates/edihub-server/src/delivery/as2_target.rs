@@ -50,15 +50,16 @@ impl As2Target {
     pub fn of(def: &DestinationConfig, state: &AppState) -> Result<As2Target, String> {
         let name = def.as2_partner.as_deref().ok_or("an as2 destination needs as2_partner")?;
         let id = As2Id::new(name).map_err(|r| format!("as2_partner: {r}"))?;
-        let stations = |p: &&PartnerProfile| {
+        let of_environment = |p: &&PartnerProfile| {
             state
                 .as2
                 .station(&p.station)
                 .is_some_and(|s| s.tenant == def.tenant && s.environment == def.environment)
         };
-        let partner = state.as2.partners().filter(stations).find(|p| p.as2_id == id).ok_or_else(|| {
-            format!("no AS2 partner `{id}` of a station of {}/{}", def.tenant, def.environment)
-        })?;
+        let partner =
+            state.as2.partners().filter(of_environment).find(|p| p.as2_id == id).ok_or_else(|| {
+                format!("no AS2 partner `{id}` of a station of {}/{}", def.tenant, def.environment)
+            })?;
         let station = state.as2.station(&partner.station).ok_or("the partner's station is gone")?;
         Ok(As2Target { station: station.clone(), partner: partner.clone() })
     }
@@ -92,14 +93,13 @@ impl As2Target {
                 Some(format!("MDN does not confirm {message_id}: {reason}")),
                 Some(mdn.disposition.to_string()),
             ),
-            SendOutcome::AwaitingMdn { .. } => (
-                Some(format!("no MDN in the answer to {message_id} (an asynchronous one is not awaited)")),
-                None,
-            ),
             SendOutcome::NotAnMdn { detail, .. } => {
                 (Some(format!("no MDN for {message_id}: {detail}")), None)
             }
             SendOutcome::NoAnswer(reason) => (Some(reason), None),
+            // `AwaitingMdn`, which only a partner that answers
+            // asynchronously gives, and the configuration admits none here.
+            _ => (Some(format!("no MDN in the answer to {message_id}")), None),
         };
         As2Attempt { status: sent.status, confirmed, error, text, gone: false }
     }
