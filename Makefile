@@ -32,10 +32,11 @@ test:
 docs-check:
 	./scripts/docs-check.sh
 
-## Screenshots of every console page into docs/console/ (headless Chromium, tests/api/browser.rs).
+## Screenshots of every console page into docs/console/ (headless Chromium: tests/api/browser.rs, browser_console.rs, as2/partners.rs).
 console-screenshots:
 	EDIHUB_CONSOLE_SCREENSHOTS=docs/console $(CARGO) test --locked -p edihub-server --test api browser::console_pages_load_in_chromium
 	EDIHUB_CONSOLE_SCREENSHOTS=docs/console $(CARGO) test --locked -p edihub-server --test api browser_console::redeliver_in_chromium
+	EDIHUB_CONSOLE_SCREENSHOTS=docs/console $(CARGO) test --locked -p edihub-server --test api as2::partners::partners_page_in_chromium
 
 ## Print the demo secrets (used by scripts/docs-check.sh).
 demo-secrets:

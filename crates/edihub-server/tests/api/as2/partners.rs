@@ -1,22 +1,31 @@
 //! `GET /admin/as2/partners` on both backends: the stations and partners of
 //! the configuration with their certificates' ends (valid, expiring within
 //! 30 days, expired) and each partner's last messages with their MDN state,
-//! as JSON for scripts and as the console's page for a browser.
+//! as JSON for scripts and as the console's page for a browser, which a
+//! real browser shows too (`partners_page_in_chromium`, SQLite only: the
+//! page is the same on both backends; its screenshot is
+//! docs/console/as2-partners.png).
 
 use axum::body::Body;
 use axum::http::{Method, Request, header};
 
 use super::*;
+use crate::browser::{Browser, Cdp, visit};
 use crate::support::*;
 
 backend_tests!(partners_list_certificates_and_last_messages, partners_page_flags_certificates,);
 
-/// The hub with a third partner `SOON`, whose certificate ends in ten days.
-async fn hub(backend: Backend) -> (As2Hub, TempDir) {
+/// The hub with a third partner `SOON`, whose certificate ends in ten days,
+/// and `change` applied to `PARTNER`.
+async fn hub(backend: Backend, change: impl FnOnce(&mut As2PartnerConfig)) -> (As2Hub, TempDir) {
     let soon = Identity::new("soon.test", -1, 10);
     let dir = TempDir::new("partners");
     let cert = dir.write("soon.crt", &soon.cert_pem());
-    let hub = As2Hub::start_with(backend, |c| c.as2.partners.push(partner_config("SOON", pem(cert)))).await;
+    let hub = As2Hub::start_with(backend, |c| {
+        change(&mut c.as2.partners[0]);
+        c.as2.partners.push(partner_config("SOON", pem(cert)));
+    })
+    .await;
     (hub, dir)
 }
 
@@ -31,7 +40,7 @@ fn get(path: &str, accept: &str) -> Request<Body> {
 }
 
 async fn partners_list_certificates_and_last_messages(backend: Backend) {
-    let (hub, _dir) = hub(backend).await;
+    let (hub, _dir) = hub(backend, |_| {}).await;
     let message = Sender::partner(SIGNED_ENCRYPTED).message(&x12(81));
     assert!(hub.send(&message).await.mdn().disposition.is_positive());
     let res = hub.app.send(get("/admin/as2/partners", "application/json")).await;
@@ -65,7 +74,7 @@ async fn partners_list_certificates_and_last_messages(backend: Backend) {
 }
 
 async fn partners_page_flags_certificates(backend: Backend) {
-    let (hub, _dir) = hub(backend).await;
+    let (hub, _dir) = hub(backend, |_| {}).await;
     let message = Sender::partner(SIGNED_ENCRYPTED).message(&x12(82));
     hub.send(&message).await.mdn();
     let res = hub.app.send(get("/admin/as2/partners", "text/html")).await;
@@ -81,4 +90,31 @@ async fn partners_page_flags_certificates(backend: Backend) {
         html.contains("<a href=\"/admin/as2/partners\" aria-current=\"page\">AS2 partners</a>"),
         "the section is marked in the navigation"
     );
+}
+
+/// The partners page in headless Chromium under the admin credential: the
+/// station, the three partners with SOON and EXPIRED flagged, PARTNER's last
+/// messages, and no script in the page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn partners_page_in_chromium() {
+    // PARTNER as a partner in production is: it must sign and encrypt.
+    let (hub, _dir) = hub(Backend::Sqlite, |p| (p.signed, p.encrypted) = (true, true)).await;
+    for control in [83, 84] {
+        let message = Sender::partner(SIGNED_ENCRYPTED).message(&x12(control));
+        assert!(hub.send(&message).await.mdn().disposition.is_positive());
+    }
+    let base = format!("http://admin:{ADMIN_TOKEN}@{}", hub.server.addr);
+    let page = tokio::task::spawn_blocking(move || {
+        let mut browser = Browser::launch();
+        let mut cdp = Cdp::connect(browser.devtools_port());
+        cdp.call("Page.enable", serde_json::json!({}));
+        let probe = "[document.querySelectorAll('tr.partner').length, \
+                     document.querySelectorAll('.cert-expiring, .cert-expired').length]";
+        visit(&mut cdp, &base, "/admin/as2/partners", "as2-partners", probe)
+    })
+    .await
+    .expect("browser driver");
+    assert_eq!(page["title"], "edihub AS2 partners");
+    assert_eq!(page["probe"], serde_json::json!([3, 2]), "three partners, two flagged: {page}");
+    assert_eq!(page["scripts"], 0, "no script element: {page}");
 }
