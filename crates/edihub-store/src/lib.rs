@@ -339,8 +339,9 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         batch: i64,
     ) -> Result<u64>;
     /// Records status changes owed to `scope`'s SAP system at `now` (see
-    /// the `sap_status` module); a change whose IDoc number already has that
-    /// status pending adds nothing. Returns how many were added.
+    /// the `sap_status` module), each with the 41 or 40 its message's
+    /// deliveries already earned; a change whose IDoc number already has
+    /// that status pending adds nothing. Returns how many were added.
     async fn record_sap_statuses(
         &self,
         scope: &Scope,

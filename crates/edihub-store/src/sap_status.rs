@@ -6,7 +6,18 @@
 //! (40, with the reason). The server records a stored IDoc, and a re-sent
 //! one (its message's current status again), right after the ingest
 //! commits; the delivery's verdicts record 41 and 40 in the transaction
-//! that records the verdict, for the messages that have a 39. A status
+//! that records the verdict, for the messages that have a 39.
+//!
+//! A fast destination may deliver a message before its 39 is recorded, so
+//! recording a 39 (or a re-send's status) also records the 41 or 40 the
+//! message's deliveries have already earned ([`earned`]). Both sides run
+//! under one lock per message (PostgreSQL: a transaction advisory lock,
+//! taken after the verdict's update and before the 39's insert; SQLite:
+//! every write transaction holds the database's write lock), so whichever
+//! runs second sees what the first committed: either the verdict finds the
+//! 39, or the 39's recording finds the verdict. The same lock orders two
+//! verdicts of one message, so the one that completes its deliveries sees
+//! the other's. A status
 //! change is *pending* until the status message that carries it is stored:
 //! the batcher reads the pending changes, and stores its status message
 //! and marks them batched in one transaction, so a change is carried once,
@@ -83,6 +94,31 @@ pub struct SapStatusRow {
     pub created_at: DateTime<Utc>,
     /// The status message that carries it; `None` while pending.
     pub batch_message_id: Option<Uuid>,
+}
+
+/// A delivery of an IDoc's message, as [`earned`] reads it.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub(crate) struct DeliveryState {
+    /// Its destination.
+    pub destination_id: String,
+    /// `pending`, `delivered` or `failed`.
+    pub status: String,
+    /// The last answer's status code.
+    pub last_status_code: Option<i32>,
+    /// The last attempt's error, as stored.
+    pub last_error: Option<String>,
+}
+
+/// The status a message's deliveries have earned, with its text, as the
+/// verdicts record it: 40 when one failed for good (the first to fail),
+/// else 41 when there is at least one and all are delivered, else none.
+pub(crate) fn earned(deliveries: &[DeliveryState]) -> Option<(&'static str, (String, Vec<String>))> {
+    if let Some(f) = deliveries.iter().find(|d| d.status == crate::outbox::FAILED) {
+        let text = failed_text(&f.destination_id, f.last_status_code, f.last_error.as_deref());
+        return Some((SAP_NOT_CREATED, text));
+    }
+    let delivered = |d: &DeliveryState| d.status == crate::outbox::DELIVERED;
+    (!deliveries.is_empty() && deliveries.iter().all(delivered)).then(|| (SAP_CREATED, delivered_text()))
 }
 
 /// The text of a 39: where the hub keeps the IDoc.

@@ -34,6 +34,8 @@ suite!(
     sap_status_follows_deliveries,
     sap_status_of_resent_idocs,
     racing_resends_queue_one_status,
+    sap_status_after_an_early_verdict,
+    racing_verdicts_and_status_record_the_41,
     new_then_duplicate,
     no_fingerprint_never_collides,
     window_expiry_admits_again,

@@ -4,7 +4,8 @@
 //! - `record.rs`: after the ingest commits, an IDoc from the SAP system
 //!   (SNDPRN its logical system) records 39, a re-sent one its message's
 //!   current status again; the store records 41 and 40 itself with the
-//!   delivery verdicts (see `edihub_store`'s `sap_status`).
+//!   delivery verdicts, or with the 39 when a verdict came first (see
+//!   `edihub_store`'s `sap_status`).
 //! - `batcher.rs`: one task per such environment turns the pending
 //!   changes into status IDocs (ALEAUD01 or SYSTAT01, core's writer) every
 //!   `interval`, or as soon as `max_per_idoc` are pending, and stores each

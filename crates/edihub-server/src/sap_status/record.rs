@@ -50,7 +50,8 @@ pub fn candidates(state: &AppState, scope: &Scope, messages: &[NewMessage]) -> C
 
 /// Records the statuses `outcome` owes: 39 for a message stored, the
 /// message's current status for a repeat (a duplicate, or a replayed
-/// request). The ingest has committed; a failure here is logged and the
+/// request); the store adds a 41 or 40 the message's deliveries already
+/// earned. The ingest has committed; a failure here is logged and the
 /// request still answered.
 pub async fn record(state: &AppState, scope: &Scope, candidates: &Candidates, outcome: &IngestOutcome) {
     let outcomes = match outcome {

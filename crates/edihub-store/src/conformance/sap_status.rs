@@ -212,3 +212,106 @@ pub async fn racing_resends_queue_one_status(store: StoreRef) {
     assert_eq!(stored, 1, "one status message carries the changes");
     assert_eq!(store.count_messages(&scope).await.unwrap(), 2, "the IDoc and one status message");
 }
+
+/// How many rounds the verdicts and the 39 of one message race.
+pub const SAP_VERDICT_ROUNDS: usize = 24;
+
+/// Stores one message of `scope` without recording a status.
+async fn unrecorded_idoc(store: &StoreRef, scope: &Scope, fingerprint: &str) -> uuid::Uuid {
+    let out = processed(ingest_at(store, scope, None, vec![message(Some(fingerprint))], now()).await);
+    outcome_id(&out[0])
+}
+
+/// Records the 39 of message `id`, IDoc `docnum`; returns how many changes were added.
+async fn record_stored(store: &StoreRef, scope: &Scope, id: uuid::Uuid, docnum: &str) -> u64 {
+    let changes = [change(id, docnum, SapStatusState::Stored)];
+    store.record_sap_statuses(scope, &changes, now()).await.expect("record")
+}
+
+/// A destination that delivers (or fails) before the 39 is recorded: the
+/// 39's recording records the 41 (or the 40 with the verdict's text) the
+/// deliveries earned, after the 39; a re-send while both are pending adds
+/// nothing; a delivery still pending has earned nothing.
+pub async fn sap_status_after_an_early_verdict(store: StoreRef) {
+    let scope = fresh_scope();
+    store.seed_destinations(&[destination("erp", &scope, None, true)]).await.unwrap();
+    let id = unrecorded_idoc(&store, &scope, "ev-1").await;
+    finish_all(&store, "erp", Verdict::Delivered, Some(200), None).await;
+    assert!(store.sap_statuses_of(id).await.unwrap().is_empty(), "no 39 yet: the verdict records nothing");
+    let added = record_stored(&store, &scope, id, DOCNUM).await;
+    assert_eq!(added, 2, "the 39 and the 41 it earned");
+    let of = store.sap_statuses_of(id).await.unwrap();
+    assert_eq!(statuses(&of), [(DOCNUM, SAP_IN_TARGET), (DOCNUM, SAP_CREATED)]);
+    assert_eq!(of[1].text, "IDoc delivered by edihub to every destination");
+    assert!(of[1].params.0.is_empty());
+    assert!(of.iter().all(|r| r.message_id == id && r.mestyp == "ORDERS" && r.batch_message_id.is_none()));
+    let resend = [change(id, DOCNUM, SapStatusState::Current)];
+    assert_eq!(store.record_sap_statuses(&scope, &resend, now()).await.unwrap(), 0, "both still pending");
+
+    let failing_docnum = "0000000000004712";
+    let failing = unrecorded_idoc(&store, &scope, "ev-2").await;
+    finish_all(&store, "erp", Verdict::Failed, Some(503), Some("HTTP 503 Service Unavailable")).await;
+    let added = record_stored(&store, &scope, failing, failing_docnum).await;
+    assert_eq!(added, 2, "the 39 and the 40 it earned");
+    let of = store.sap_statuses_of(failing).await.unwrap();
+    assert_eq!(statuses(&of), [(failing_docnum, SAP_IN_TARGET), (failing_docnum, SAP_NOT_CREATED)]);
+    assert_eq!(of[1].text, "Delivery to erp failed: HTTP 503 Service Unavailable");
+    assert_eq!(of[1].params.0, ["erp", "503"]);
+
+    let waiting = unrecorded_idoc(&store, &scope, "ev-3").await;
+    let added = record_stored(&store, &scope, waiting, "0000000000004713").await;
+    assert_eq!(added, 1, "a delivery still pending has earned nothing");
+    assert_eq!(
+        statuses(&store.sap_statuses_of(waiting).await.unwrap()),
+        [("0000000000004713", SAP_IN_TARGET)]
+    );
+}
+
+/// The verdicts of a message's two destinations and the recording of its
+/// 39 run at the same time, round after round: every round ends with the
+/// 39 and then one 41, whichever commits first.
+pub async fn racing_verdicts_and_status_record_the_41(store: StoreRef) {
+    let scope = fresh_scope();
+    let rows = [destination("erp", &scope, None, true), destination("wms", &scope, None, true)];
+    store.seed_destinations(&rows).await.unwrap();
+    for round in 0..SAP_VERDICT_ROUNDS {
+        let id = unrecorded_idoc(&store, &scope, &format!("rv-{round}")).await;
+        let docnum = format!("{:016}", 5000 + round);
+        let mut claimed = Vec::new();
+        for dest in ["erp", "wms"] {
+            let c = store.claim_deliveries(dest, now(), now() + Duration::seconds(30), 10).await.unwrap();
+            assert_eq!(c.len(), 1, "{dest} has the round's delivery");
+            claimed.extend(c);
+        }
+        let mut verdicts = Vec::new();
+        for c in claimed {
+            let store = store.clone();
+            verdicts.push(tokio::spawn(async move {
+                let done = FinishedAttempt {
+                    message_id: c.message_id,
+                    destination_id: c.destination_id.clone(),
+                    attempt: attempt(Some(200), None),
+                    verdict: Verdict::Delivered,
+                    lease_until: c.lease_until,
+                };
+                store.finish_delivery(&done).await.expect("verdict")
+            }));
+        }
+        let (s, sc, d) = (store.clone(), scope.clone(), docnum.clone());
+        let record = tokio::spawn(async move {
+            s.record_sap_statuses(&sc, &[change(id, &d, SapStatusState::Stored)], now())
+                .await
+                .expect("record")
+        });
+        for v in verdicts {
+            v.await.expect("task");
+        }
+        record.await.expect("task");
+        let of = store.sap_statuses_of(id).await.unwrap();
+        assert_eq!(
+            statuses(&of),
+            [(docnum.as_str(), SAP_IN_TARGET), (docnum.as_str(), SAP_CREATED)],
+            "round {round}"
+        );
+    }
+}

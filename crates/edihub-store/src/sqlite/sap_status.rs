@@ -6,7 +6,9 @@ use sqlx::SqliteConnection;
 use sqlx::types::Json;
 use uuid::Uuid;
 
-use crate::sap_status::{SAP_CREATED, SAP_NOT_CREATED, delivered_text, failed_text, stored_text};
+use crate::sap_status::{
+    DeliveryState, SAP_CREATED, SAP_NOT_CREATED, delivered_text, earned, failed_text, stored_text,
+};
 use crate::{
     FinishedAttempt, NewSapStatus, Recorded, Result, SapStatusRow, SapStatusState, Scope, Verdict,
     storable_text,
@@ -15,8 +17,11 @@ use crate::{
 const COLUMNS: &str = "id, tenant_id, environment_id, message_id, docnum, mestyp, status, text, params, \
     created_at, batch_message_id";
 
-/// Records `changes` in `scope`; a change whose IDoc already has that
-/// status pending adds nothing. Returns how many were added.
+/// Records `changes` in `scope`, each followed by the 41 or 40 its
+/// message's deliveries have already earned; a change whose IDoc already
+/// has that status pending adds nothing. Returns how many were added. The
+/// caller's write transaction holds the database's write lock, so no
+/// verdict runs between the statements (see [`crate::sap_status`]).
 pub(crate) async fn record(
     conn: &mut SqliteConnection,
     scope: &Scope,
@@ -25,39 +30,89 @@ pub(crate) async fn record(
 ) -> Result<u64> {
     let mut added = 0;
     for c in changes {
-        let (text, params) = stored_text(c.message_id);
-        let statement = match c.state {
-            SapStatusState::Stored => {
-                "INSERT INTO sap_status_changes \
-                 (tenant_id, environment_id, message_id, docnum, mestyp, status, text, params, created_at) \
-                 VALUES ($1, $2, $3, $4, $5, '39', $6, $7, $8) \
-                 ON CONFLICT (tenant_id, environment_id, docnum, status) WHERE batch_message_id IS NULL DO NOTHING"
-            }
-            // The message's latest status, 39 with the stored text when it has none.
-            SapStatusState::Current => {
-                "INSERT INTO sap_status_changes \
-                 (tenant_id, environment_id, message_id, docnum, mestyp, status, text, params, created_at) \
-                 SELECT $1, $2, $3, $4, $5, COALESCE(l.status, '39'), COALESCE(l.text, $6), \
-                 COALESCE(l.params, $7), $8 \
-                 FROM (SELECT 1) one LEFT JOIN (SELECT status, text, params FROM sap_status_changes \
-                 WHERE message_id = $3 ORDER BY id DESC LIMIT 1) l ON true WHERE true \
-                 ON CONFLICT (tenant_id, environment_id, docnum, status) WHERE batch_message_id IS NULL DO NOTHING"
-            }
-        };
-        let done = sqlx::query(statement)
-            .bind(&scope.tenant_id)
-            .bind(&scope.environment_id)
-            .bind(c.message_id)
-            .bind(&c.docnum)
-            .bind(&c.mestyp)
-            .bind(text)
-            .bind(Json(params))
-            .bind(now)
-            .execute(&mut *conn)
-            .await?;
-        added += done.rows_affected();
+        added += record_one(conn, scope, c, now).await?;
+        added += record_earned(conn, scope, c, now).await?;
     }
     Ok(added)
+}
+
+/// Records `c`'s own change: 39, or for a re-send its message's latest status.
+async fn record_one(
+    conn: &mut SqliteConnection,
+    scope: &Scope,
+    c: &NewSapStatus,
+    now: DateTime<Utc>,
+) -> Result<u64> {
+    let (text, params) = stored_text(c.message_id);
+    let statement = match c.state {
+        SapStatusState::Stored => {
+            "INSERT INTO sap_status_changes \
+             (tenant_id, environment_id, message_id, docnum, mestyp, status, text, params, created_at) \
+             VALUES ($1, $2, $3, $4, $5, '39', $6, $7, $8) \
+             ON CONFLICT (tenant_id, environment_id, docnum, status) WHERE batch_message_id IS NULL DO NOTHING"
+        }
+        // The message's latest status, 39 with the stored text when it has none.
+        SapStatusState::Current => {
+            "INSERT INTO sap_status_changes \
+             (tenant_id, environment_id, message_id, docnum, mestyp, status, text, params, created_at) \
+             SELECT $1, $2, $3, $4, $5, COALESCE(l.status, '39'), COALESCE(l.text, $6), \
+             COALESCE(l.params, $7), $8 \
+             FROM (SELECT 1) one LEFT JOIN (SELECT status, text, params FROM sap_status_changes \
+             WHERE message_id = $3 ORDER BY id DESC LIMIT 1) l ON true WHERE true \
+             ON CONFLICT (tenant_id, environment_id, docnum, status) WHERE batch_message_id IS NULL DO NOTHING"
+        }
+    };
+    let done = sqlx::query(statement)
+        .bind(&scope.tenant_id)
+        .bind(&scope.environment_id)
+        .bind(c.message_id)
+        .bind(&c.docnum)
+        .bind(&c.mestyp)
+        .bind(text)
+        .bind(Json(params))
+        .bind(now)
+        .execute(&mut *conn)
+        .await?;
+    Ok(done.rows_affected())
+}
+
+/// Records the 41 or 40 the deliveries of `c`'s message have earned
+/// ([`earned`]), if any: the verdicts that earned it ran before the
+/// message had a status, so they recorded none.
+async fn record_earned(
+    conn: &mut SqliteConnection,
+    scope: &Scope,
+    c: &NewSapStatus,
+    now: DateTime<Utc>,
+) -> Result<u64> {
+    let deliveries: Vec<DeliveryState> = sqlx::query_as(
+        "SELECT destination_id, status, last_status_code, last_error FROM deliveries \
+         WHERE message_id = $1 ORDER BY updated_at, destination_id",
+    )
+    .bind(c.message_id)
+    .fetch_all(&mut *conn)
+    .await?;
+    let Some((status, (text, params))) = earned(&deliveries) else {
+        return Ok(0);
+    };
+    let done = sqlx::query(
+        "INSERT INTO sap_status_changes \
+         (tenant_id, environment_id, message_id, docnum, mestyp, status, text, params, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+         ON CONFLICT (tenant_id, environment_id, docnum, status) WHERE batch_message_id IS NULL DO NOTHING",
+    )
+    .bind(&scope.tenant_id)
+    .bind(&scope.environment_id)
+    .bind(c.message_id)
+    .bind(&c.docnum)
+    .bind(&c.mestyp)
+    .bind(status)
+    .bind(text)
+    .bind(Json(params))
+    .bind(now)
+    .execute(&mut *conn)
+    .await?;
+    Ok(done.rows_affected())
 }
 
 /// Up to `limit` pending changes of `scope`, oldest first.
