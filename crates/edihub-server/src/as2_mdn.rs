@@ -33,7 +33,7 @@ pub async fn run(state: AppState, shutdown: CancellationToken) {
     if state.config.as2.stations.is_empty() {
         return;
     }
-    let policy = state.config.delivery.address_policy();
+    let policy = crate::delivery::AddressPolicy::of(&state.config.delivery);
     let http = match client(policy) {
         Ok(c) => c,
         Err(e) => {

@@ -8,6 +8,9 @@
 //! because SAP HTTP destinations only speak Basic. Consumer keys (the pull
 //! feed's) are presented the same way; each kind of key opens only its own
 //! routes, and the other kind is answered 403 saying which key is needed.
+//!
+//! The extractors take the credentials from any router state that holds
+//! them (`AsRef<Credentials>`), so this file does not depend on the state.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -21,9 +24,8 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::config::Config;
-use crate::config::validate::DEFAULT_INTERCHANGE_WINDOW_DAYS;
+use crate::config::DEFAULT_INTERCHANGE_WINDOW_DAYS;
 use crate::error::ApiError;
-use crate::state::AppState;
 
 /// Who a sender key belongs to.
 #[derive(Debug, Clone)]
@@ -170,12 +172,12 @@ pub(crate) fn presented_secret(parts: &Parts) -> Result<String, ApiError> {
 #[derive(Debug, Clone)]
 pub struct Sender(pub Arc<SenderIdentity>);
 
-impl FromRequestParts<AppState> for Sender {
+impl<S: AsRef<Credentials> + Send + Sync> FromRequestParts<S> for Sender {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
         let secret = presented_secret(parts)?;
-        state.credentials.sender(&secret).map(Sender)
+        state.as_ref().sender(&secret).map(Sender)
     }
 }
 
@@ -184,12 +186,12 @@ impl FromRequestParts<AppState> for Sender {
 #[derive(Debug, Clone)]
 pub struct Consumer(pub Arc<Scope>);
 
-impl FromRequestParts<AppState> for Consumer {
+impl<S: AsRef<Credentials> + Send + Sync> FromRequestParts<S> for Consumer {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
         let secret = presented_secret(parts)?;
-        state.credentials.consumer(&secret).map(Consumer)
+        state.as_ref().consumer(&secret).map(Consumer)
     }
 }
 
@@ -197,12 +199,12 @@ impl FromRequestParts<AppState> for Consumer {
 #[derive(Debug, Clone, Copy)]
 pub struct Admin;
 
-impl FromRequestParts<AppState> for Admin {
+impl<S: AsRef<Credentials> + Send + Sync> FromRequestParts<S> for Admin {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
         let secret = presented_secret(parts)?;
-        if state.credentials.is_admin(&secret) {
+        if state.as_ref().is_admin(&secret) {
             Ok(Admin)
         } else {
             Err(ApiError::Unauthorized("the admin credential is not valid".into()))

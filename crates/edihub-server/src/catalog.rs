@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use edihub_core::{FingerprintScope, FingerprintSpec, KeyPath};
 use edihub_store::{GLOBAL_TENANT, MessageTypeRow, SOURCE_CONFIG, Store, StoreError};
 
-use crate::config::{Config, validate::DEFAULT_WINDOW_SECONDS};
+use crate::config::{Config, DEFAULT_WINDOW_SECONDS};
 
 /// The parsed rules of one message type.
 #[derive(Debug, Clone, PartialEq)]

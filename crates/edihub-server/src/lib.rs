@@ -59,8 +59,10 @@
 //! - [`catalog`]: message type rules (key fields, windows) held in memory.
 //! - [`producers`]: who may send which message type.
 //! - [`integrations`]: what each webhook integration is (type, event id,
-//!   signature scheme), its signature checks (`signature`) and the
-//!   aggregated audit of refused signatures (`rejections`).
+//!   signature scheme) and the aggregated audit of refused signatures
+//!   (`rejections`).
+//! - [`signing`]: webhook signatures both ways, the schemes partners'
+//!   requests are checked with and the signature deliveries carry.
 //! - [`metrics`]: the Prometheus counters behind `GET /metrics`.
 //!
 //! AS2
@@ -109,6 +111,7 @@ pub mod producers;
 pub mod retention;
 pub mod sap_status;
 pub mod serve;
+pub mod signing;
 pub mod state;
 pub mod telemetry;
 
@@ -242,7 +245,7 @@ pub async fn serve(
     tasks.spawn(delivery::run(state.clone(), shutdown.clone()));
     tasks.spawn(as2_mdn::run(state.clone(), shutdown.clone()));
     tasks.spawn(sap_status::run(state.clone(), shutdown.clone()));
-    tasks.spawn(integrations::rejections::run(state.clone(), shutdown.clone()));
+    tasks.spawn(audit_rejections(state.clone(), shutdown.clone()));
     // Long polls end at shutdown instead of holding the graceful drain.
     let feed_state = state.clone();
     let feed_shutdown = shutdown.clone();
@@ -259,6 +262,22 @@ pub async fn serve(
     let app = router(state);
     serve::run(listener, app, limits, shutdown).await?;
     Ok(())
+}
+
+/// Writes the gathered refused webhook signatures to the audit log every
+/// `signature_rejection_audit_secs`, and once more at shutdown so none are
+/// lost (see [`integrations::rejections`]).
+async fn audit_rejections(state: AppState, shutdown: CancellationToken) {
+    let every = Duration::from_secs(state.config.signature_rejection_audit_secs.max(1));
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => break,
+            () = tokio::time::sleep(every) => {
+                state.rejections.flush(state.store.as_ref()).await;
+            }
+        }
+    }
+    state.rejections.flush(state.store.as_ref()).await;
 }
 
 /// Reloads message types on a timer so edits from other replicas arrive.

@@ -17,33 +17,12 @@
 //! An integration claims its fixed type and the types of its list, so a type
 //! that belongs to an integration is reserved to it unless another list
 //! names it explicitly. Every type named by a request (header, query or
-//! payload) must also pass [`check_type`].
+//! payload) must also pass [`crate::config::check_type`].
 
 use edihub_store::Scope;
 
 use crate::error::ApiError;
 use crate::integrations::{Integration, Registry, TypeSource};
-
-/// Longest message type.
-pub const MAX_TYPE_LEN: usize = 100;
-
-/// A message type is 1–100 characters of `A–Z a–z 0–9 . _ - : /`
-/// (surrounding blanks are trimmed): enough for IDoc types and providers'
-/// event names, nothing a page or a log could misread.
-pub fn check_type(t: &str) -> Result<&str, String> {
-    let t = t.trim();
-    let ok = !t.is_empty()
-        && t.len() <= MAX_TYPE_LEN
-        && t.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-:/".contains(&b));
-    if ok {
-        Ok(t)
-    } else {
-        Err(format!(
-            "the message type must be 1–{MAX_TYPE_LEN} characters of A–Z, a–z, 0–9, '.', '_', '-', ':', '/' (got {} bytes)",
-            t.len()
-        ))
-    }
-}
 
 /// Who sends a request.
 #[derive(Debug, Clone, Copy)]

@@ -16,6 +16,7 @@ use crate::ingest::BodyBudget;
 use crate::integrations::Registry;
 use crate::integrations::rejections::Rejections;
 use crate::metrics::Metrics;
+use crate::sap_status::StatusSignal;
 
 /// Cheap to clone; everything a handler needs.
 #[derive(Debug, Clone)]
@@ -46,7 +47,7 @@ pub struct Inner {
     /// Wakes the pull feed's waiting requests when messages are stored.
     pub feed: FeedSignal,
     /// Wakes the SAP status batchers when status changes were recorded.
-    pub sap_status: crate::sap_status::StatusSignal,
+    pub sap_status: StatusSignal,
     /// The memory the feed's pages being rendered share (`feed.render_budget_bytes`).
     pub render_budget: RenderBudget,
     /// The key that seals feed cursors, read from the database on first use.
@@ -81,7 +82,7 @@ impl AppState {
             ),
             rejections: Rejections::default(),
             feed: FeedSignal::default(),
-            sap_status: crate::sap_status::StatusSignal::default(),
+            sap_status: StatusSignal::default(),
             render_budget: RenderBudget::new(config.feed.render_budget_bytes),
             cursors: Cursors::default(),
             idoc_descriptions: Arc::new(idoc_descriptions),
@@ -98,6 +99,13 @@ impl AppState {
         self.catalog.reload(self.store.as_ref()).await?;
         self.integrations.reload(self.store.as_ref(), &self.config).await?;
         Ok(())
+    }
+}
+
+/// What the credential extractors of [`crate::auth`] read.
+impl AsRef<Credentials> for AppState {
+    fn as_ref(&self) -> &Credentials {
+        &self.credentials
     }
 }
 

@@ -76,8 +76,9 @@ async fn send_file(config: &Config, args: &SendArgs) -> Result<ExitCode, String>
         filename: name.as_deref(),
         subject: &subject,
     };
-    let client = edihub_server::delivery::client(config.delivery.address_policy())
-        .map_err(|e| format!("HTTP client: {e}"))?;
+    let client =
+        edihub_server::delivery::client(edihub_server::delivery::AddressPolicy::of(&config.delivery))
+            .map_err(|e| format!("HTTP client: {e}"))?;
     let timeout = Duration::from_secs(args.timeout_secs);
     let sent = send(&client, &payload, station, partner, timeout).await.map_err(|e| e.to_string())?;
     println!(

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
-use edihub_server::integrations::signature::{Verifier, standard_webhooks_key};
+use edihub_server::signing::{Verifier, standard_webhooks_key};
 use tokio_util::sync::CancellationToken;
 
 /// Arguments of `edihub listen`.

@@ -31,15 +31,16 @@ use crate::api::doc::MessageResult;
 use crate::api::doc::errors::{
     BadInput, BadSignature, BodyTooSlow, IntegrationTypeForbidden, NotFound, TooLarge, Unavailable, Unusable,
 };
+use crate::config::check_type;
 use crate::error::ApiError;
 use crate::extract::ApiPath;
 use crate::ingest::{
     MAX_KEY_LEN, MessageSource, Submission, build_messages, check_body_headers, header_text, now, parse,
     read_body_from, refuse_repeated, submit, validate_key,
 };
-use crate::integrations::signature::SignatureError;
 use crate::integrations::{EventIdSource, Integration, TypeSource};
-use crate::producers::{Producer, check_type};
+use crate::producers::Producer;
+use crate::signing::SignatureError;
 use crate::state::AppState;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;

@@ -1,12 +1,10 @@
 //! The `[as2]` section: our AS2 stations and the trading partners that
-//! exchange AS2 messages with them. Loading reads every certificate and key
-//! and checks them (`as2::partner::Registry::from_config`), so a bad PEM,
-//! a key that does not match its certificate or an unknown algorithm stops
-//! the start naming its key.
+//! exchange AS2 messages with them. Validation reads every certificate and
+//! key and checks them (`as2::partner::Registry::from_config`), so a bad
+//! PEM, a key that does not match its certificate or an unknown algorithm
+//! stops the start naming its key.
 
 use serde::{Deserialize, Serialize};
-
-use super::{Config, ConfigError, DestinationConfig};
 
 /// AS2 stations and partners.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -107,55 +105,6 @@ fn default_encryption() -> String {
 }
 fn default_mdn() -> String {
     "sync".into()
-}
-
-impl Config {
-    /// The `[as2]` section: ids, references, algorithms, and every PEM read
-    /// and checked.
-    pub(super) fn validate_as2(&self) -> Result<(), ConfigError> {
-        crate::as2::Registry::check_config(self)
-    }
-
-    /// A destination's `as2_partner`: given exactly for `format = "as2"`,
-    /// a partner of a station of the destination's tenant environment, one
-    /// that answers synchronously (a delivery is judged by the MDN in the
-    /// HTTP answer).
-    pub(super) fn validate_as2_destination(
-        &self,
-        d: &DestinationConfig,
-        at: &str,
-    ) -> Result<(), ConfigError> {
-        let key = format!("{at}.as2_partner");
-        let Some(id) = &d.as2_partner else {
-            if d.format == "as2" {
-                return Err(ConfigError::new(key, "`as2` needs the partner's AS2 id"));
-            }
-            return Ok(());
-        };
-        if d.format != "as2" {
-            return Err(ConfigError::new(key, "is only for format = \"as2\""));
-        }
-        let partner =
-            self.as2.partners.iter().find(|p| {
-                &p.as2_id == id
-                    && self.as2.stations.iter().any(|s| {
-                        s.as2_id == p.station && s.tenant == d.tenant && s.environment == d.environment
-                    })
-            });
-        match partner {
-            None => Err(ConfigError::new(
-                key,
-                format!("no partner `{id}` of a station of {}/{} in as2.partners", d.tenant, d.environment),
-            )),
-            Some(p) if p.mdn != "sync" => Err(ConfigError::new(
-                key,
-                format!(
-                    "partner `{id}` answers with an asynchronous MDN; a destination needs mdn = \"sync\""
-                ),
-            )),
-            Some(_) => Ok(()),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -3,12 +3,12 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use super::*;
 use crate::as2::id::As2Id;
 use crate::as2::mic::MicAlgorithm;
 use crate::as2::partner::{MdnMode, Registry};
 use crate::as2::testing::{identity_valid, shared};
 use crate::config::SecretSource;
+use crate::config::{Config, ConfigError};
 
 const SHA: &str = "ca4822ad34afb4cf7d32beabed6d8fd80ba2d29b05690c67464b0227c6475074";
 

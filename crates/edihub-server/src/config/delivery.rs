@@ -1,13 +1,12 @@
 //! The delivery sections: `[delivery]` (the workers' schedule) and
-//! `[[destinations]]` (where new messages are pushed), with their
-//! validation. Each rule names the offending key.
+//! `[[destinations]]` (where new messages are pushed). Their rules are in
+//! `validate_delivery.rs`.
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::validate::{check_id, parse_window};
-use super::{Config, ConfigError};
+use super::duration::parse_delay;
 
 /// The delivery workers.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -61,11 +60,6 @@ impl Default for DeliveryConfig {
 }
 
 impl DeliveryConfig {
-    /// Which addresses deliveries may connect to.
-    pub fn address_policy(&self) -> crate::delivery::AddressPolicy {
-        crate::delivery::AddressPolicy { allow_private: self.allow_private_destinations }
-    }
-
     /// The retry delays (validated at start, so none fails here).
     pub fn delays(&self) -> Vec<Duration> {
         self.retry_schedule.iter().filter_map(|d| parse_delay(d).ok()).collect()
@@ -151,18 +145,6 @@ pub struct DeliveryBasicAuth {
     pub password_env: String,
 }
 
-/// The password `auth` names: `Ok(None)` when secrets are not read
-/// (validation of commands that deliver nothing).
-pub fn basic_password(auth: &DeliveryBasicAuth, config: &Config) -> Result<Option<String>, String> {
-    crate::integrations::names::check_secret_env(&auth.password_env, config)?;
-    if matches!(config.secrets, super::SecretSource::Unread) {
-        return Ok(None);
-    }
-    let var = &auth.password_env;
-    let password = config.secrets.get(var).filter(|s| !s.is_empty());
-    password.map(Some).ok_or_else(|| format!("environment variable {var} is not set or empty"))
-}
-
 fn default_format() -> String {
     "envelope".into()
 }
@@ -184,136 +166,6 @@ impl DestinationConfig {
     /// the global `delivery.max_in_flight_per_destination`.
     pub fn in_flight(&self, delivery: &DeliveryConfig) -> usize {
         self.max_in_flight.unwrap_or(delivery.max_in_flight_per_destination) as usize
-    }
-}
-
-/// Parses a delay such as `500ms`, `5s`, `2m`, `1h`, `1d`.
-pub fn parse_delay(text: &str) -> Result<Duration, String> {
-    match text.trim().strip_suffix("ms") {
-        Some(ms) => match ms.parse::<u64>() {
-            Ok(n) if n > 0 => Ok(Duration::from_millis(n)),
-            _ => Err(format!("`{text}` must be a positive duration (500ms, 5s, 2m, 1h, 1d)")),
-        },
-        None => parse_window(text).map(|s| Duration::from_secs(s.unsigned_abs())),
-    }
-}
-
-impl Config {
-    pub(super) fn validate_delivery(&self) -> Result<(), ConfigError> {
-        for (i, d) in self.delivery.retry_schedule.iter().enumerate() {
-            parse_delay(d).map_err(|r| ConfigError::new(format!("delivery.retry_schedule[{i}]"), r))?;
-        }
-        if self.delivery.poll_interval_ms == 0 {
-            return Err(ConfigError::new("delivery.poll_interval_ms", "must be greater than 0"));
-        }
-        if self.delivery.render_budget_bytes < 1024 * 1024 {
-            return Err(ConfigError::new("delivery.render_budget_bytes", "must be at least 1048576 (1 MiB)"));
-        }
-        if self.delivery.lease_margin_secs == 0 {
-            return Err(ConfigError::new("delivery.lease_margin_secs", "must be greater than 0"));
-        }
-        if !(1..=MAX_IN_FLIGHT).contains(&self.delivery.max_in_flight_per_destination) {
-            return Err(ConfigError::new(
-                "delivery.max_in_flight_per_destination",
-                "must be between 1 and 1000",
-            ));
-        }
-        let mut seen = std::collections::HashSet::new();
-        for (i, d) in self.destinations.iter().enumerate() {
-            let at = format!("destinations[{i}]");
-            check_id(&format!("{at}.id"), &d.id)?;
-            if !seen.insert(d.id.as_str()) {
-                return Err(ConfigError::new(
-                    format!("{at}.id"),
-                    format!("destination `{}` is defined twice", d.id),
-                ));
-            }
-            self.validate_destination(d, &at)?;
-        }
-        Ok(())
-    }
-
-    fn validate_destination(&self, d: &DestinationConfig, at: &str) -> Result<(), ConfigError> {
-        match self.tenants.iter().find(|t| t.id == d.tenant) {
-            None => {
-                return Err(ConfigError::new(
-                    format!("{at}.tenant"),
-                    format!("unknown tenant `{}`", d.tenant),
-                ));
-            }
-            Some(t) if !t.environments.iter().any(|e| e.id == d.environment) => {
-                return Err(ConfigError::new(
-                    format!("{at}.environment"),
-                    format!("tenant `{}` has no environment `{}`", d.tenant, d.environment),
-                ));
-            }
-            Some(_) => {}
-        }
-        let url_ok = reqwest::Url::parse(&d.url)
-            .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host_str().is_some());
-        if !url_ok {
-            return Err(ConfigError::new(format!("{at}.url"), format!("`{}` is not an http(s) URL", d.url)));
-        }
-        self.delivery
-            .address_policy()
-            .check_url(&d.url)
-            .map_err(|e| ConfigError::new(format!("{at}.url"), e.0))?;
-        if reqwest::Url::parse(&d.url).is_ok_and(|u| !u.username().is_empty() || u.password().is_some()) {
-            return Err(ConfigError::new(
-                format!("{at}.url"),
-                "carries credentials, which every admin and the audit log would see: give them as basic_auth = { user = \"…\", password_env = \"…\" }",
-            ));
-        }
-        if let Some(auth) = &d.basic_auth {
-            if auth.user.is_empty() || auth.user.contains(':') {
-                return Err(ConfigError::new(
-                    format!("{at}.basic_auth.user"),
-                    "must be a user name without `:`",
-                ));
-            }
-            basic_password(auth, self)
-                .map_err(|r| ConfigError::new(format!("{at}.basic_auth.password_env"), r))?;
-        }
-        for (k, t) in d.message_types.iter().flatten().enumerate() {
-            crate::producers::check_type(t)
-                .map_err(|reason| ConfigError::new(format!("{at}.message_types[{k}]"), reason))?;
-        }
-        if !matches!(d.format.as_str(), "envelope" | "raw" | "sap-idoc-xml" | "as2") {
-            return Err(ConfigError::new(
-                format!("{at}.format"),
-                "must be `envelope`, `raw`, `sap-idoc-xml` or `as2`",
-            ));
-        }
-        self.validate_as2_destination(d, at)?;
-        if d.format == "sap-idoc-xml" && self.sap_system(&d.tenant, &d.environment).is_none() {
-            return Err(ConfigError::new(
-                format!("{at}.format"),
-                format!(
-                    "`sap-idoc-xml` needs the SAP system of {}/{}: set tenants[].environments[].sap",
-                    d.tenant, d.environment
-                ),
-            ));
-        }
-        if !matches!(d.ordering.as_str(), "parallel" | "fifo") {
-            return Err(ConfigError::new(format!("{at}.ordering"), "must be `parallel` or `fifo`"));
-        }
-        if !(1..=300).contains(&d.timeout_secs) {
-            return Err(ConfigError::new(format!("{at}.timeout_secs"), "must be between 1 and 300"));
-        }
-        if d.max_in_flight.is_some_and(|n| !(1..=MAX_IN_FLIGHT).contains(&n)) {
-            return Err(ConfigError::new(format!("{at}.max_in_flight"), "must be between 1 and 1000"));
-        }
-        if let Some(sig) = &d.signature {
-            if sig.scheme != "standard-webhooks" {
-                return Err(ConfigError::new(
-                    format!("{at}.signature.scheme"),
-                    "must be `standard-webhooks`",
-                ));
-            }
-            crate::delivery::signing_key(sig, self)
-                .map_err(|r| ConfigError::new(format!("{at}.signature.secret_env"), r))?;
-        }
-        Ok(())
     }
 }
 

@@ -27,7 +27,7 @@ fn secrets() -> SecretSource {
     SecretSource::Fixed(HashMap::from([("ERP_SECRET".to_string(), SECRET.to_string())]))
 }
 
-fn load(text: &str) -> Result<Config, super::ConfigError> {
+fn load(text: &str) -> Result<Config, super::super::ConfigError> {
     Config::from_toml_with_secrets(text, secrets())
 }
 

@@ -8,8 +8,8 @@ use std::time::Duration;
 use edihub_core::sap::{MAX_CONFIRMATIONS, SapProfile, StatusIdocType};
 use serde::{Deserialize, Serialize};
 
-use super::delivery::parse_delay;
-use super::{Config, ConfigError};
+use super::duration::parse_delay;
+use super::error::ConfigError;
 
 /// The SAP system an environment exchanges IDocs with, and the hub's
 /// partner profile there (transaction WE20) and port.
@@ -89,7 +89,7 @@ impl SapStatusConfig {
     }
 
     /// The setting's own checks; the error names the key under `at`.
-    fn validate(&self, at: &str) -> Result<(), ConfigError> {
+    pub(super) fn validate(&self, at: &str) -> Result<(), ConfigError> {
         if self.idoc_type().is_none() {
             return Err(ConfigError::new(
                 format!("{at}.idoc"),
@@ -108,7 +108,7 @@ impl SapStatusConfig {
 }
 
 /// The keys of a SAP system, as the profile's check names them.
-const PROFILE_KEYS: [&str; 7] =
+pub(super) const PROFILE_KEYS: [&str; 7] =
     ["logical_system", "partner_type", "port", "client", "hub_partner", "hub_partner_type", "hub_port"];
 
 fn logical_system_type() -> String {
@@ -127,42 +127,5 @@ impl SapSystemConfig {
             hub_partner_type: self.hub_partner_type.clone(),
             hub_port: self.hub_port.clone(),
         }
-    }
-}
-
-impl Config {
-    /// The SAP system of `tenant`/`environment`, if it has one.
-    pub fn sap_system(&self, tenant: &str, environment: &str) -> Option<&SapSystemConfig> {
-        self.tenants
-            .iter()
-            .find(|t| t.id == tenant)
-            .and_then(|t| t.environments.iter().find(|e| e.id == environment))
-            .and_then(|e| e.sap.as_ref())
-    }
-
-    /// Every environment's SAP system: each value fits the control record
-    /// field it fills, and its status setting is valid; the error names
-    /// the key (`….sap.client`, `….sap.status.interval`).
-    pub(super) fn validate_sap(&self) -> Result<(), ConfigError> {
-        for (t, tenant) in self.tenants.iter().enumerate() {
-            for (e, env) in tenant.environments.iter().enumerate() {
-                let Some(sap) = &env.sap else { continue };
-                sap.profile().check().map_err(|err| {
-                    let detail = match &err {
-                        edihub_core::CoreError::SapProfile(detail) => detail.clone(),
-                        other => other.to_string(),
-                    };
-                    // The profile's check starts its detail with the key it is about.
-                    let key = detail.split_once(' ').map_or("", |(first, _)| first);
-                    let at = format!("tenants[{t}].environments[{e}].sap");
-                    let known = PROFILE_KEYS.contains(&key);
-                    ConfigError::new(if known { format!("{at}.{key}") } else { at }, err.to_string())
-                })?;
-                if let Some(status) = &sap.status {
-                    status.validate(&format!("tenants[{t}].environments[{e}].sap.status"))?;
-                }
-            }
-        }
-        Ok(())
     }
 }

@@ -4,55 +4,11 @@
 use std::collections::HashSet;
 use std::net::SocketAddr;
 
-use super::{Config, SecretSource};
+use super::names::check_id;
+use super::sap::PROFILE_KEYS;
+use super::{Config, ConfigError, SecretSource};
 
-/// Default dedup window: one week.
-pub const DEFAULT_WINDOW_SECONDS: i64 = 168 * 3600;
-/// The interchange window when an environment sets none.
-pub const DEFAULT_INTERCHANGE_WINDOW_DAYS: u32 = 30;
-
-/// A configuration value that cannot be used.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("config key `{key}`: {reason}")]
-pub struct ConfigError {
-    /// The key, e.g. `tenants[0].environments[1].api_keys_sha256[0]`.
-    pub key: String,
-    /// Why it was refused.
-    pub reason: String,
-}
-
-impl ConfigError {
-    /// An error about `key`.
-    pub fn new(key: impl Into<String>, reason: impl Into<String>) -> Self {
-        Self { key: key.into(), reason: reason.into() }
-    }
-
-    pub(super) fn from_figment(e: figment::Error) -> Self {
-        let key = if e.path.is_empty() { "(file)".to_string() } else { e.path.join(".") };
-        Self::new(key, e.kind.to_string())
-    }
-}
-
-/// Parses a window such as `2s`, `15m`, `12h`, `7d` into seconds.
-pub fn parse_window(text: &str) -> Result<i64, String> {
-    let text = text.trim();
-    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
-    let (num, unit) = text.split_at(split);
-    let n: i64 =
-        num.parse().map_err(|_| format!("`{text}` is not a number with a unit (2s, 15m, 12h, 7d)"))?;
-    let factor = match unit.trim() {
-        "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        "d" => 86_400,
-        other => return Err(format!("unknown unit `{other}` (use s, m, h or d)")),
-    };
-    match n.checked_mul(factor) {
-        Some(s) if s > 0 => Ok(s),
-        _ => Err(format!("`{text}` must be a positive duration")),
-    }
-}
-
+/// A SHA-256 hex digest, as the file stores keys and the admin token.
 pub(super) fn check_sha256(key: &str, value: &str) -> Result<(), ConfigError> {
     if value.len() == 64 && value.bytes().all(|b| b.is_ascii_hexdigit()) {
         Ok(())
@@ -60,20 +16,6 @@ pub(super) fn check_sha256(key: &str, value: &str) -> Result<(), ConfigError> {
         Err(ConfigError::new(
             key,
             "not a SHA-256 hex digest (64 hex characters); store `sha256sum` of the secret, never the secret",
-        ))
-    }
-}
-
-pub(super) fn check_id(key: &str, value: &str) -> Result<(), ConfigError> {
-    let ok = !value.is_empty()
-        && value.len() <= 100
-        && value.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
-    if ok {
-        Ok(())
-    } else {
-        Err(ConfigError::new(
-            key,
-            format!("`{value}` must be 1–100 characters of A–Z, a–z, 0–9, '-', '_', '.'"),
         ))
     }
 }
@@ -124,6 +66,38 @@ impl Config {
         self.validate_as2()?;
         self.validate_sap()?;
         super::idoc_descriptions::load(self)?;
+        Ok(())
+    }
+
+    /// The `[as2]` section: ids, references, algorithms, and every PEM read
+    /// and checked (by building the stations and partners the hub runs).
+    fn validate_as2(&self) -> Result<(), ConfigError> {
+        crate::as2::Registry::check_config(self)
+    }
+
+    /// Every environment's SAP system: each value fits the control record
+    /// field it fills, and its status setting is valid; the error names
+    /// the key (`….sap.client`, `….sap.status.interval`).
+    fn validate_sap(&self) -> Result<(), ConfigError> {
+        for (t, tenant) in self.tenants.iter().enumerate() {
+            for (e, env) in tenant.environments.iter().enumerate() {
+                let Some(sap) = &env.sap else { continue };
+                sap.profile().check().map_err(|err| {
+                    let detail = match &err {
+                        edihub_core::CoreError::SapProfile(detail) => detail.clone(),
+                        other => other.to_string(),
+                    };
+                    // The profile's check starts its detail with the key it is about.
+                    let key = detail.split_once(' ').map_or("", |(first, _)| first);
+                    let at = format!("tenants[{t}].environments[{e}].sap");
+                    let known = PROFILE_KEYS.contains(&key);
+                    ConfigError::new(if known { format!("{at}.{key}") } else { at }, err.to_string())
+                })?;
+                if let Some(status) = &sap.status {
+                    status.validate(&format!("tenants[{t}].environments[{e}].sap.status"))?;
+                }
+            }
+        }
         Ok(())
     }
 

@@ -5,11 +5,10 @@ use std::collections::HashSet;
 
 use edihub_core::KeyPath;
 
-use super::Config;
-use super::validate::{
-    ConfigError, DEFAULT_INTERCHANGE_WINDOW_DAYS, DEFAULT_WINDOW_SECONDS, check_id, check_sha256,
-    parse_window,
-};
+use super::duration::{DEFAULT_INTERCHANGE_WINDOW_DAYS, DEFAULT_WINDOW_SECONDS, parse_window};
+use super::names::{check_id, check_type};
+use super::validate::check_sha256;
+use super::{Config, ConfigError};
 
 impl Config {
     /// Tenants and their environments: ids unique and well-formed, the
@@ -38,7 +37,7 @@ impl Config {
                 }
                 self.interchange_window_of(t, e)?;
                 for (k, t) in env.message_types.iter().flatten().enumerate() {
-                    crate::producers::check_type(t)
+                    check_type(t)
                         .map_err(|reason| ConfigError::new(format!("{at}.message_types[{k}]"), reason))?;
                 }
                 // One set for both kinds: a digest is one key of one

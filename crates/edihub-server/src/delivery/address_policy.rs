@@ -33,6 +33,8 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
+use crate::config::DeliveryConfig;
+
 /// What a policy refusal says: the address and why.
 #[derive(Debug)]
 pub struct Refused(pub String);
@@ -50,6 +52,13 @@ impl std::error::Error for Refused {}
 pub struct AddressPolicy {
     /// `delivery.allow_private_destinations`.
     pub allow_private: bool,
+}
+
+impl AddressPolicy {
+    /// The policy `[delivery]` sets.
+    pub fn of(delivery: &DeliveryConfig) -> Self {
+        Self { allow_private: delivery.allow_private_destinations }
+    }
 }
 
 /// Why an address is refused when private ones are not allowed, or always.

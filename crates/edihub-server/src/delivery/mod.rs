@@ -24,7 +24,9 @@
 //!   parsed once for all its messages;
 //! - `claim.rs`: which claim a destination makes (recent messages, the whole
 //!   queue, or the head of its line);
+//! - `destination.rs`: a destination taken up, its credentials read;
 //! - `envelope.rs`: the envelope body, which the pull feed lists too;
+//! - `http.rs`: the HTTP client (shared with AS2) and how its failures are told;
 //! - `recorder.rs`: verdicts written in batches, one commit for many attempts;
 //! - `render.rs`: envelopes rendered once per message under a memory budget;
 //! - `schedule.rs`: what happens after an attempt (retry when, or give up).
@@ -34,7 +36,9 @@ mod as2_target;
 mod attempt;
 mod bodies;
 mod claim;
+mod destination;
 pub mod envelope;
+mod http;
 mod recorder;
 mod render;
 mod sap_body;
@@ -53,13 +57,14 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 pub use address_policy::AddressPolicy;
-pub use attempt::client;
-pub(crate) use attempt::describe;
 use claim::Lane;
+use destination::Destination;
+pub use http::client;
+pub(crate) use http::describe;
 pub use schedule::jitter_factor;
 use schedule::verdict;
 
-use crate::config::{Config, DeliverySignatureConfig, DestinationConfig};
+use crate::config::{Config, DestinationConfig};
 use crate::state::AppState;
 
 /// The configured destinations as rows to seed.
@@ -81,42 +86,6 @@ pub fn row_of(d: &DestinationConfig, source: &str, now: DateTime<Utc>) -> Destin
     }
 }
 
-/// The signing key a destination's signature names: `Ok(None)` when
-/// secrets are not read (validation of commands that deliver nothing).
-pub fn signing_key(sig: &DeliverySignatureConfig, config: &Config) -> Result<Option<Vec<u8>>, String> {
-    crate::integrations::names::check_secret_env(&sig.secret_env, config)?;
-    if matches!(config.secrets, crate::config::SecretSource::Unread) {
-        return Ok(None);
-    }
-    let var = &sig.secret_env;
-    let secret = config
-        .secrets
-        .get(var)
-        .filter(|s| !s.is_empty())
-        .ok_or_else(|| format!("environment variable {var} is not set or empty"))?;
-    crate::integrations::signature::standard_webhooks_key(&secret)
-        .map(Some)
-        .ok_or_else(|| format!("{var} is not a whsec_<base64> secret"))
-}
-
-/// A destination ready to deliver to.
-#[derive(Debug)]
-pub(crate) struct Destination {
-    /// Its definition.
-    pub def: DestinationConfig,
-    /// The Standard Webhooks key, when signed.
-    pub key: Option<Vec<u8>>,
-    /// The HTTP Basic user and password, when it has `basic_auth`.
-    pub basic: Option<(String, String)>,
-    /// The URL posted to: the definition's, with `sap-client` for a
-    /// `sap-idoc-xml` destination.
-    pub url: String,
-    /// A `sap-idoc-xml` destination's SAP system.
-    pub sap: Option<sap_body::SapTarget>,
-    /// An `as2` destination's station and partner.
-    pub as2: Option<as2_target::As2Target>,
-}
-
 /// What the attempts of all destinations share.
 struct Worker {
     state: AppState,
@@ -136,7 +105,7 @@ type Lanes = HashMap<String, Lane>;
 /// finish (at most `shutdown_grace_secs`; an unfinished one keeps its lease,
 /// which expires, and is attempted again) and their verdicts be recorded.
 pub async fn run(state: AppState, shutdown: CancellationToken) {
-    let client = match attempt::client(state.config.delivery.address_policy()) {
+    let client = match client(AddressPolicy::of(&state.config.delivery)) {
         Ok(client) => client,
         Err(e) => {
             tracing::error!(error = %e, "delivery disabled: cannot build the HTTP client");
@@ -267,7 +236,7 @@ impl Worker {
         let def: DestinationConfig =
             serde_json::from_value(row.definition.0.clone()).map_err(|e| e.to_string())?;
         let key = match &def.signature {
-            Some(sig) => signing_key(sig, &self.state.config)?,
+            Some(sig) => crate::config::signing_key(sig, &self.state.config)?,
             None => None,
         };
         let basic = match &def.basic_auth {
@@ -303,7 +272,7 @@ impl Worker {
                 return;
             }
         };
-        let policy = self.state.config.delivery.address_policy();
+        let policy = AddressPolicy::of(&self.state.config.delivery);
         let answer = attempt::send(&self.client, policy, &self.renderer, destination, message.as_ref()).await;
         let now = Utc::now();
         let verdict = verdict(&answer, delivery.attempts + 1, &self.delays, jitter_factor(), now);

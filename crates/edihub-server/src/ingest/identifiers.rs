@@ -16,8 +16,8 @@
 
 use edihub_core::{Document, EdiSyntax};
 
+use crate::config::check_type;
 use crate::error::ApiError;
-use crate::producers::check_type;
 
 /// Longest logical message, version, document number or sender kept (a SAP
 /// DOCNUM has 16 digits, MESTYP and SNDPRN at most 30 characters; EDI

@@ -2,9 +2,9 @@
 //! means (tenant, environment, message type, event id, signature).
 //! The HTTP side, the handler and its order of checks, is
 //! [`crate::api::webhook`]; this module and its children hold what the
-//! handler consults: the registry, the signature schemes (`signature`), the
-//! names an integration may use (`names`) and the aggregated audit of
-//! refused signatures (`rejections`).
+//! handler consults: the registry, the names an integration may use
+//! (`names`) and the aggregated audit of refused signatures (`rejections`);
+//! the signature schemes are [`crate::signing`]'s.
 //!
 //! Integrations live in the database (seeded from the config like message
 //! types) and are held parsed in memory, reloaded with the message types.
@@ -13,7 +13,6 @@
 
 pub(crate) mod names;
 pub mod rejections;
-pub mod signature;
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -21,9 +20,9 @@ use std::sync::{Arc, RwLock};
 use chrono::{DateTime, Utc};
 use edihub_core::KeyPath;
 use edihub_store::{IntegrationRow, Json, SOURCE_CONFIG, Scope, Store, StoreError};
-use signature::{Encoding, Verifier, standard_webhooks_key};
 
 use crate::config::{Config, IntegrationConfig, SignatureConfig};
+use crate::signing::{Encoding, Verifier, standard_webhooks_key};
 
 /// Where an integration's message type comes from.
 #[derive(Debug, Clone)]
@@ -87,7 +86,8 @@ pub fn verifier(
     let var = sig.secret_env.as_deref().ok_or_else(|| {
         (format!("{at}.signature.secret_env"), format!("scheme `{}` needs a secret", sig.scheme))
     })?;
-    names::check_secret_env(var, config).map_err(|reason| (format!("{at}.signature.secret_env"), reason))?;
+    crate::config::check_secret_env(var, config)
+        .map_err(|reason| (format!("{at}.signature.secret_env"), reason))?;
     let secret = config.secrets.get(var).filter(|s| !s.is_empty()).ok_or_else(|| {
         (format!("{at}.signature.secret_env"), format!("environment variable {var} is not set or empty"))
     })?;
@@ -135,7 +135,7 @@ fn path(text: &str, key: String) -> Result<KeyPath, (String, String)> {
 }
 
 fn type_name(t: &str, key: String) -> Result<String, (String, String)> {
-    crate::producers::check_type(t).map(str::to_string).map_err(|reason| (key, reason))
+    crate::config::check_type(t).map(str::to_string).map_err(|reason| (key, reason))
 }
 
 /// The `message_types` list of a payload-typed integration.

@@ -1,34 +1,9 @@
-//! Which names an integration may use: the environment variable holding its
-//! secret, and the headers it reads.
-//!
-//! A `secret_env` set through the admin API would otherwise turn any process
-//! variable into a webhook secret, and a valid signature into an oracle for
-//! guessing it (`DATABASE_URL`). So a variable must start with
-//! `webhook_secret_prefix` (default `EDIHUB_SECRET_`) or be named by an
-//! integration of the configuration file, and never be one of the process's
-//! well-known variables, whoever names it.
+//! The headers an integration may read (its event id, an `hmac` scheme's
+//! signature): never one that carries credentials or framing the server
+//! itself interprets. Which variables may hold its secret is the
+//! configuration's rule ([`crate::config::check_secret_env`]).
 
 use axum::http::HeaderName;
-
-use crate::config::Config;
-
-/// Variables that hold no webhook secret, whoever names them.
-const DENIED: &[&str] = &[
-    "DATABASE_URL",
-    "HOME",
-    "PATH",
-    "PWD",
-    "OLDPWD",
-    "USER",
-    "LOGNAME",
-    "SHELL",
-    "HOSTNAME",
-    "LANG",
-    "TERM",
-    "TMPDIR",
-];
-/// Prefixes of variables that configure a process or a client library.
-const DENIED_PREFIXES: &[&str] = &["EDIHUB_", "PG", "LD_", "LC_", "RUST", "CARGO", "SSH_", "AWS_", "XDG_"];
 
 /// Headers whose value must never be stored as an event id or read as a
 /// signature: credentials, or framing the server itself interprets.
@@ -44,32 +19,6 @@ const RESERVED_HEADERS: &[&str] = &[
     "idempotency-key",
     "x-message-type",
 ];
-
-/// Checks that `var` may hold an integration secret under `config`.
-pub(crate) fn check_secret_env(var: &str, config: &Config) -> Result<(), String> {
-    let prefix = config.webhook_secret_prefix.as_str();
-    let charset = !var.is_empty() && var.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-    if !charset {
-        return Err(format!("`{var}` is not an environment variable name (A–Z, a–z, 0–9, '_')"));
-    }
-    let upper = var.to_ascii_uppercase();
-    let prefixed = !prefix.is_empty() && var.starts_with(prefix);
-    let denied = DENIED.contains(&upper.as_str())
-        // The prefix may lie under `EDIHUB_` (the default does); no other
-        // denied family can be opened up by choosing a prefix.
-        || DENIED_PREFIXES.iter().any(|p| upper.starts_with(p) && !(prefixed && *p == "EDIHUB_"));
-    if denied {
-        return Err(format!("`{var}` is a process variable, not a webhook secret"));
-    }
-    if prefixed || config.file_secret_names.contains(var) {
-        Ok(())
-    } else {
-        Err(format!(
-            "`{var}` must start with `{prefix}` (webhook_secret_prefix) or be named by an integration of the \
-             configuration file"
-        ))
-    }
-}
 
 /// A header name an integration reads: a valid HTTP field name, not one of
 /// [`RESERVED_HEADERS`]; returned in lower case.

@@ -13,15 +13,12 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Mutex;
-use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use edihub_store::{NewAuditEvent, Store};
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
 use super::Integration;
-use crate::state::AppState;
 
 /// The audit action of refused signatures.
 pub const SIGNATURE_REJECTED: &str = "webhook.signature_rejected";
@@ -131,26 +128,11 @@ impl Rejections {
     }
 }
 
-/// Flushes the gathered refusals every `signature_rejection_audit_secs`,
-/// and once more at shutdown so none are lost.
-pub async fn run(state: AppState, shutdown: CancellationToken) {
-    let every = Duration::from_secs(state.config.signature_rejection_audit_secs.max(1));
-    loop {
-        tokio::select! {
-            () = shutdown.cancelled() => break,
-            () = tokio::time::sleep(every) => {
-                state.rejections.flush(state.store.as_ref()).await;
-            }
-        }
-    }
-    state.rejections.flush(state.store.as_ref()).await;
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::integrations::TypeSource;
-    use crate::integrations::signature::Verifier;
+    use crate::signing::Verifier;
     use edihub_store::Scope;
 
     fn integration(id: &str) -> Integration {

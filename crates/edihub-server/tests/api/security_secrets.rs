@@ -133,7 +133,7 @@ async fn payload_download_cannot_run_script() {
 #[test]
 fn credentials_and_signatures_are_compared_in_constant_time() {
     let auth = include_str!("../../src/auth.rs");
-    let signature = include_str!("../../src/integrations/signature.rs");
+    let signature = include_str!("../../src/signing.rs");
     assert!(auth.contains("ct_eq(&self.admin)"), "the admin digest is not compared with ct_eq");
     assert!(auth.contains("self.senders.get(&digest)"), "sender keys are not looked up by digest");
     // Every scheme's MAC is checked by one function, `check_body`, with verify_slice.

@@ -6,10 +6,10 @@
 //! called directly, so every edge of a scheme is cheap to reach.
 
 use axum::http::HeaderMap;
-use edihub_server::integrations::signature::SignatureError::{
+use edihub_server::signing::SignatureError::{
     HeaderMalformed, HeaderMissing, Malformed, Mismatch, Missing, Stale,
 };
-use edihub_server::integrations::signature::{Encoding, Verifier, standard_webhooks_key};
+use edihub_server::signing::{Encoding, Verifier, standard_webhooks_key};
 
 use crate::support::{openssl_b64, openssl_hex, python_sign};
 

@@ -1,4 +1,8 @@
-//! Webhook signature schemes.
+//! Webhook signatures, both ways: the schemes partners' webhooks are
+//! checked with ([`Verifier`]) and the Standard Webhooks signature
+//! deliveries carry ([`standard_webhooks_sign`]). A leaf: the integrations'
+//! checks, the delivery worker and the configuration's key checks all read
+//! it, and it reads none of them.
 //!
 //! Each scheme is an HMAC-SHA256 over the raw body (plus, for Standard
 //! Webhooks and Stripe, the event id and/or a timestamp), differing only in
