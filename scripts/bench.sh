@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make bench`: edihub's benchmark (see BENCHMARKS.md, "Method").
 #
-# 1. installs what is missing (wrk, PostgreSQL with pgbench, python3) with apt;
+# 1. installs what is missing (wrk, PostgreSQL with pgbench, python3, openssl) with apt;
 # 2. builds the release binary and runs the criterion benches of edihub-core;
 # 3. starts a throwaway PostgreSQL cluster on its own port and socket directory
 #    (never the system one on 5432), owned by the postgres user;
@@ -14,16 +14,22 @@
 # 5. stops everything it started and removes the cluster and its files.
 #
 # Knobs (environment): BENCH_DURATION (20), BENCH_WARMUP (3), BENCH_CONNECTIONS
-# (32), BENCH_SCENARIOS (S1,S2,S7,R,S3,S4,S5,D,S6,T,P; D alone runs its own S1 baseline;
-# R is R1, one replica through PgBouncer, and R2, two), BENCH_S6_ROWS (5000000),
+# (32), BENCH_THREADS (wrk's, 2), BENCH_SCENARIOS (S1,S2,S7,R,S3,S4,S5,D,A,S6,T,P; D alone
+# runs its own S1 baseline; R is R1, one replica through PgBouncer, and R2, two; A is
+# AS2 against the plain endpoint, scripts/bench/as2.py), BENCH_AS2_MESSAGES (A's
+# messages per path, 5000), BENCH_AS2_WARMUP (A's warm-up messages per path, 100),
+# BENCH_AS2_CONNECTIONS (A's sender connections, 8), BENCH_S6_ROWS (5000000),
 # BENCH_T_ROWS (5000000), BENCH_T_DAYS_AGO (100) and BENCH_T_HOT=1 (the day left in
 # the page cache; by default it is put out, as a day past retention is) for T, BENCH_PARTITION_DAYS (81),
 # BENCH_DB_CONNECTIONS (edihub's pool, 32), BENCH_PG_PORT (55433),
 # BENCH_PG_SETTINGS (extra `-c name=value …` for the cluster), BENCH_PG_EXTRA_SQL
 # (SQL run on the benchmark database once the hub has migrated it, before any
 # scenario: e.g. an index whose ingest cost is measured), BENCH_PROFILE=1
-# (perf profiles of edihub under S1 load and during D's drain), BENCH_S6_CEILING=1 (pgbench again
-# after the 5 M rows), BENCH_WRITE=0 (print only),
+# (perf profiles of edihub under S1 load and during D's drain) with BENCH_PROFILE_MODE
+# (unique: S1's load, the default; mixed: S2's), BENCH_STATEMENTS (pg_stat_statements
+# rows per scenario, 4), BENCH_DELIVERY_IN_FLIGHT (D's delivery.max_in_flight_per_destination;
+# the hub's default when unset), BENCH_PGB_POOL (R's PgBouncer server connections, 32),
+# BENCH_S6_CEILING=1 (pgbench again after the 5 M rows), BENCH_WRITE=0 (print only),
 # BENCH_CRITERION=0 (skip the criterion benches), BENCH_EDIHUB=/path/to/edihub
 # (measure that binary instead of building this checkout's, e.g. an older
 # commit's release build for a before/after comparison in one harness).
@@ -61,6 +67,7 @@ apt_install() {
 command -v wrk >/dev/null || apt_install wrk
 find_pg_bin >/dev/null || apt_install postgresql
 command -v python3 >/dev/null || apt_install python3
+command -v openssl >/dev/null || apt_install openssl  # scenario A makes its AS2 bodies with it
 PG_BIN=$(find_pg_bin) || { log "PostgreSQL installed but initdb/pgbench not found"; exit 1; }
 
 # --- build ---------------------------------------------------------------------

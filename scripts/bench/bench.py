@@ -24,6 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True  # no __pycache__ in the work tree
+import as2  # noqa: E402
 import delivery  # noqa: E402
 import gen  # noqa: E402
 import packet  # noqa: E402
@@ -41,7 +42,7 @@ DURATION = int(E.get("BENCH_DURATION", "20"))
 WARMUP = int(E.get("BENCH_WARMUP", "3"))
 CONNS = int(E.get("BENCH_CONNECTIONS", "32"))
 THREADS = int(E.get("BENCH_THREADS", "2"))
-SCENARIOS = [s.strip().upper() for s in E.get("BENCH_SCENARIOS", "S1,S2,S7,R,S3,S4,S5,D,S6,T,P").split(",") if s.strip()]
+SCENARIOS = [s.strip().upper() for s in E.get("BENCH_SCENARIOS", "S1,S2,S7,R,S3,S4,S5,D,A,S6,T,P").split(",") if s.strip()]
 S6_ROWS = int(E.get("BENCH_S6_ROWS", "5000000"))
 # Scenario T (scripts/bench/partitions.py): the day retention drops, and how old it is.
 T_ROWS = int(E.get("BENCH_T_ROWS", "5000000"))
@@ -799,13 +800,17 @@ def render(res):
     if res.get("packet"):
         L.extend(packet.render(res["packet"]))
         L.append("")
+    if S.get("A"):
+        L.extend(as2.render(S))
+        L.append("")
 
     # CPU seconds
     L.append("### CPU seconds per run (measured window only)")
     L.append("")
     L.append("| run | wall s | edihub | PostgreSQL | load generator | everything else | steal | load avg at start |")
     L.append("|---|--:|--:|--:|--:|--:|--:|--:|")
-    for key in ("S1", "S1_ceiling", "R1", "R2", "S2", "S7", "S3", "S4", "S5", "D_base", "D", "S6", "S6_ceiling", "T"):
+    for key in ("S1", "S1_ceiling", "R1", "R2", "S2", "S7", "S3", "S4", "S5", "D_base", "D", "A_plain", "A", "S6",
+                "S6_ceiling", "T"):
         s = S.get(key)
         if s:
             L.append(f"| {key} | {s['wall']:.1f} | {s['cpu_edihub']:.1f} | {s['cpu_pg']:.1f} | {s['cpu_loadgen']:.1f} | "
@@ -902,6 +907,7 @@ def targets(res):
     if S.get("R1") and S.get("R2"):
         add("R2", "none (two replicas on the same cores)", None, f"{S['R2']['rps'] / S['R1']['rps']:.2f} × R1")
     t.extend(packet.targets(res.get("packet") or {}))
+    t.extend(as2.targets(S))
     crit = res.get("criterion") or []
     for kind, target, floor in (("xml", "IDoc-XML", 200), ("edifact|x12", "EDIFACT and X12", 150)):
         inputs = [c for c in crit if re.search(kind, c["id"])]
@@ -909,7 +915,7 @@ def targets(res):
             worst = min(inputs, key=lambda c: c["mb_s"])
             add("core", f"≥ {floor} MB/s parse + fingerprint, {target} (slowest input)", worst["mb_s"] >= floor,
                 f"{worst['mb_s']:.1f} MB/s ({worst['id']})")
-    if res.get("total_s") and set(SCENARIOS) >= {"S1", "S2", "S7", "R", "S3", "S4", "S5", "D", "S6", "T", "P"}:
+    if res.get("total_s") and set(SCENARIOS) >= {"S1", "S2", "S7", "R", "S3", "S4", "S5", "D", "A", "S6", "T", "P"}:
         add("make bench", "the whole run ≤ 20 min", res["total_s"] <= 20 * 60, f"{res['total_s'] / 60:.1f} min")
     return t
 
@@ -955,7 +961,7 @@ def main():
     recv = "/api/edi-hub/receive-message"
     pg = sqlite = None
     try:
-        if any(s in SCENARIOS for s in ("S1", "S2", "S4", "S5", "D", "S6", "T", "P")):
+        if any(s in SCENARIOS for s in ("S1", "S2", "S4", "S5", "D", "A", "S6", "T", "P")):
             pg = Server("pg", os.path.join(WORK, "edihub-pg.toml"), PORT_PG)
             # A database that has run for months: a partition per day behind today
             # (BENCH_PARTITION_DAYS=0 keeps a new database's layout).
@@ -995,6 +1001,13 @@ def main():
             res.setdefault("packet", {})["PostgreSQL"] = packet.run("PostgreSQL", PORT_PG, AUTH, SMALL, RUN_TAG, log)
         if PROFILE and pg:
             res["profile"] = profile(pg, orders)
+        if "A" in SCENARIOS:
+            # Its own hub on the same database: the configuration adds an
+            # AS2 station and partner (scripts/bench/as2.py).
+            if pg:
+                pg.stop()
+                pg = None
+            S.update(as2.run(sys.modules[__name__], os.path.join(WORK, "edihub-pg.toml"), gen.TENANT, gen.ENV))
         if "S3" in SCENARIOS or "P" in SCENARIOS:
             if pg:
                 pg.stop()
