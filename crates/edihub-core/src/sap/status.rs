@@ -139,6 +139,20 @@ pub struct StatusChange {
 }
 
 impl StatusIdocType {
+    /// Both types, ALEAUD01 first (the default).
+    pub const ALL: [StatusIdocType; 2] = [StatusIdocType::Aleaud01, StatusIdocType::Systat01];
+
+    /// The type named by its IDoc type (IDOCTYP), exactly as SAP spells it.
+    pub fn from_idoc_type(idoc_type: &str) -> Option<StatusIdocType> {
+        Self::ALL.into_iter().find(|t| t.idoc_type() == idoc_type)
+    }
+
+    /// Whether `mestyp` is a status IDoc's logical message (ALEAUD or
+    /// STATUS): such an IDoc reports a status and is owed none.
+    pub fn is_status_mestyp(mestyp: &str) -> bool {
+        Self::ALL.into_iter().any(|t| t.mestyp() == mestyp)
+    }
+
     /// The IDoc type (IDOCTYP).
     pub fn idoc_type(self) -> &'static str {
         match self {

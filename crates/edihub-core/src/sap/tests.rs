@@ -356,3 +356,21 @@ fn the_sap_client_parameter_is_the_profile_s() {
         Err("sap-client given more than once".into())
     );
 }
+
+#[test]
+fn status_idoc_types_are_named_in_one_place() {
+    for t in StatusIdocType::ALL {
+        assert_eq!(StatusIdocType::from_idoc_type(t.idoc_type()), Some(t));
+        assert!(StatusIdocType::is_status_mestyp(t.mestyp()));
+    }
+    assert_eq!(StatusIdocType::from_idoc_type("ALEAUD01"), Some(StatusIdocType::Aleaud01));
+    assert_eq!(StatusIdocType::from_idoc_type("SYSTAT01"), Some(StatusIdocType::Systat01));
+    for other in ["aleaud01", "ALEAUD", "ORDERS05", ""] {
+        assert_eq!(StatusIdocType::from_idoc_type(other), None, "{other}");
+    }
+    assert!(StatusIdocType::is_status_mestyp("ALEAUD"));
+    assert!(StatusIdocType::is_status_mestyp("STATUS"));
+    for other in ["ORDERS", "ALEAUD01", "status", ""] {
+        assert!(!StatusIdocType::is_status_mestyp(other), "{other}");
+    }
+}

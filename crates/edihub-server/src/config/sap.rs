@@ -61,11 +61,16 @@ pub struct SapStatusConfig {
 }
 
 fn aleaud01() -> String {
-    "ALEAUD01".into()
+    StatusIdocType::Aleaud01.idoc_type().into()
 }
 
 fn one_minute() -> String {
     "1m".into()
+}
+
+/// The status IDoc types `idoc` may name, for errors: "ALEAUD01 or SYSTAT01".
+fn status_types() -> String {
+    StatusIdocType::ALL.map(StatusIdocType::idoc_type).join(" or ")
 }
 
 /// SAP's limit for ALEAUD01 ([`MAX_CONFIRMATIONS`]).
@@ -76,11 +81,7 @@ fn max_per_idoc() -> usize {
 impl SapStatusConfig {
     /// The status IDoc type, if `idoc` names one.
     pub fn idoc_type(&self) -> Option<StatusIdocType> {
-        match self.idoc.as_str() {
-            "ALEAUD01" => Some(StatusIdocType::Aleaud01),
-            "SYSTAT01" => Some(StatusIdocType::Systat01),
-            _ => None,
-        }
+        StatusIdocType::from_idoc_type(&self.idoc)
     }
 
     /// The interval, once validated (a minute if it does not parse).
@@ -93,7 +94,7 @@ impl SapStatusConfig {
         if self.idoc_type().is_none() {
             return Err(ConfigError::new(
                 format!("{at}.idoc"),
-                format!("`{}` is not a status IDoc type: ALEAUD01 or SYSTAT01", self.idoc),
+                format!("`{}` is not a status IDoc type: {}", self.idoc, status_types()),
             ));
         }
         parse_delay(&self.interval).map_err(|r| ConfigError::new(format!("{at}.interval"), r))?;

@@ -65,11 +65,8 @@ impl SapTarget {
                 .control()
                 .and_then(|c| self.descriptions.for_types(c.cimtyp.as_deref(), c.idoctyp.as_deref()));
             // The hub's own status IDocs are described by core's writer.
-            let status_type = match doc.control().and_then(|c| c.idoctyp.as_deref()) {
-                Some("ALEAUD01") => Some(StatusIdocType::Aleaud01),
-                Some("SYSTAT01") => Some(StatusIdocType::Systat01),
-                _ => None,
-            };
+            let status_type =
+                doc.control().and_then(|c| c.idoctyp.as_deref()).and_then(StatusIdocType::from_idoc_type);
             let builtin = status_type.map(StatusIdocType::description);
             let description = configured.or(builtin.as_ref());
             let idoc = SapIdoc::from_document(doc, &self.profile, description).map_err(|e| e.to_string())?;

@@ -1,6 +1,7 @@
 //! Which IDocs of a request owe their sender a status, and recording it
 //! once the store answered.
 
+use edihub_core::sap::StatusIdocType;
 use edihub_store::{IngestOutcome, MessageOutcome, NewMessage, NewSapStatus, Replay, SapStatusState, Scope};
 
 use crate::state::AppState;
@@ -38,7 +39,7 @@ pub fn candidates(state: &AppState, scope: &Scope, messages: &[NewMessage]) -> C
                     .as_deref()
                     .map(str::trim)
                     .filter(|d| !d.is_empty() && d.len() <= 16 && d.bytes().all(|b| b.is_ascii_digit()));
-                let mestyp = m.mestyp.as_deref().filter(|t| !matches!(*t, "ALEAUD" | "STATUS"));
+                let mestyp = m.mestyp.as_deref().filter(|t| !StatusIdocType::is_status_mestyp(t));
                 match (from_sap, docnum, mestyp) {
                     (true, Some(d), Some(t)) => Some((format!("{d:0>16}"), t.to_string())),
                     _ => None,
