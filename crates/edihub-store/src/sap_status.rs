@@ -6,7 +6,9 @@
 //! (40, with the reason). The server records a stored IDoc, and a re-sent
 //! one (its message's current status again), right after the ingest
 //! commits; the delivery's verdicts record 41 and 40 in the transaction
-//! that records the verdict, for the messages that have a 39.
+//! that records the verdict, for the messages that have a 39, looked for
+//! only when the server marks the attempt as one of an environment that
+//! reports status (so other environments' verdicts cost nothing).
 //!
 //! A fast destination may deliver a message before its 39 is recorded, so
 //! recording a 39 (or a re-send's status) also records the 41 or 40 the
@@ -36,6 +38,8 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use uuid::Uuid;
+
+use crate::{FinishedAttempt, Recorded, Verdict, storable_text};
 
 /// An IDoc stored by the hub: SAP's status 39, "IDoc is in the target system".
 pub const SAP_IN_TARGET: &str = "39";
@@ -119,6 +123,43 @@ pub(crate) fn earned(deliveries: &[DeliveryState]) -> Option<(&'static str, (Str
     }
     let delivered = |d: &DeliveryState| d.status == crate::outbox::DELIVERED;
     (!deliveries.is_empty() && deliveries.iter().all(delivered)).then(|| (SAP_CREATED, delivered_text()))
+}
+
+/// A 41 or 40 a verdict of a batch owes, if its message has a 39.
+pub(crate) struct OwedStatus {
+    /// The delivery's message.
+    pub message_id: Uuid,
+    /// [`SAP_CREATED`] or [`SAP_NOT_CREATED`].
+    pub status: &'static str,
+    /// Its text.
+    pub text: String,
+    /// The text's parameters.
+    pub params: Vec<String>,
+    /// Whether it is owed only once all the message's deliveries are
+    /// delivered (a 41).
+    pub all_delivered: bool,
+}
+
+/// What the applied verdicts of `done` may owe, in batch order: a
+/// delivery delivered a 41, one failed for good a 40 with its reason; only
+/// for attempts marked [`FinishedAttempt::sap_status`].
+pub(crate) fn owed_statuses(done: &[FinishedAttempt], recorded: &[Recorded]) -> Vec<OwedStatus> {
+    done.iter()
+        .zip(recorded)
+        .filter(|(d, r)| d.sap_status && **r == Recorded::Applied)
+        .filter_map(|(d, _)| {
+            let ((text, params), status, all_delivered) = match d.verdict {
+                Verdict::Delivered => (delivered_text(), SAP_CREATED, true),
+                Verdict::Failed => {
+                    let error = d.attempt.error.as_deref().map(storable_text);
+                    let text = failed_text(&d.destination_id, d.attempt.status_code, error.as_deref());
+                    (text, SAP_NOT_CREATED, false)
+                }
+                Verdict::RetryAt(_) => return None,
+            };
+            Some(OwedStatus { message_id: d.message_id, status, text, params, all_delivered })
+        })
+        .collect()
 }
 
 /// The text of a 39: where the hub keeps the IDoc.

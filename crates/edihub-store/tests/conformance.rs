@@ -36,6 +36,7 @@ suite!(
     racing_resends_queue_one_status,
     sap_status_after_an_early_verdict,
     racing_verdicts_and_status_record_the_41,
+    a_mixed_verdict_batch_records_the_right_statuses,
     new_then_duplicate,
     no_fingerprint_never_collides,
     window_expiry_admits_again,

@@ -256,6 +256,13 @@ impl Worker {
         Ok(Destination { def, key, basic, url, sap, as2 })
     }
 
+    /// Whether `destination`'s environment reports status to its SAP
+    /// system, so a verdict of its may owe one.
+    fn reports_sap_status(&self, destination: &Destination) -> bool {
+        let def = &destination.def;
+        self.state.config.sap_system(&def.tenant, &def.environment).is_some_and(|s| s.status.is_some())
+    }
+
     /// One attempt of `delivery`; its verdict goes to the recorder.
     async fn deliver(
         &self,
@@ -291,6 +298,7 @@ impl Worker {
             attempt: answer.record,
             verdict,
             lease_until: delivery.lease_until,
+            sap_status: self.reports_sap_status(destination),
         };
         // The recorder outlives every attempt (it ends when the worker does).
         let _ = self.verdicts.send(done);

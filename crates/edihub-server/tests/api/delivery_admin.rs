@@ -140,6 +140,7 @@ async fn replay_by_filter(backend: Backend) {
             attempt,
             verdict,
             lease_until,
+            sap_status: false,
         };
         app.state.store.finish_delivery(&done).await.expect("finish");
     }

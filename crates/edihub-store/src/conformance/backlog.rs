@@ -50,6 +50,7 @@ pub async fn delivery_backlog_per_destination(store: StoreRef) {
         attempt,
         verdict: Verdict::Failed,
         lease_until: claimed[0].lease_until,
+        sap_status: false,
     };
     store.finish_delivery(&finished).await.unwrap();
     let oldest = received.iter().filter(|(id, _)| *id != claimed[0].message_id).map(|(_, at)| *at).min();

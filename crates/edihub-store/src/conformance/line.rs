@@ -25,6 +25,7 @@ async fn finish(store: &StoreRef, claimed: &ClaimedDelivery, verdict: Verdict) {
         attempt: attempt(Some(code), None),
         verdict,
         lease_until: claimed.lease_until,
+        sap_status: false,
     };
     store.finish_delivery(&done).await.expect("finish");
 }

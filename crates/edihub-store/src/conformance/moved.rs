@@ -50,6 +50,7 @@ pub async fn moving_a_destination_withdraws_its_queued_deliveries(store: StoreRe
         attempt: attempt(Some(200), None),
         verdict: Verdict::Delivered,
         lease_until: claimed[0].lease_until,
+        sap_status: false,
     };
     store.finish_delivery(&done).await.unwrap();
 

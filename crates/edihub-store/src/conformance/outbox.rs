@@ -145,6 +145,7 @@ pub async fn deliveries_finish_fail_and_replay(store: StoreRef) {
         attempt: a,
         verdict,
         lease_until: lease,
+        sap_status: false,
     };
     store
         .finish_delivery(&finish(
@@ -208,6 +209,7 @@ pub async fn purged_messages_drop_their_deliveries(store: StoreRef) {
             attempt: attempt(Some(200), None),
             verdict: Verdict::Delivered,
             lease_until: c.lease_until,
+            sap_status: false,
         };
         store.finish_delivery(&done).await.unwrap();
     }

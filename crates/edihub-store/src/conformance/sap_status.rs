@@ -49,6 +49,7 @@ async fn finish_all(
             attempt: attempt(status, error),
             verdict,
             lease_until: c.lease_until,
+            sap_status: true,
         };
         store.finish_delivery(&done).await.unwrap();
     }
@@ -97,6 +98,7 @@ pub async fn sap_status_follows_deliveries(store: StoreRef) {
         attempt: attempt(Some(503), Some("HTTP 503 Service Unavailable \0")),
         verdict: Verdict::Failed,
         lease_until: c.lease_until,
+        sap_status: true,
     };
     store.finish_delivery(&done).await.unwrap();
     let of = store.sap_statuses_of(failing).await.unwrap();
@@ -293,6 +295,7 @@ pub async fn racing_verdicts_and_status_record_the_41(store: StoreRef) {
                     attempt: attempt(Some(200), None),
                     verdict: Verdict::Delivered,
                     lease_until: c.lease_until,
+                    sap_status: true,
                 };
                 store.finish_delivery(&done).await.expect("verdict")
             }));
@@ -314,4 +317,65 @@ pub async fn racing_verdicts_and_status_record_the_41(store: StoreRef) {
             "round {round}"
         );
     }
+}
+
+/// One verdict batch (one transaction) mixing delivered, retried and
+/// failed attempts of IDocs with a 39: a 41 only for the IDoc whose every
+/// delivery is delivered, a 40 per IDoc with a delivery failed for good
+/// (the first failure's text), nothing for a retry, and nothing for an
+/// attempt the server did not mark as one of a reporting environment.
+pub async fn a_mixed_verdict_batch_records_the_right_statuses(store: StoreRef) {
+    let scope = fresh_scope();
+    let rows = [destination("erp", &scope, None, true), destination("wms", &scope, None, true)];
+    store.seed_destinations(&rows).await.unwrap();
+    let docnums =
+        ["0000000000006001", "0000000000006002", "0000000000006003", "0000000000006004", "0000000000006005"];
+    let mut ids = Vec::new();
+    for (i, docnum) in docnums.iter().enumerate() {
+        ids.push(stored_idoc(&store, &scope, &format!("mix-{i}"), docnum).await);
+    }
+    let retry = Verdict::RetryAt(now() + Duration::minutes(5));
+    let plan = [
+        (Verdict::Delivered, Verdict::Delivered, true),
+        (Verdict::Delivered, retry, true),
+        (Verdict::Failed, Verdict::Delivered, true),
+        (Verdict::Failed, Verdict::Failed, true),
+        (Verdict::Delivered, Verdict::Delivered, false),
+    ];
+    let mut batch = Vec::new();
+    for dest in ["erp", "wms"] {
+        let claimed = store.claim_deliveries(dest, now(), now() + Duration::seconds(30), 10).await.unwrap();
+        assert_eq!(claimed.len(), ids.len(), "{dest} has every IDoc's delivery");
+        for c in claimed {
+            let i = ids.iter().position(|id| *id == c.message_id).expect("one of ours");
+            let (verdict, marked) = match dest {
+                "erp" => (plan[i].0, plan[i].2),
+                _ => (plan[i].1, plan[i].2),
+            };
+            let failed = verdict == Verdict::Failed;
+            batch.push(FinishedAttempt {
+                message_id: c.message_id,
+                destination_id: dest.into(),
+                attempt: if failed { attempt(Some(503), Some("HTTP 503")) } else { attempt(Some(200), None) },
+                verdict,
+                lease_until: c.lease_until,
+                sap_status: marked,
+            });
+        }
+    }
+    let recorded = store.finish_deliveries(&batch).await.unwrap();
+    assert!(recorded.iter().all(|r| *r == crate::Recorded::Applied), "{recorded:?}");
+    let mut got = Vec::new();
+    for id in &ids {
+        let of = store.sap_statuses_of(*id).await.unwrap();
+        got.push(of.iter().map(|r| (r.status.clone(), r.text.clone())).collect::<Vec<_>>());
+    }
+    let stored = || (SAP_IN_TARGET.to_string(), "IDoc stored by edihub as message &1".to_string());
+    let created = (SAP_CREATED.to_string(), "IDoc delivered by edihub to every destination".to_string());
+    let erp_failed = (SAP_NOT_CREATED.to_string(), "Delivery to erp failed: HTTP 503".to_string());
+    assert_eq!(got[0], [stored(), created], "both delivered: one 41");
+    assert_eq!(got[1], [stored()], "wms retries: nothing yet");
+    assert_eq!(got[2], [stored(), erp_failed.clone()], "erp failed: 40, no 41");
+    assert_eq!(got[3], [stored(), erp_failed], "both failed: one 40, the first failure's");
+    assert_eq!(got[4], [stored()], "not marked: no status");
 }

@@ -40,6 +40,7 @@ fn delivered(dest: &str, c: &ClaimedDelivery) -> FinishedAttempt {
         attempt: super::outbox::attempt(Some(200), None),
         verdict: Verdict::Delivered,
         lease_until: c.lease_until,
+        sap_status: false,
     }
 }
 

@@ -31,6 +31,7 @@ async fn claimed_twice(
         attempt: attempt(Some(code), None),
         verdict,
         lease_until: lease,
+        sap_status: false,
     };
     (done, stalled[0].lease_until, current[0].lease_until)
 }
@@ -100,6 +101,7 @@ pub async fn attempts_recorded_together(store: StoreRef) {
             attempt: attempt(Some(if verdict == Verdict::Delivered { 200 } else { 503 }), None),
             verdict,
             lease_until: c.lease_until,
+            sap_status: false,
         })
         .collect();
     store.finish_deliveries(&done).await.unwrap();
@@ -153,6 +155,7 @@ pub async fn an_answer_with_a_nul_is_recorded(store: StoreRef) {
         },
         verdict,
         lease_until: c.lease_until,
+        sap_status: false,
     };
     let done = [
         answered(&claimed[0], 500, "abc\0def", Verdict::RetryAt(now() + Duration::seconds(60))),

@@ -95,6 +95,10 @@ pub struct FinishedAttempt {
     /// another replica: its attempt is still logged, but its verdict is not
     /// recorded, so it cannot overwrite the newer attempt's.
     pub lease_until: DateTime<Utc>,
+    /// Whether the message's environment reports status to its SAP system
+    /// (`sap.status`): only then may its verdict owe a 41 or 40, so a batch
+    /// without such attempts costs the status no statement.
+    pub sap_status: bool,
 }
 
 /// What became of one finished attempt handed to

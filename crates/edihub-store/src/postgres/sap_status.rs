@@ -2,17 +2,11 @@
 
 use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
-use sqlx::QueryBuilder;
 use sqlx::types::Json;
 use uuid::Uuid;
 
-use crate::sap_status::{
-    DeliveryState, SAP_CREATED, SAP_NOT_CREATED, delivered_text, earned, failed_text, stored_text,
-};
-use crate::{
-    FinishedAttempt, NewSapStatus, Recorded, Result, SapStatusRow, SapStatusState, Scope, Verdict,
-    storable_text,
-};
+use crate::sap_status::{DeliveryState, earned, owed_statuses, stored_text};
+use crate::{FinishedAttempt, NewSapStatus, Recorded, Result, SapStatusRow, SapStatusState, Scope};
 
 const COLUMNS: &str = "id, tenant_id, environment_id, message_id, docnum, mestyp, status, text, params, \
     created_at, batch_message_id";
@@ -177,62 +171,48 @@ pub(crate) async fn of_message(conn: &mut PgConnection, id: Uuid) -> Result<Vec<
 /// The status changes the applied verdicts of `done` make, in their
 /// transaction: a delivery that leaves all the message's deliveries
 /// delivered records 41, one failed for good 40 with its reason; only for
-/// messages that have a 39 (IDocs of a SAP sender), once per IDoc number.
-/// The messages' status locks are taken first, after the deliveries'
-/// update, so the lookup sees a 39 recorded meanwhile (see
-/// [`crate::sap_status`]). One lookup finds those messages among the
-/// batch's.
+/// attempts marked [`FinishedAttempt::sap_status`] whose message has a 39
+/// (an IDoc of a SAP sender), once per IDoc number. A batch without such
+/// attempts costs nothing; one with them takes the messages' status locks,
+/// after the deliveries' update, so the insert sees a 39 recorded
+/// meanwhile (see [`crate::sap_status`]), then records them all in one
+/// `INSERT … SELECT` over the batch's arrays.
 pub(crate) async fn after_verdicts(
     conn: &mut PgConnection,
     done: &[FinishedAttempt],
     recorded: &[Recorded],
     now: DateTime<Utc>,
 ) -> Result<()> {
-    let settled: Vec<&FinishedAttempt> = done
-        .iter()
-        .zip(recorded)
-        .filter(|(d, r)| {
-            **r == Recorded::Applied && matches!(d.verdict, Verdict::Delivered | Verdict::Failed)
-        })
-        .map(|(d, _)| d)
-        .collect();
-    if settled.is_empty() {
+    let owed = owed_statuses(done, recorded);
+    if owed.is_empty() {
         return Ok(());
     }
-    let ids: Vec<Uuid> = settled.iter().map(|d| d.message_id).collect();
+    let ids: Vec<Uuid> = owed.iter().map(|o| o.message_id).collect();
     lock_messages(conn, &ids).await?;
-    let mut q = QueryBuilder::new("SELECT DISTINCT message_id FROM sap_status_changes WHERE message_id IN (");
-    crate::queries::push_ids(&mut q, settled.iter().map(|d| d.message_id));
-    let owed: Vec<(Uuid,)> = q.build_query_as().persistent(false).fetch_all(&mut *conn).await?;
-    for d in settled.into_iter().filter(|d| owed.iter().any(|(m,)| *m == d.message_id)) {
-        let error = d.attempt.error.as_deref().map(storable_text);
-        let (status, (text, params), all_delivered) = match d.verdict {
-            Verdict::Delivered => (SAP_CREATED, delivered_text(), true),
-            _ => (
-                SAP_NOT_CREATED,
-                failed_text(&d.destination_id, d.attempt.status_code, error.as_deref()),
-                false,
-            ),
-        };
-        sqlx::query(
-            "INSERT INTO sap_status_changes \
-             (tenant_id, environment_id, message_id, docnum, mestyp, status, text, params, created_at) \
-             SELECT DISTINCT s.tenant_id, s.environment_id, s.message_id, s.docnum, s.mestyp, \
-             $2::text, $3::text, $4::jsonb, $5::timestamptz \
-             FROM sap_status_changes s WHERE s.message_id = $1 AND s.status = '39' \
-             AND (NOT $6 OR NOT EXISTS (SELECT 1 FROM deliveries d \
-                  WHERE d.message_id = $1 AND d.status <> 'delivered')) \
-             ON CONFLICT (tenant_id, environment_id, docnum, status) WHERE batch_message_id IS NULL DO NOTHING",
-        )
-        .bind(d.message_id)
-        .bind(status)
-        .bind(text)
-        .bind(Json(params))
-        .bind(now)
-        .bind(all_delivered)
-        .execute(&mut *conn)
-        .await?;
-    }
+    let statuses: Vec<&str> = owed.iter().map(|o| o.status).collect();
+    let texts: Vec<&str> = owed.iter().map(|o| o.text.as_str()).collect();
+    let params: Vec<Json<&Vec<String>>> = owed.iter().map(|o| Json(&o.params)).collect();
+    let all_delivered: Vec<bool> = owed.iter().map(|o| o.all_delivered).collect();
+    sqlx::query(
+        "INSERT INTO sap_status_changes \
+         (tenant_id, environment_id, message_id, docnum, mestyp, status, text, params, created_at) \
+         SELECT s.tenant_id, s.environment_id, s.message_id, s.docnum, s.mestyp, v.status, v.text, v.params, $6 \
+         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::jsonb[], $5::bool[]) \
+              WITH ORDINALITY AS v (message_id, status, text, params, all_delivered, n) \
+         JOIN sap_status_changes s ON s.message_id = v.message_id AND s.status = '39' \
+         WHERE NOT v.all_delivered OR NOT EXISTS (SELECT 1 FROM deliveries d \
+               WHERE d.message_id = v.message_id AND d.status <> 'delivered') \
+         ORDER BY v.n, s.id \
+         ON CONFLICT (tenant_id, environment_id, docnum, status) WHERE batch_message_id IS NULL DO NOTHING",
+    )
+    .bind(&ids)
+    .bind(&statuses)
+    .bind(&texts)
+    .bind(&params)
+    .bind(&all_delivered)
+    .bind(now)
+    .execute(&mut *conn)
+    .await?;
     Ok(())
 }
 

@@ -6,13 +6,8 @@ use sqlx::SqliteConnection;
 use sqlx::types::Json;
 use uuid::Uuid;
 
-use crate::sap_status::{
-    DeliveryState, SAP_CREATED, SAP_NOT_CREATED, delivered_text, earned, failed_text, stored_text,
-};
-use crate::{
-    FinishedAttempt, NewSapStatus, Recorded, Result, SapStatusRow, SapStatusState, Scope, Verdict,
-    storable_text,
-};
+use crate::sap_status::{DeliveryState, earned, owed_statuses, stored_text};
+use crate::{FinishedAttempt, NewSapStatus, Recorded, Result, SapStatusRow, SapStatusState, Scope};
 
 const COLUMNS: &str = "id, tenant_id, environment_id, message_id, docnum, mestyp, status, text, params, \
     created_at, batch_message_id";
@@ -166,58 +161,45 @@ pub(crate) async fn of_message(conn: &mut SqliteConnection, id: Uuid) -> Result<
 /// The status changes the applied verdicts of `done` make, in their
 /// transaction: a delivery that leaves all the message's deliveries
 /// delivered records 41, one failed for good 40 with its reason; only for
-/// messages that have a 39 (IDocs of a SAP sender), once per IDoc number.
-/// One lookup finds those messages among the batch's, so a batch of other
-/// messages costs one statement.
+/// attempts marked [`FinishedAttempt::sap_status`] whose message has a 39
+/// (an IDoc of a SAP sender), once per IDoc number. A batch without such
+/// attempts costs nothing; one with them records them all in one
+/// `INSERT … SELECT` over a `VALUES` list of the batch's.
 pub(crate) async fn after_verdicts(
     conn: &mut SqliteConnection,
     done: &[FinishedAttempt],
     recorded: &[Recorded],
     now: DateTime<Utc>,
 ) -> Result<()> {
-    let settled: Vec<&FinishedAttempt> = done
-        .iter()
-        .zip(recorded)
-        .filter(|(d, r)| {
-            **r == Recorded::Applied && matches!(d.verdict, Verdict::Delivered | Verdict::Failed)
-        })
-        .map(|(d, _)| d)
-        .collect();
-    if settled.is_empty() {
+    let owed = owed_statuses(done, recorded);
+    if owed.is_empty() {
         return Ok(());
     }
-    let mut q = QueryBuilder::new("SELECT DISTINCT message_id FROM sap_status_changes WHERE message_id IN (");
-    crate::queries::push_ids(&mut q, settled.iter().map(|d| d.message_id));
-    let owed: Vec<(Uuid,)> = q.build_query_as().persistent(false).fetch_all(&mut *conn).await?;
-    for d in settled.into_iter().filter(|d| owed.iter().any(|(m,)| *m == d.message_id)) {
-        let error = d.attempt.error.as_deref().map(storable_text);
-        let (status, (text, params), all_delivered) = match d.verdict {
-            Verdict::Delivered => (SAP_CREATED, delivered_text(), true),
-            _ => (
-                SAP_NOT_CREATED,
-                failed_text(&d.destination_id, d.attempt.status_code, error.as_deref()),
-                false,
-            ),
-        };
-        sqlx::query(
-            "INSERT INTO sap_status_changes \
-             (tenant_id, environment_id, message_id, docnum, mestyp, status, text, params, created_at) \
-             SELECT DISTINCT s.tenant_id, s.environment_id, s.message_id, s.docnum, s.mestyp, \
-             $2, $3, $4, $5 \
-             FROM sap_status_changes s WHERE s.message_id = $1 AND s.status = '39' \
-             AND (NOT $6 OR NOT EXISTS (SELECT 1 FROM deliveries d \
-                  WHERE d.message_id = $1 AND d.status <> 'delivered')) \
-             ON CONFLICT (tenant_id, environment_id, docnum, status) WHERE batch_message_id IS NULL DO NOTHING",
-        )
-        .bind(d.message_id)
-        .bind(status)
-        .bind(text)
-        .bind(Json(params))
-        .bind(now)
-        .bind(all_delivered)
-        .execute(&mut *conn)
-        .await?;
-    }
+    let mut q = QueryBuilder::new(
+        "INSERT INTO sap_status_changes \
+         (tenant_id, environment_id, message_id, docnum, mestyp, status, text, params, created_at) \
+         WITH v (n, message_id, status, text, params, all_delivered) AS (",
+    );
+    q.push_values(owed.iter().enumerate(), |mut row, (n, o)| {
+        row.push_bind(n as i64)
+            .push_bind(o.message_id)
+            .push_bind(o.status)
+            .push_bind(o.text.as_str())
+            .push_bind(Json(&o.params))
+            .push_bind(o.all_delivered);
+    });
+    q.push(
+        ") SELECT s.tenant_id, s.environment_id, s.message_id, s.docnum, s.mestyp, v.status, v.text, v.params, ",
+    );
+    q.push_bind(now);
+    q.push(
+        " FROM v JOIN sap_status_changes s ON s.message_id = v.message_id AND s.status = '39' \
+         WHERE NOT v.all_delivered OR NOT EXISTS (SELECT 1 FROM deliveries d \
+               WHERE d.message_id = v.message_id AND d.status <> 'delivered') \
+         ORDER BY v.n, s.id \
+         ON CONFLICT (tenant_id, environment_id, docnum, status) WHERE batch_message_id IS NULL DO NOTHING",
+    );
+    q.build().persistent(false).execute(&mut *conn).await?;
     Ok(())
 }
 
