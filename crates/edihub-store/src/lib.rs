@@ -352,7 +352,8 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     async fn pending_sap_statuses(&self, scope: &Scope, limit: i64) -> Result<Vec<SapStatusRow>>;
     /// Stores `message` (a status IDoc, with its deliveries) and marks the
     /// changes `carries` carried by it, in one transaction; false, storing
-    /// nothing, when another batch carried one of them first.
+    /// nothing, when another batch carried one of them first or `carries`
+    /// is empty (a status message carries at least one change).
     async fn store_sap_status_message(
         &self,
         scope: &Scope,

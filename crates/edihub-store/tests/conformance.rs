@@ -37,6 +37,7 @@ suite!(
     sap_status_after_an_early_verdict,
     racing_verdicts_and_status_record_the_41,
     a_mixed_verdict_batch_records_the_right_statuses,
+    carrying_is_all_or_nothing,
     new_then_duplicate,
     no_fingerprint_never_collides,
     window_expiry_admits_again,

@@ -379,3 +379,47 @@ pub async fn a_mixed_verdict_batch_records_the_right_statuses(store: StoreRef) {
     assert_eq!(got[3], [stored(), erp_failed], "both failed: one 40, the first failure's");
     assert_eq!(got[4], [stored()], "not marked: no status");
 }
+
+/// A status message of `scope` (ALEAUD01).
+fn status_message() -> crate::NewMessage {
+    let mut m = message(None);
+    m.message_type = "ALEAUD01".into();
+    m.mestyp = Some("ALEAUD".into());
+    m
+}
+
+/// Carrying is all or nothing: changes of which one is carried already
+/// store no status message and mark none of the others; no changes store
+/// none either.
+pub async fn carrying_is_all_or_nothing(store: StoreRef) {
+    let scope = fresh_scope();
+    stored_idoc(&store, &scope, "ca-1", "0000000000007001").await;
+    stored_idoc(&store, &scope, "ca-2", "0000000000007002").await;
+    let pending = store.pending_sap_statuses(&scope, 100).await.unwrap();
+    let (a, b) = (pending[0].id, pending[1].id);
+    let first = status_message();
+    assert!(store.store_sap_status_message(&scope, &first, &[a], now()).await.unwrap());
+    let before = store.count_messages(&scope).await.unwrap();
+
+    let late = status_message();
+    assert!(!store.store_sap_status_message(&scope, &late, &[a, b], now()).await.unwrap(), "a is carried");
+    assert!(store.get_message(late.id).await.unwrap().is_none(), "nothing stored");
+    let pending = store.pending_sap_statuses(&scope, 100).await.unwrap();
+    assert_eq!(
+        pending.iter().map(|r| (r.id, r.batch_message_id)).collect::<Vec<_>>(),
+        [(b, None)],
+        "b unmarked"
+    );
+    let carried = store.sap_statuses_of(first.id).await.unwrap();
+    assert_eq!(carried.iter().map(|r| r.id).collect::<Vec<_>>(), [a], "a stays the first message's");
+
+    let empty = status_message();
+    assert!(!store.store_sap_status_message(&scope, &empty, &[], now()).await.unwrap(), "carries nothing");
+    assert!(store.get_message(empty.id).await.unwrap().is_none(), "nothing stored");
+    assert_eq!(store.count_messages(&scope).await.unwrap(), before);
+
+    let next = status_message();
+    assert!(store.store_sap_status_message(&scope, &next, &[b], now()).await.unwrap());
+    assert!(store.pending_sap_statuses(&scope, 100).await.unwrap().is_empty());
+    assert_eq!(store.count_messages(&scope).await.unwrap(), before + 1);
+}

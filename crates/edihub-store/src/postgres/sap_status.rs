@@ -144,8 +144,13 @@ pub(crate) async fn pending(conn: &mut PgConnection, scope: &Scope, limit: i64) 
 }
 
 /// Marks `ids` carried by `batch`, all or none: false (and nothing
-/// marked, once the caller rolls back) when another batch took one first.
+/// marked, once the caller rolls back) when another batch took one first,
+/// and false for no ids: a status message that carries nothing is not
+/// stored.
 pub(crate) async fn carry(conn: &mut PgConnection, scope: &Scope, ids: &[i64], batch: Uuid) -> Result<bool> {
+    if ids.is_empty() {
+        return Ok(false);
+    }
     let done = sqlx::query(
         "UPDATE sap_status_changes SET batch_message_id = $3 \
          WHERE tenant_id = $1 AND environment_id = $2 AND id = ANY($4) AND batch_message_id IS NULL",
