@@ -47,7 +47,7 @@ fmt:
 
 ## Formatting, clippy with warnings as errors, and no import circle of more than
 ## two files in the crates listed (scripts/import-cycles.py).
-CYCLE_FREE_CRATES = crates/edihub-core crates/edihub-server crates/edihub
+CYCLE_FREE_CRATES = crates/edihub-core crates/edihub-store crates/edihub-server crates/edihub
 lint:
 	./scripts/build-deps.sh
 	$(CARGO) fmt --all -- --check

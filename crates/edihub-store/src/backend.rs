@@ -1,5 +1,6 @@
-//! What the shared parts of the two stores need of a backend, and the
-//! pools and queues each store is made of.
+//! What the shared parts of the two stores need of a backend (the pools
+//! and queues each store is made of are [`crate::SqlStore`]'s, in
+//! `sql_store.rs`).
 //!
 //! [`PgStore`](crate::PgStore) and [`SqliteStore`](crate::SqliteStore) each
 //! implement [`crate::Store`] on their own (`postgres/mod.rs`,
@@ -10,10 +11,9 @@
 //! backend: how a write transaction starts, the packet lookup, fingerprint
 //! locks and a missing partition.
 
-use sqlx::{Database, Transaction};
+use sqlx::Database;
 
 use crate::claims::ClaimSql;
-use crate::ingest::group::Batchers;
 use crate::ingest::key_statements::KeySql;
 use crate::ingest::statements::{IngestSql, ScopedHolder};
 use crate::session::Sessions;
@@ -73,28 +73,4 @@ pub(crate) trait Backend:
         e: &StoreError,
         layout: PartitionLayout,
     ) -> impl Future<Output = Result<bool>> + Send;
-}
-
-/// The [`crate::Store`] over a [`Backend`]'s pools ([`crate::PgStore`],
-/// [`crate::SqliteStore`]).
-#[derive(Debug, Clone)]
-pub struct SqlStore<DB: Database> {
-    /// Requests, lookups and admin work.
-    pub(crate) db: Sessions<DB>,
-    /// The group insert's own connections (see [`crate::ingest::group`]).
-    pub(crate) batch_db: Sessions<DB>,
-    /// The group insert's queues.
-    pub(crate) batchers: Batchers,
-    /// PostgreSQL's time partitions (unused on SQLite).
-    pub(crate) layout: PartitionLayout,
-}
-
-// Crate-internal methods: the bound names a crate-private trait on purpose
-// (what differs between backends is nobody else's business).
-#[expect(private_bounds)]
-impl<DB: Backend> SqlStore<DB> {
-    /// Starts a write transaction.
-    pub(crate) async fn begin(&self) -> Result<Transaction<'static, DB>> {
-        self.db.begin().await
-    }
 }

@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use super::*;
+use super::support::*;
 
 /// How many tasks ask for a number at once.
 pub const ACK_RACERS: usize = 32;

@@ -2,7 +2,7 @@
 
 use chrono::Duration;
 
-use super::*;
+use super::support::*;
 use crate::{
     AuditFilter, INTEGRATION_UPDATED, IntegrationRow, KeyPurge, MESSAGE_TYPE_UPDATED, MessageQuery,
     MessageTypeRow, RetentionStep, SOURCE_ADMIN,

@@ -6,9 +6,9 @@
 
 use std::collections::HashSet;
 
-use chrono::Duration;
+use chrono::{DateTime, Duration, Utc};
 
-use super::*;
+use super::support::*;
 use crate::{
     AS2_DUPLICATE_BLOCKED, AS2_MESSAGE_ID_REUSED, As2Claim, As2Filter, As2Key, As2MdnAttempt, As2Settlement,
     AuditFilter, MDN_PENDING, MDN_PROCESSING, MDN_SENT, NewAs2Message, RetentionStep,

@@ -2,7 +2,7 @@
 
 use chrono::Duration;
 
-use super::*;
+use super::support::*;
 use crate::{AuditFilter, MessageTypeRow, NewAuditEvent, SOURCE_CONFIG};
 
 /// Filters select exactly the matching events, newest first, and the cursor

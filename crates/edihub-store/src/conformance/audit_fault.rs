@@ -8,7 +8,7 @@
 use sqlx::Connection;
 
 use super::batch::duplicates_at_once;
-use super::*;
+use super::support::*;
 use crate::AuditFilter;
 use crate::testing::TestDb;
 

@@ -4,8 +4,10 @@
 
 use chrono::Duration;
 
-use super::*;
-use crate::{AttemptRow, DestinationRow, FinishedAttempt, Json, SOURCE_CONFIG, Verdict};
+use super::support::*;
+use sqlx::types::Json;
+
+use crate::{AttemptRow, DestinationRow, FinishedAttempt, SOURCE_CONFIG, Verdict};
 
 fn destination(id: &str, scope: &Scope, types: Option<&[&str]>) -> DestinationRow {
     DestinationRow {

@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 
-use super::*;
+use super::support::*;
 use crate::AuditFilter;
 
 /// How many requests each check sends at once.

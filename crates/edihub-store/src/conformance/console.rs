@@ -3,7 +3,7 @@
 
 use chrono::Duration;
 
-use super::*;
+use super::support::*;
 use crate::{ACCEPTED, ActivityCount, AuditFilter, MessageQuery, NewAuditEvent, SIGNATURE_REJECTED};
 
 /// Search by sender, key value (exactly, wildcards taken literally) and

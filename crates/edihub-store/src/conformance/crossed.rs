@@ -15,7 +15,7 @@ use std::time::{Duration as StdDuration, Instant};
 use sqlx::Connection;
 use uuid::Uuid;
 
-use super::*;
+use super::support::*;
 use crate::testing::TestDb;
 
 /// How long the check waits for a packet to reach a lock or to answer: a

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use uuid::Uuid;
 
-use super::*;
+use super::support::*;
 use crate::testing::{Backend, TestDb};
 use crate::{FeedPage, FeedPosition, FeedQuery, RetentionStep};
 
@@ -202,7 +202,7 @@ where
     for<'e> Uuid: sqlx::Encode<'e, E::Database> + sqlx::Type<E::Database>,
     for<'e> Vec<u8>: sqlx::Encode<'e, E::Database> + sqlx::Type<E::Database>,
     for<'e> chrono::DateTime<chrono::Utc>: sqlx::Encode<'e, E::Database> + sqlx::Type<E::Database>,
-    for<'e> crate::Json<serde_json::Value>: sqlx::Encode<'e, E::Database> + sqlx::Type<E::Database>,
+    for<'e> sqlx::types::Json<serde_json::Value>: sqlx::Encode<'e, E::Database> + sqlx::Type<E::Database>,
     <E::Database as sqlx::Database>::Arguments: sqlx::IntoArguments<E::Database>,
 {
     sqlx::query(
@@ -213,7 +213,7 @@ where
     .bind(scope.tenant_id.clone())
     .bind(scope.environment_id.clone())
     .bind("ORDERS05".to_string())
-    .bind(crate::Json(serde_json::json!([])))
+    .bind(sqlx::types::Json(serde_json::json!([])))
     .bind(b"<SLOW/>".to_vec())
     .bind(now())
     .execute(conn)

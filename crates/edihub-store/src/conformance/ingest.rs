@@ -2,7 +2,7 @@
 
 use chrono::Duration;
 
-use super::*;
+use super::support::*;
 use crate::{
     AuditFilter, DUPLICATE_BLOCKED, INTERCHANGE_DUPLICATE_BLOCKED, INTERCHANGE_MISMATCH, KEY_MISMATCH,
 };

@@ -6,7 +6,7 @@ use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
 
 use super::outbox::{attempt, destination};
-use super::*;
+use super::support::*;
 use crate::{ClaimedDelivery, FinishedAttempt, Verdict};
 
 /// Seeds one destination of `scope` for every type; returns its id.

@@ -8,7 +8,7 @@
 use chrono::Duration;
 
 use super::outbox::{attempt, destination};
-use super::*;
+use super::support::*;
 use crate::{AuditFilter, DELIVERY_WITHDRAWN, FinishedAttempt, SOURCE_ADMIN, Verdict};
 
 /// `store`'s deliveries of `message` to `dest`: (status, last error).

@@ -6,7 +6,8 @@ use std::collections::HashSet;
 
 use chrono::Duration;
 
-use super::*;
+use super::partitions::id_at;
+use super::support::*;
 use crate::ingest::packet::TX_CHUNK;
 use crate::{
     AttemptRow, AuditFilter, DELIVERY_FAILED, DELIVERY_REPLAYED, DestinationRow, FinishedAttempt, Json,

@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use super::*;
+use super::support::*;
 use crate::ingest::packet::TX_CHUNK;
 use crate::{AuditFilter, DUPLICATE_BLOCKED};
 

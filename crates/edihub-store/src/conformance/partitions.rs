@@ -7,13 +7,13 @@
 //! partitions of those days; the checks read the catalog on a connection of
 //! their own.
 
-use chrono::Duration;
+use chrono::{DateTime, Duration, Utc};
 use sqlx::Connection;
 use uuid::Uuid;
 
 use super::outbox::destination;
 use super::races::{RACERS, blocked_events, one_winner};
-use super::*;
+use super::support::*;
 use crate::testing::TestDb;
 use crate::{AuditFilter, Pace, RetentionStep};
 use tokio_util::sync::CancellationToken;

@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use super::*;
+use super::support::*;
 use crate::{AuditFilter, DUPLICATE_BLOCKED};
 
 /// How many requests race in each check.

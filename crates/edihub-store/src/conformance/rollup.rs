@@ -2,9 +2,9 @@
 //! an hour is rolled up only once it has settled, and racing roll-ups add
 //! each hour once.
 
-use chrono::{Duration, TimeDelta};
+use chrono::{DateTime, Duration, TimeDelta, Utc};
 
-use super::*;
+use super::support::*;
 use crate::activity_rollup::{HORIZON_HOURS, floor_hour};
 use crate::{ACCEPTED, ActivityCount, ActivityPoint, NewAuditEvent, SIGNATURE_REJECTED};
 

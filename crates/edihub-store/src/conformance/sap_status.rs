@@ -8,7 +8,7 @@
 use chrono::Duration;
 
 use super::outbox::{attempt, destination};
-use super::*;
+use super::support::*;
 use crate::{
     FinishedAttempt, NewSapStatus, SAP_CREATED, SAP_IN_TARGET, SAP_NOT_CREATED, SapStatusRow, SapStatusState,
     Verdict,

@@ -9,8 +9,8 @@
 use chrono::Duration;
 use sqlx::Connection;
 
+use super::support::*;
 use super::verdicts::three_claimed;
-use super::*;
 use crate::testing::TestDb;
 use crate::{ClaimedDelivery, FinishedAttempt, Recorded, Verdict};
 

@@ -6,7 +6,7 @@
 use chrono::{DateTime, Duration, Utc};
 
 use super::outbox::{attempt, seed_mixed};
-use super::*;
+use super::support::*;
 use crate::{AuditFilter, DELIVERY_FAILED, FinishedAttempt, Verdict};
 
 /// One delivery claimed twice: by a worker that then stalls past its lease

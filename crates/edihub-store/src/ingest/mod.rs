@@ -27,7 +27,8 @@ mod transaction;
 use group::{Batchers, Queued, Verdict};
 use packet::{Chunk, ChunkDone, Progress, TX_CHUNK};
 
-use crate::backend::{Backend, SqlStore};
+use crate::backend::Backend;
+use crate::sql_store::SqlStore;
 use crate::{DetectedBy, IngestOutcome, IngestRequest, MessageOutcome, Result, StoreError};
 
 // Crate-internal methods: the bound names a crate-private trait on purpose

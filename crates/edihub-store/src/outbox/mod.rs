@@ -21,12 +21,15 @@
 //! `verdicts.rs`). A worker that dies leaves
 //! its lease, which expires, and the row is claimed again. A destination
 //! with `ordering = "fifo"` claims only the head of its line instead
-//! (`queue.rs`, which also measures each destination's queue).
+//! (`queue.rs`, which also measures each destination's queue). A batch
+//! of attempts whose transaction fails is recorded one by one (`finish.rs`).
 
+mod finish;
 mod model;
 mod queue;
 pub(crate) mod verdicts;
 
+pub(crate) use finish::finish_each;
 pub use model::*;
 pub use queue::DeliveryQueue;
 

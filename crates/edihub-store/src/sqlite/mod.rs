@@ -42,11 +42,12 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use uuid::Uuid;
 
 use crate::as2::{As2Claim, As2Filter, As2Key, As2MdnAttempt, As2MessageRow, As2Settlement, NewAs2Message};
-use crate::backend::{Backend, SqlStore};
+use crate::backend::Backend;
 use crate::feed::{FeedPage, FeedQuery, StoredMessage};
 use crate::ingest::group::{Batchers, STATEMENT_CACHE};
 use crate::ingest::statements::{IngestSql, ScopedHolder};
 use crate::session::Sessions;
+use crate::sql_store::SqlStore;
 use crate::{
     ActivityCount, ActivityPoint, AuditEvent, AuditFilter, ClaimedDelivery, DeliveryQueue, DeliveryReport,
     DestinationRow, FinishedAttempt, IngestOutcome, IngestRequest, IntegrationRow, KeyPurge, MessagePage,
@@ -224,7 +225,7 @@ impl Store for SqliteStore {
     }
 
     async fn finish_deliveries(&self, done: &[FinishedAttempt]) -> Result<Vec<Recorded>> {
-        crate::store::finish_each(done, |batch| async move {
+        crate::outbox::finish_each(done, |batch| async move {
             let mut tx = self.begin().await?;
             let now = Utc::now();
             let recorded = crate::outbox::verdicts::record(&mut *tx, batch, now).await?;

@@ -34,7 +34,7 @@ pub(super) type Events = Vec<(DateTime<Utc>, NewAuditEvent)>;
 /// (one event per row of a full batch), so the group insert's connections,
 /// whose statement caches are sized for every batch size, hold every size
 /// of this statement too.
-const MAX_ROWS: usize = super::MAX_ROWS;
+const MAX_ROWS: usize = super::queued::MAX_ROWS;
 
 /// One batch's events and where to say whether they were committed.
 struct Append {

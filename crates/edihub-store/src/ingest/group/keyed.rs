@@ -5,8 +5,8 @@
 use uuid::Uuid;
 
 use super::audits::{AuditWriter, Events};
+use super::queued::{Queued, Verdict};
 use super::settle::row;
-use super::{Queued, Verdict};
 use crate::backend::Backend;
 use crate::ingest::decide::{duplicate_of, kept, repeat};
 use crate::ingest::insert_answer::Inserted;

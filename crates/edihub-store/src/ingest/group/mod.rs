@@ -49,60 +49,29 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use crate::backend::Backend;
 use crate::session::Sessions;
-use crate::{IngestOutcome, KeyClaim, MessageSummary, NewMessage, Result, Scope, StoreError};
+use crate::{Result, StoreError};
 
 mod audits;
 mod keyed;
+mod queued;
 mod settle;
 
 use audits::AuditWriter;
+pub(crate) use queued::{MAX_ROWS, Queued, Verdict};
 
 /// Largest payload that is batched; bigger bodies take the transaction path,
 /// so one statement never carries several large bodies.
 pub(crate) const MAX_PAYLOAD: usize = 64 * 1024;
-/// Most rows in one statement (19 parameters each, far under both backends'
-/// limits).
-const MAX_ROWS: usize = 64;
 /// Payload bytes after which a batch is closed.
 const MAX_BYTES: usize = 1024 * 1024;
 /// Prepared statements a group-insert connection keeps: each of the five
 /// multi-row statements in every batch size. Evicting them would cost a
 /// prepare round trip per batch.
 pub(crate) const STATEMENT_CACHE: usize = 5 * MAX_ROWS;
-
-/// One message waiting for the group insert.
-#[derive(Debug)]
-pub(crate) struct Queued {
-    /// Where it belongs.
-    pub scope: Scope,
-    /// The request time (timestamps and the window's end).
-    pub now: DateTime<Utc>,
-    /// The request's key, if any.
-    pub key: Option<KeyClaim>,
-    /// The request's interchange envelope, kept with its key's answer.
-    pub envelope: Option<serde_json::Value>,
-    /// The message.
-    pub message: NewMessage,
-}
-
-/// What the group insert decided for one message.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Verdict {
-    /// Stored and committed (requests without a key).
-    Inserted,
-    /// A duplicate of this holder; its audit event is committed (requests
-    /// without a key).
-    Duplicate(MessageSummary),
-    /// The whole outcome of a request with a key, committed.
-    Outcome(IngestOutcome),
-    /// Not decided here: run the ingest transaction.
-    Undecided,
-}
 
 struct Job {
     item: Queued,

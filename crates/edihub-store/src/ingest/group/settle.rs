@@ -10,7 +10,7 @@
 use uuid::Uuid;
 
 use super::audits::AuditWriter;
-use super::{Queued, Verdict};
+use super::queued::{Queued, Verdict};
 use crate::Scope;
 use crate::backend::Backend;
 use crate::ingest::decide::duplicate_of;

@@ -1,0 +1,41 @@
+//! What waits in the group insert's queues ([`Queued`]), what the batch
+//! decides for each ([`Verdict`]) and how many rows a batch takes: what the
+//! dispatcher, the settling of plain batches and the keyed batches share,
+//! so they import it from here rather than from each other.
+
+use chrono::{DateTime, Utc};
+
+use crate::{IngestOutcome, KeyClaim, MessageSummary, NewMessage, Scope};
+
+/// Most rows in one statement (19 parameters each, far under both backends'
+/// limits).
+pub(crate) const MAX_ROWS: usize = 64;
+
+/// One message waiting for the group insert.
+#[derive(Debug)]
+pub(crate) struct Queued {
+    /// Where it belongs.
+    pub scope: Scope,
+    /// The request time (timestamps and the window's end).
+    pub now: DateTime<Utc>,
+    /// The request's key, if any.
+    pub key: Option<KeyClaim>,
+    /// The request's interchange envelope, kept with its key's answer.
+    pub envelope: Option<serde_json::Value>,
+    /// The message.
+    pub message: NewMessage,
+}
+
+/// What the group insert decided for one message.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Verdict {
+    /// Stored and committed (requests without a key).
+    Inserted,
+    /// A duplicate of this holder; its audit event is committed (requests
+    /// without a key).
+    Duplicate(MessageSummary),
+    /// The whole outcome of a request with a key, committed.
+    Outcome(IngestOutcome),
+    /// Not decided here: run the ingest transaction.
+    Undecided,
+}
