@@ -7,12 +7,12 @@
 //! `EDIHUB_ADMIN__TOKEN_SHA256`). Unknown keys in the file are errors;
 //! unknown `EDIHUB_*` variables are ignored and reported (see `env`).
 //!
-//! Configuration is read by everyone and reads no one: the files that type
-//! the keys (`root` and the sections) import only each other, and the rules
-//! that check a loaded file against the rest of the hub (an integration's
-//! parse, a destination's signing key and address, the AS2 keys) sit in the
-//! `validate*` files, which only each other import. This file only names
-//! the parts.
+//! The configuration's types are read by everyone and read no one: `root`
+//! and the section files import only each other. The rules that check a
+//! loaded file against the rest of the hub (an integration's parse, a
+//! destination's address, the AS2 keys) sit in the `validate*` files,
+//! which read those parts and which only each other import, so no import
+//! leads back into them. This file only names the parts.
 
 mod as2;
 mod credentials;
