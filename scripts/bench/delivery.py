@@ -20,6 +20,13 @@ later scenarios are not affected). Measured, beside S1's columns:
   of edihub, PostgreSQL and the receiver, i.e. what a delivery costs. With
   BENCH_PROFILE=1, a perf profile of edihub during the drain
   (target/bench/perf-d-drain.txt).
+
+D2 reads the same run the way issue-level targets put it: what a delivery
+costs edihub and PostgreSQL together, the receiver's CPU excluded (the run's
+edihub + PostgreSQL CPU beyond what its messages cost to ingest at the
+baseline's rate, per delivery), against one ingest's (the baseline's edihub +
+PostgreSQL CPU per message); and the end-to-end rate, messages stored *and*
+delivered per second (the lower of the two rates), against the baseline's.
 """
 
 import json
@@ -130,6 +137,8 @@ def run(server, s1, load, edihub, work, tenant, env, admin_token, cpu_of, pg, lo
     delivered = max(1, res.get("delivered", 0))
     res["extra_ms_per_delivery"] = (res["cpu_edihub"] * 1000 - base["ms_per_msg_edihub"] * res["requests"]) / delivered
     res["sink_ms_per_delivery"] = sink_cpu * 1000 / delivered
+    res["extra_pg_ms_per_delivery"] = (res["cpu_pg"] * 1000 - base["ms_per_msg_pg"] * res["requests"]) / delivered
+    res["d2"] = d2(res, base)
     dr = res["drain"]
     log(f"D queue depth each second: {[int(v) for v in sampler.samples]}")
     log(f"D drain: {dr['delivered']} delivered at {dr['per_s']:.0f}/s, CPU-ms per delivery: edihub "
@@ -139,6 +148,16 @@ def run(server, s1, load, edihub, work, tenant, env, admin_token, cpu_of, pg, lo
         f"{res['drain_s']:.1f} s, extra edihub CPU {res['extra_ms_per_delivery']:.3f} ms/delivery, receiver "
         f"{res['sink_ms_per_delivery']:.3f} ms/delivery")
     return res
+
+
+def d2(d, base):
+    """D2's figures from D's run `d` and its baseline."""
+    ingest_ms = base["ms_per_msg_edihub"] + base["ms_per_msg_pg"]
+    delivery_ms = d["extra_ms_per_delivery"] + d["extra_pg_ms_per_delivery"]
+    end_to_end = min(d["rps"], d["delivered_per_s"])
+    return {"ingest_ms": ingest_ms, "delivery_ms": delivery_ms,
+            "cost_ratio": delivery_ms / ingest_ms if ingest_ms else 0.0,
+            "end_to_end_per_s": end_to_end, "end_to_end_ratio": end_to_end / base["rps"] if base["rps"] else 0.0}
 
 
 def _drain_costs(t0, t1):
@@ -162,7 +181,21 @@ def render(d):
         f"| {d['rps']:,.0f} | {b['rps']:,.0f} ({b['name']}) | {ratio:.2f} | {d['delivered_per_s']:,.0f} | "
         f"{d['depth_max']} / {d['depth_last']} ({d['depth_samples']}) | {d['drain_s']:.1f} | "
         f"{d['ms_per_msg_edihub']:.3f} | {d['extra_ms_per_delivery']:.3f} | {d['sink_ms_per_delivery']:.3f} |",
-    ] + render_drain(d)
+    ] + render_d2(d) + render_drain(d)
+
+
+def render_d2(d):
+    x = d.get("d2")
+    if not x:
+        return []
+    return [
+        "",
+        f"D2 (the same run): a delivery costs edihub {d['extra_ms_per_delivery']:.3f} and PostgreSQL "
+        f"{d['extra_pg_ms_per_delivery']:.3f} CPU-ms beyond the ingest, {x['delivery_ms']:.3f} in all against "
+        f"{x['ingest_ms']:.3f} for one ingest ({x['cost_ratio']:.2f} ×; the receiver's "
+        f"{d['sink_ms_per_delivery']:.3f} excluded); stored and delivered {x['end_to_end_per_s']:,.0f} messages "
+        f"per second, {x['end_to_end_ratio']:.2f} × {d['base']['name']}.",
+    ]
 
 
 def render_drain(d):
@@ -199,4 +232,12 @@ def targets(d):
     bounded = d["depth_last"] is not None and d["drain_s"] <= 10
     out.append(("D", "queue drained ≤ 10 s after the load", f"max {d['depth_max']}, drained in {d['drain_s']:.1f} s",
                 bounded))
+    x = d.get("d2")
+    if x:
+        out.append(("D2", "edihub + PostgreSQL CPU per delivery ≤ 0.4 × one ingest's, the receiver's excluded",
+                    f"{x['cost_ratio']:.2f} ({x['delivery_ms']:.3f} vs {x['ingest_ms']:.3f} CPU-ms)",
+                    x["cost_ratio"] <= 0.4))
+        out.append(("D2", "stored and delivered per second ≥ 0.7 × S1",
+                    f"{x['end_to_end_ratio']:.2f} ({x['end_to_end_per_s']:,.0f} vs {b['rps']:,.0f})",
+                    x["end_to_end_ratio"] >= 0.7))
     return out

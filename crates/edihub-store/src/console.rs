@@ -13,17 +13,61 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use crate::DetectedBy;
 use crate::activity_rollup::{Rolled, ceil_hour};
 
-/// What an [`ActivityCount`] counts.
+/// The `what` of the accepted messages' counts.
 pub const ACCEPTED: &str = "accepted";
 /// The audit action of refused webhook signatures (written by the server,
 /// one event per interval carrying a `count`).
 pub const SIGNATURE_REJECTED: &str = "webhook.signature_rejected";
 
-/// One count of the overview: `what` is `accepted`, a duplicate detector
-/// (`idempotency_key`, `fingerprint`, `provider_event_id`) or
-/// `webhook.signature_rejected`.
+/// What an [`ActivityCount`] counts. A blocked duplicate is counted by its
+/// detector: a message repeated by fingerprint, key or provider event id
+/// (`message.duplicate_blocked`) and a repeated EDIFACT/X12 interchange
+/// (`interchange.duplicate_blocked`, one per interchange) alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counted {
+    /// Messages accepted (stored new).
+    Accepted,
+    /// Duplicates blocked, by how they were recognised.
+    Duplicate(DetectedBy),
+    /// Webhook signatures refused.
+    SignaturesRefused,
+}
+
+impl Counted {
+    /// The name the statements write and the rollup keeps.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Counted::Accepted => ACCEPTED,
+            Counted::Duplicate(by) => by.as_str(),
+            Counted::SignaturesRefused => SIGNATURE_REJECTED,
+        }
+    }
+}
+
+impl TryFrom<String> for Counted {
+    type Error = String;
+
+    fn try_from(name: String) -> std::result::Result<Self, String> {
+        match name.as_str() {
+            ACCEPTED => Ok(Counted::Accepted),
+            SIGNATURE_REJECTED => Ok(Counted::SignaturesRefused),
+            other => DetectedBy::from_name(other)
+                .map(Counted::Duplicate)
+                .ok_or_else(|| format!("an overview count of unknown kind {other:?}")),
+        }
+    }
+}
+
+impl Serialize for Counted {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// One count of the overview.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
 pub struct ActivityCount {
     /// Tenant id (empty when the event named none).
@@ -33,7 +77,8 @@ pub struct ActivityCount {
     /// Message type (empty for signature refusals, which have none).
     pub message_type: String,
     /// What was counted.
-    pub what: String,
+    #[sqlx(try_from = "String")]
+    pub what: Counted,
     /// How many.
     pub count: i64,
 }

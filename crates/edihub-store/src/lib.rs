@@ -128,7 +128,9 @@ pub use audit::{
     KEY_MISMATCH, MESSAGE_TYPE_UPDATED, NewAuditEvent,
 };
 pub use catalog::{GLOBAL_TENANT, IntegrationRow, MessageTypeRow, SOURCE_ADMIN, SOURCE_CONFIG};
-pub use console::{ACCEPTED, ActivityCount, ActivityPoint, SIGNATURE_REJECTED, hourly_bounds, series_bounds};
+pub use console::{
+    ACCEPTED, ActivityCount, ActivityPoint, Counted, SIGNATURE_REJECTED, hourly_bounds, series_bounds,
+};
 pub use delivery_backlog::DeliveryBacklog;
 pub use destinations::DestinationRow;
 pub use error::{Result, StoreError};

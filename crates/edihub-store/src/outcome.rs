@@ -42,6 +42,18 @@ impl DetectedBy {
             DetectedBy::Interchange => "interchange",
         }
     }
+
+    /// The detector named `name` (as [`DetectedBy::as_str`] writes it).
+    pub fn from_name(name: &str) -> Option<Self> {
+        [
+            DetectedBy::IdempotencyKey,
+            DetectedBy::Fingerprint,
+            DetectedBy::ProviderEventId,
+            DetectedBy::Interchange,
+        ]
+        .into_iter()
+        .find(|by| by.as_str() == name)
+    }
 }
 
 /// What to do when a key comes back with a different payload.

@@ -15,13 +15,10 @@ use std::net::IpAddr;
 use std::sync::Mutex;
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use edihub_store::{NewAuditEvent, Store};
+use edihub_store::{NewAuditEvent, SIGNATURE_REJECTED, Store};
 use serde_json::json;
 
 use super::Integration;
-
-/// The audit action of refused signatures.
-pub const SIGNATURE_REJECTED: &str = "webhook.signature_rejected";
 
 /// Client addresses kept apart per interval; further ones count as `other`.
 pub const MAX_SOURCES: usize = 100;

@@ -255,6 +255,18 @@ async fn overview_counts_and_charts(backend: Backend) {
     let body = serde_json::json!({ "docnum": "1", "order": { "id": HOSTILE[0] } }).to_string();
     accepted(&app.post_json(ACME_QA, body.clone(), &keyed).await);
     app.post_json(ACME_QA, body, &keyed).await.expect(200);
+    // An X12 interchange and its repeat: one message, one repeated interchange.
+    let x12 = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/edifact/real/sapabh_O2C-ASCX12-004010_01a-SalesOrderRequest_X12-850.x12"),
+    )
+    .expect("the X12 fixture");
+    let post_x12 =
+        || app.post_receive(Some(&bearer(ACME_PROD)), Some("application/EDI-X12"), x12.clone(), &[]);
+    post_x12().await.expect(202);
+    let again = post_x12().await;
+    again.expect(200);
+    assert!(again.replayed());
     let before = snapshot(&app).await;
 
     let html = page(&app, "/admin").await.text();
@@ -264,16 +276,21 @@ async fn overview_counts_and_charts(backend: Backend) {
     assert!(day.contains(
         "<td>acme / prod</td><td class=\"type\"><a href=\"/admin/messages?tenant=acme&amp;environment=prod&amp;message_type=ORDERS05\">ORDERS05</a></td>\
          <td class=\"num received\">2</td><td class=\"num accepted\">1</td><td class=\"num\">0</td><td class=\"num\">1</td>\
-         <td class=\"num\">0</td><td class=\"num rate\">50.0 %</td>"
+         <td class=\"num\">0</td><td class=\"num interchange\">0</td><td class=\"num rate\">50.0 %</td>"
     ), "{day}");
     assert!(day.contains("<td>acme / qa</td>") && day.contains(">shop.order</a>"), "{day}");
-    assert!(day.contains("<td class=\"num\">1</td><td class=\"num\">0</td><td class=\"num\">0</td><td class=\"num rate\">50.0 %</td>"));
+    assert!(day.contains("<td class=\"num\">1</td><td class=\"num\">0</td><td class=\"num\">0</td><td class=\"num interchange\">0</td><td class=\"num rate\">50.0 %</td>"));
+    assert!(day.contains(
+        ">X12.850</a></td><td class=\"num received\">2</td><td class=\"num accepted\">1</td>\
+         <td class=\"num\">0</td><td class=\"num\">0</td><td class=\"num\">0</td><td class=\"num interchange\">1</td>\
+         <td class=\"num rate\">50.0 %</td>"
+    ), "the repeated interchange is counted: {day}");
     // The chart: 24 pairs of bars, one per clock hour (the last one up to
-    // now), holding both messages and both duplicates.
+    // now), holding the three messages and the three duplicates.
     assert!(html.contains("<svg id=\"chart\""));
     assert_eq!(html.matches("<rect class=\"accepted\"").count(), 24);
     assert!(html.contains(":00 UTC: "), "bars start on the hour");
-    assert_eq!((chart_total(&html, "accepted"), chart_total(&html, "duplicates")), (2, 2));
+    assert_eq!((chart_total(&html, "accepted"), chart_total(&html, "duplicates")), (3, 3));
     assert!(!html.contains("<script"), "no JavaScript");
     assert_eq!(snapshot(&app).await, before, "looking changes nothing");
     app.get("/admin", None).await.expect(401);

@@ -4,7 +4,7 @@
 use chrono::Duration;
 
 use super::support::*;
-use crate::{ACCEPTED, ActivityCount, AuditFilter, MessageQuery, NewAuditEvent, SIGNATURE_REJECTED};
+use crate::{ActivityCount, AuditFilter, Counted, MessageQuery, NewAuditEvent, SIGNATURE_REJECTED};
 
 /// Search by sender, key value (exactly, wildcards taken literally) and
 /// time, and a keyset walk that neither repeats nor skips a row, even for
@@ -158,6 +158,18 @@ pub async fn activity_counts_and_series(store: StoreRef) {
         ingest_at(&store, &scope, Some(key("act-k", "s")), vec![message(None)], end - Duration::minutes(10))
             .await;
     assert!(matches!(replay, IngestOutcome::Replayed { .. }));
+    // An EDIFACT/X12 interchange and its repeat: one message accepted, the
+    // repeated interchange counted once, by its detector.
+    let interchange = KeyClaim {
+        kind: DetectedBy::Interchange,
+        on_reuse: KeyReusePolicy::Replay,
+        window_seconds: Some(86_400),
+        ..key("X12|ZZ:A|ZZ:B|act", "sha-act")
+    };
+    let at = end - Duration::minutes(5);
+    processed(ingest_at(&store, &scope, Some(interchange.clone()), vec![message(Some("act-ic"))], at).await);
+    let repeat = ingest_at(&store, &scope, Some(interchange), vec![message(Some("act-ic-2"))], at).await;
+    assert!(matches!(repeat, IngestOutcome::Replayed(_)), "{repeat:?}");
     for count in [3, 4] {
         let event = NewAuditEvent {
             action: SIGNATURE_REJECTED.into(),
@@ -172,20 +184,21 @@ pub async fn activity_counts_and_series(store: StoreRef) {
     let since = end - Duration::hours(24);
     let mine: Vec<ActivityCount> =
         store.activity(since).await.unwrap().into_iter().filter(|c| c.tenant_id == scope.tenant_id).collect();
-    let row = |t: &str, what: &str, count: i64| ActivityCount {
+    let row = |t: &str, what: Counted, count: i64| ActivityCount {
         tenant_id: scope.tenant_id.clone(),
         environment_id: scope.environment_id.clone(),
         message_type: t.into(),
-        what: what.into(),
+        what,
         count,
     };
     assert_eq!(
         mine,
         [
-            row("", SIGNATURE_REJECTED, 7),
-            row("ORDERS05", ACCEPTED, 2),
-            row("ORDERS05", "fingerprint", 1),
-            row("ORDERS05", "idempotency_key", 1),
+            row("", Counted::SignaturesRefused, 7),
+            row("ORDERS05", Counted::Accepted, 3),
+            row("ORDERS05", Counted::Duplicate(DetectedBy::Fingerprint), 1),
+            row("ORDERS05", Counted::Duplicate(DetectedBy::IdempotencyKey), 1),
+            row("ORDERS05", Counted::Duplicate(DetectedBy::Interchange), 1),
         ]
     );
 
@@ -195,8 +208,8 @@ pub async fn activity_counts_and_series(store: StoreRef) {
     let points = store.activity_series(&bounds).await.unwrap();
     assert_eq!(points.iter().map(|p| p.bucket).collect::<Vec<_>>(), [0, 1, 2, 3]);
     // The old message lies before the first interval.
-    assert_eq!(points.iter().map(|p| p.accepted).collect::<Vec<_>>(), [0, 0, 1, 1]);
-    assert_eq!(points.iter().map(|p| p.duplicates).sum::<i64>(), 2, "{points:?}");
+    assert_eq!(points.iter().map(|p| p.accepted).collect::<Vec<_>>(), [0, 0, 1, 2]);
+    assert_eq!(points.iter().map(|p| p.duplicates).sum::<i64>(), 3, "{points:?}");
     assert!(store.activity_series(&bounds[..1]).await.unwrap().is_empty());
 }
 

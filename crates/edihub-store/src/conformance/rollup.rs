@@ -6,7 +6,7 @@ use chrono::{DateTime, Duration, TimeDelta, Utc};
 
 use super::support::*;
 use crate::activity_rollup::{HORIZON_HOURS, floor_hour};
-use crate::{ACCEPTED, ActivityCount, ActivityPoint, NewAuditEvent, SIGNATURE_REJECTED};
+use crate::{ActivityCount, ActivityPoint, Counted, NewAuditEvent, SIGNATURE_REJECTED};
 
 const HORIZON: u64 = HORIZON_HOURS as u64;
 
@@ -52,7 +52,7 @@ async fn readings(
 }
 
 fn accepted(rows: &[ActivityCount]) -> i64 {
-    rows.iter().filter(|r| r.what == ACCEPTED).map(|r| r.count).sum()
+    rows.iter().filter(|r| r.what == Counted::Accepted).map(|r| r.count).sum()
 }
 
 /// Counts read after a roll-up equal the direct counts before it, for
@@ -82,6 +82,15 @@ pub async fn rollup_answers_like_a_direct_count(store: StoreRef) {
     let keyed = |at| ingest_at(&store, &qa, Some(key("roll-k", "s")), vec![message(None)], at);
     processed(keyed(h(3) + Duration::minutes(5)).await);
     assert!(matches!(keyed(h(3) + Duration::minutes(6)).await, IngestOutcome::Replayed { .. }));
+    let interchange = KeyClaim {
+        kind: DetectedBy::Interchange,
+        on_reuse: KeyReusePolicy::Replay,
+        window_seconds: Some(86_400),
+        ..key("X12|ZZ:A|ZZ:B|roll", "sha-roll")
+    };
+    let sent = |at| ingest_at(&store, &qa, Some(interchange.clone()), vec![message(Some("roll-ic"))], at);
+    processed(sent(h(4) + Duration::minutes(5)).await);
+    assert!(matches!(sent(h(4) + Duration::minutes(6)).await, IngestOutcome::Replayed(_)));
     let refused = NewAuditEvent {
         action: SIGNATURE_REJECTED.into(),
         tenant_id: Some(prod.tenant_id.clone()),
@@ -92,7 +101,11 @@ pub async fn rollup_answers_like_a_direct_count(store: StoreRef) {
     store.insert_audit(&refused).await.unwrap();
 
     let direct = readings(&store, now).await;
-    assert_eq!(accepted(&direct.0[1]), 9, "the week's messages, counted directly: {:?}", direct.0[1]);
+    assert_eq!(accepted(&direct.0[1]), 10, "the week's messages, counted directly: {:?}", direct.0[1]);
+    let interchanges = |rows: &[ActivityCount]| -> i64 {
+        rows.iter().filter(|r| r.what == Counted::Duplicate(DetectedBy::Interchange)).map(|r| r.count).sum()
+    };
+    assert_eq!(interchanges(&direct.0[0]), 1, "the repeated interchange: {:?}", direct.0[0]);
     assert_eq!(store.roll_up_activity(now).await.unwrap(), HORIZON);
     assert_eq!(readings(&store, now).await, direct, "the rollup answers what the direct count did");
     assert_eq!(store.roll_up_activity(now).await.unwrap(), 0, "nothing left to roll up");

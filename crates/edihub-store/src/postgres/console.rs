@@ -5,19 +5,22 @@ use sqlx::PgConnection;
 
 use crate::activity_rollup::Rolled;
 use crate::console::series_intervals;
-use crate::{ActivityCount, ActivityPoint, DUPLICATE_BLOCKED, Result, SIGNATURE_REJECTED};
+use crate::{
+    ActivityCount, ActivityPoint, DUPLICATE_BLOCKED, INTERCHANGE_DUPLICATE_BLOCKED, Result,
+    SIGNATURE_REJECTED,
+};
 
 /// Counts since `$3` per (tenant, environment, message type, what):
 /// directly in `[$3, $4)` and from `$5` on, from the rollup in `[$4, $5)`
-/// (see [`Rolled::split`]). Messages accepted, duplicates blocked (action
-/// `$1`) per detector, signatures refused (action `$2`, each event
+/// (see [`Rolled::split`]). Messages accepted, duplicates blocked (actions
+/// `$1` and `$6`: a message, an interchange) per detector, signatures refused (action `$2`, each event
 /// carrying a `count`).
 const ACTIVITY: &str = "SELECT tenant_id, environment_id, message_type, what, CAST(SUM(count) AS BIGINT) AS count FROM (\
     SELECT tenant_id, environment_id, message_type, 'accepted' AS what, COUNT(*) AS count FROM messages \
         WHERE received_at >= $3 AND received_at < $4 GROUP BY tenant_id, environment_id, message_type \
     UNION ALL SELECT COALESCE(tenant_id, ''), COALESCE(environment_id, ''), COALESCE(message_type, ''), \
         COALESCE(detected_by, ''), COUNT(*) FROM audit_events \
-        WHERE action = $1 AND occurred_at >= $3 AND occurred_at < $4 \
+        WHERE action IN ($1, $6) AND occurred_at >= $3 AND occurred_at < $4 \
         GROUP BY tenant_id, environment_id, message_type, detected_by \
     UNION ALL SELECT COALESCE(tenant_id, ''), COALESCE(environment_id, ''), '', $2, \
         CAST(COALESCE(SUM(CAST(details->>'count' AS BIGINT)), 0) AS BIGINT) FROM audit_events \
@@ -25,7 +28,7 @@ const ACTIVITY: &str = "SELECT tenant_id, environment_id, message_type, what, CA
     UNION ALL SELECT tenant_id, environment_id, message_type, 'accepted', COUNT(*) FROM messages \
         WHERE received_at >= $5 GROUP BY tenant_id, environment_id, message_type \
     UNION ALL SELECT COALESCE(tenant_id, ''), COALESCE(environment_id, ''), COALESCE(message_type, ''), \
-        COALESCE(detected_by, ''), COUNT(*) FROM audit_events WHERE action = $1 AND occurred_at >= $5 \
+        COALESCE(detected_by, ''), COUNT(*) FROM audit_events WHERE action IN ($1, $6) AND occurred_at >= $5 \
         GROUP BY tenant_id, environment_id, message_type, detected_by \
     UNION ALL SELECT COALESCE(tenant_id, ''), COALESCE(environment_id, ''), '', $2, \
         CAST(COALESCE(SUM(CAST(details->>'count' AS BIGINT)), 0) AS BIGINT) FROM audit_events \
@@ -48,11 +51,12 @@ pub(crate) async fn activity(
         .bind(since)
         .bind(a)
         .bind(z)
+        .bind(INTERCHANGE_DUPLICATE_BLOCKED)
         .fetch_all(&mut *conn)
         .await?)
 }
 
-/// Messages accepted and duplicates blocked (action `$1`; the rollup's
+/// Messages accepted and duplicates blocked (actions `$1` and `$8`; the rollup's
 /// other rows but signatures, action `$2`) in each interval of the arrays
 /// `$3` to `$7` (bucket, lo, a, z, hi: see [`crate::console::Interval`]).
 const SERIES: &str = "WITH b (bucket, lo, a, z, hi) AS (\
@@ -62,8 +66,8 @@ const SERIES: &str = "WITH b (bucket, lo, a, z, hi) AS (\
     + (SELECT COUNT(*) FROM messages m WHERE m.received_at >= b.z AND m.received_at < b.hi) \
     + (SELECT COALESCE(SUM(h.count), 0) FROM activity_hours h \
         WHERE h.hour >= b.a AND h.hour < b.z AND h.what = 'accepted') AS BIGINT) AS accepted, CAST(\
-    (SELECT COUNT(*) FROM audit_events e WHERE e.action = $1 AND e.occurred_at >= b.lo AND e.occurred_at < b.a) \
-    + (SELECT COUNT(*) FROM audit_events e WHERE e.action = $1 AND e.occurred_at >= b.z AND e.occurred_at < b.hi) \
+    (SELECT COUNT(*) FROM audit_events e WHERE e.action IN ($1, $8) AND e.occurred_at >= b.lo AND e.occurred_at < b.a) \
+    + (SELECT COUNT(*) FROM audit_events e WHERE e.action IN ($1, $8) AND e.occurred_at >= b.z AND e.occurred_at < b.hi) \
     + (SELECT COALESCE(SUM(h.count), 0) FROM activity_hours h \
         WHERE h.hour >= b.a AND h.hour < b.z AND h.what <> 'accepted' AND h.what <> $2) AS BIGINT) AS duplicates \
     FROM b ORDER BY b.bucket";
@@ -89,6 +93,7 @@ pub(crate) async fn activity_series(
         .bind(column(|i| i.a))
         .bind(column(|i| i.z))
         .bind(column(|i| i.hi))
+        .bind(INTERCHANGE_DUPLICATE_BLOCKED)
         .fetch_all(&mut *conn)
         .await?)
 }

@@ -5,11 +5,11 @@ use chrono::{DateTime, Utc};
 use sqlx::SqliteConnection;
 
 use crate::activity_rollup::{Rolled, RollupSql, StateRow, rolled};
-use crate::{DUPLICATE_BLOCKED, Result, SIGNATURE_REJECTED};
+use crate::{DUPLICATE_BLOCKED, INTERCHANGE_DUPLICATE_BLOCKED, Result, SIGNATURE_REJECTED};
 
 /// Adds the counts of the hour `[$3, $4)` per (tenant, environment,
-/// message type, what): messages accepted, duplicates blocked (action
-/// `$1`) per detector, signatures refused (action `$2`, each event
+/// message type, what): messages accepted, duplicates blocked (actions
+/// `$1` and `$5`: a message, an interchange) per detector, signatures refused (action `$2`, each event
 /// carrying a `count`).
 const ROLL_UP_HOUR: &str = "INSERT INTO activity_hours (hour, tenant_id, environment_id, message_type, what, count) \
     SELECT $3, tenant_id, environment_id, message_type, what, count FROM (\
@@ -17,7 +17,7 @@ const ROLL_UP_HOUR: &str = "INSERT INTO activity_hours (hour, tenant_id, environ
         WHERE received_at >= $3 AND received_at < $4 GROUP BY tenant_id, environment_id, message_type \
     UNION ALL SELECT COALESCE(tenant_id, ''), COALESCE(environment_id, ''), COALESCE(message_type, ''), \
         COALESCE(detected_by, ''), COUNT(*) FROM audit_events \
-        WHERE action = $1 AND occurred_at >= $3 AND occurred_at < $4 \
+        WHERE action IN ($1, $5) AND occurred_at >= $3 AND occurred_at < $4 \
         GROUP BY tenant_id, environment_id, message_type, detected_by \
     UNION ALL SELECT COALESCE(tenant_id, ''), COALESCE(environment_id, ''), '', $2, \
         CAST(COALESCE(SUM(CAST(details->>'count' AS BIGINT)), 0) AS BIGINT) FROM audit_events \
@@ -51,6 +51,7 @@ impl RollupSql for SqliteConnection {
             .bind(SIGNATURE_REJECTED)
             .bind(hour)
             .bind(next)
+            .bind(INTERCHANGE_DUPLICATE_BLOCKED)
             .execute(&mut *self)
             .await?;
         Ok(())

@@ -6,14 +6,16 @@
 //! ([`deliveries`](super::deliveries)).
 //!
 //! Received counts every message that arrived and was answered: accepted
-//! ones plus blocked duplicates.
+//! ones plus blocked duplicates, where a repeated EDIFACT/X12 interchange
+//! counts once (under its first message's type), however many messages it
+//! carries.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use axum::response::Html;
 use chrono::{DateTime, Utc};
-use edihub_store::{ACCEPTED, ActivityCount, ActivityPoint, SIGNATURE_REJECTED};
+use edihub_store::{ActivityCount, ActivityPoint, Counted, DetectedBy};
 
 use crate::console::layout::{esc, layout, query_string};
 
@@ -24,12 +26,13 @@ struct Counts {
     idempotency_key: i64,
     fingerprint: i64,
     provider_event_id: i64,
+    interchange: i64,
     signatures: i64,
 }
 
 impl Counts {
     fn duplicates(&self) -> i64 {
-        self.idempotency_key + self.fingerprint + self.provider_event_id
+        self.idempotency_key + self.fingerprint + self.provider_event_id + self.interchange
     }
 
     fn received(&self) -> i64 {
@@ -51,14 +54,15 @@ fn group(rows: &[ActivityCount]) -> BTreeMap<Key, Counts> {
     for r in rows {
         let c =
             out.entry((r.tenant_id.clone(), r.environment_id.clone(), r.message_type.clone())).or_default();
-        match r.what.as_str() {
-            ACCEPTED => c.accepted += r.count,
-            "idempotency_key" => c.idempotency_key += r.count,
-            "fingerprint" => c.fingerprint += r.count,
-            "provider_event_id" => c.provider_event_id += r.count,
-            SIGNATURE_REJECTED => c.signatures += r.count,
-            _ => {}
-        }
+        let counter = match r.what {
+            Counted::Accepted => &mut c.accepted,
+            Counted::Duplicate(DetectedBy::IdempotencyKey) => &mut c.idempotency_key,
+            Counted::Duplicate(DetectedBy::Fingerprint) => &mut c.fingerprint,
+            Counted::Duplicate(DetectedBy::ProviderEventId) => &mut c.provider_event_id,
+            Counted::Duplicate(DetectedBy::Interchange) => &mut c.interchange,
+            Counted::SignaturesRefused => &mut c.signatures,
+        };
+        *counter += r.count;
     }
     out
 }
@@ -74,7 +78,8 @@ fn table(out: &mut String, id: &str, title: &str, rows: &[ActivityCount]) {
         out,
         "<div class=\"scroll\"><table id=\"{id}\"><thead><tr><th>Tenant / env</th><th>Message type</th>\
          <th class=\"num\">Received</th><th class=\"num\">Accepted</th><th class=\"num\">Dup: key</th>\
-         <th class=\"num\">Dup: fingerprint</th><th class=\"num\">Dup: event id</th><th class=\"num\">Duplicate rate</th>\
+         <th class=\"num\">Dup: fingerprint</th><th class=\"num\">Dup: event id</th><th class=\"num\">Dup: interchange</th>\
+         <th class=\"num\">Duplicate rate</th>\
          <th class=\"num\">Signatures refused</th></tr></thead><tbody>"
     );
     for ((tenant, env, message_type), c) in &grouped {
@@ -92,7 +97,7 @@ fn table(out: &mut String, id: &str, title: &str, rows: &[ActivityCount]) {
             out,
             "<tr class=\"activity\"><td>{} / {}</td><td class=\"type\">{shown_type}</td><td class=\"num received\">{}</td>\
              <td class=\"num accepted\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
-             <td class=\"num rate\">{}</td><td class=\"num signatures\">{}</td></tr>",
+             <td class=\"num interchange\">{}</td><td class=\"num rate\">{}</td><td class=\"num signatures\">{}</td></tr>",
             esc(tenant),
             esc(env),
             c.received(),
@@ -100,6 +105,7 @@ fn table(out: &mut String, id: &str, title: &str, rows: &[ActivityCount]) {
             c.idempotency_key,
             c.fingerprint,
             c.provider_event_id,
+            c.interchange,
             c.rate(),
             c.signatures
         );
