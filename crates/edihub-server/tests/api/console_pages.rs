@@ -261,8 +261,8 @@ async fn overview_counts_and_charts(backend: Backend) {
             .join("../../fixtures/edifact/real/sapabh_O2C-ASCX12-004010_01a-SalesOrderRequest_X12-850.x12"),
     )
     .expect("the X12 fixture");
-    let post_x12 =
-        || app.post_receive(Some(&bearer(ACME_PROD)), Some("application/EDI-X12"), x12.clone(), &[]);
+    let auth = bearer(ACME_PROD);
+    let post_x12 = || app.post_receive(Some(&auth), Some("application/EDI-X12"), x12.clone(), &[]);
     post_x12().await.expect(202);
     let again = post_x12().await;
     again.expect(200);

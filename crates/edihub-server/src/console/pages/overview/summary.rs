@@ -185,8 +185,14 @@ mod tests {
 
     #[test]
     fn received_and_rate_count_every_detector() {
-        let c =
-            Counts { accepted: 3, idempotency_key: 1, fingerprint: 2, provider_event_id: 2, signatures: 9 };
+        let c = Counts {
+            accepted: 3,
+            idempotency_key: 1,
+            fingerprint: 2,
+            provider_event_id: 1,
+            interchange: 1,
+            signatures: 9,
+        };
         assert_eq!((c.received(), c.rate()), (8, "62.5 %".to_string()));
         assert_eq!(Counts::default().rate(), "–");
     }
