@@ -151,7 +151,7 @@ pub use partition_drop::Pace;
 pub use partitions::{PartitionLayout, PartitionPeriod};
 pub use postgres::PgStore;
 pub use sap_status::{
-    NewSapStatus, SAP_CREATED, SAP_IN_TARGET, SAP_NOT_CREATED, SapStatusRow, SapStatusState,
+    NewSapStatus, SAP_CREATED, SAP_IN_TARGET, SAP_NOT_CREATED, SapRefusal, SapStatusRow, SapStatusState,
 };
 pub use settings::{PoolSettings, Pooler};
 pub use sql_store::SqlStore;

@@ -3,7 +3,9 @@
 //!
 //! One table, `sap_status_changes`, holds a row per change of an IDoc's
 //! state: stored (39), delivered to every destination (41), finally failed
-//! (40, with the reason). The server records a stored IDoc, and a re-sent
+//! (40, with the reason), or refused by the hub (40, with the refusal's
+//! reason, and no message: the IDoc was not stored). The server records a
+//! refusal when it answers one ([`SapRefusal`]), a stored IDoc, and a re-sent
 //! one (its message's current status again), right after the ingest
 //! commits; the delivery's verdicts record 41 and 40 in the transaction
 //! that records the verdict, for the messages that have a 39, looked for
@@ -62,6 +64,21 @@ pub struct NewSapStatus {
     pub state: SapStatusState,
 }
 
+/// An IDoc from an environment's SAP system that the hub refused with a
+/// client error after reading its control record: it owes its sender a 40
+/// with the refusal's reason, and no message holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SapRefusal {
+    /// The sender's IDoc number, as the IDoc carried it.
+    pub docnum: String,
+    /// The IDoc's logical message (MESTYP).
+    pub mestyp: String,
+    /// The HTTP status the request was answered with (4xx).
+    pub code: u16,
+    /// Why, as the answer said it to the sender.
+    pub reason: String,
+}
+
 /// The state a [`NewSapStatus`] reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SapStatusState {
@@ -82,8 +99,9 @@ pub struct SapStatusRow {
     pub tenant_id: String,
     /// The environment.
     pub environment_id: String,
-    /// The hub's message the IDoc is (or repeats).
-    pub message_id: Uuid,
+    /// The hub's message the IDoc is (or repeats); `None` for an IDoc the
+    /// hub refused.
+    pub message_id: Option<Uuid>,
     /// The sender's IDoc number.
     pub docnum: String,
     /// The IDoc's logical message.
@@ -170,6 +188,13 @@ pub(crate) fn stored_text(message_id: Uuid) -> (String, Vec<String>) {
 /// The text of a 41.
 pub(crate) fn delivered_text() -> (String, Vec<String>) {
     ("IDoc delivered by edihub to every destination".into(), Vec::new())
+}
+
+/// The text of a refusal's 40: the reason the sender was answered with,
+/// whole (the status IDoc's writer cuts it to SAP's field lengths), and
+/// the HTTP status as its parameter.
+pub(crate) fn refused_text(refusal: &SapRefusal) -> (String, Vec<String>) {
+    (format!("IDoc refused by edihub: {}", refusal.reason), vec![refusal.code.to_string()])
 }
 
 /// The text of a 40: the destination and its last answer (the full text is

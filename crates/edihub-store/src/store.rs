@@ -8,7 +8,7 @@ use crate::{
     AuditEvent, AuditFilter, ClaimedDelivery, DeliveryBacklog, DeliveryQueue, DeliveryReport, DestinationRow,
     FeedPage, FeedQuery, FinishedAttempt, IngestOutcome, IngestRequest, IntegrationRow, MessagePage,
     MessageQuery, MessageRow, MessageTypeRow, NewAs2Message, NewAuditEvent, NewMessage, NewSapStatus, Pace,
-    Recorded, ReplayFilter, Result, RetentionStep, SapStatusRow, Scope, StoredMessage,
+    Recorded, ReplayFilter, Result, RetentionStep, SapRefusal, SapStatusRow, Scope, StoredMessage,
 };
 
 /// Everything edihub keeps. Implementations must be safe to share between
@@ -205,6 +205,16 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         &self,
         scope: &Scope,
         changes: &[NewSapStatus],
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<u64>;
+    /// Records a 40 with its reason for each IDoc of `refusals`, refused by
+    /// the hub and stored as no message, at `now`; a refusal whose IDoc
+    /// number already has a 40 pending adds nothing. Returns how many were
+    /// added.
+    async fn record_sap_refusals(
+        &self,
+        scope: &Scope,
+        refusals: &[SapRefusal],
         now: chrono::DateTime<chrono::Utc>,
     ) -> Result<u64>;
     /// Up to `limit` of `scope`'s pending status changes, oldest first.

@@ -38,6 +38,7 @@ suite!(
     racing_verdicts_and_status_record_the_41,
     a_mixed_verdict_batch_records_the_right_statuses,
     carrying_is_all_or_nothing,
+    sap_refusals_are_recorded_without_a_message,
     new_then_duplicate,
     no_fingerprint_never_collides,
     window_expiry_admits_again,
@@ -254,5 +255,63 @@ async fn sqlite_feed_positions_survive_migration_0012() {
     let after: Vec<_> = page.messages.iter().map(|m| m.meta.id).collect();
     assert_eq!(after, [outcome_id(&fresh[0])], "the new message follows the cursor taken before 0012");
     assert_eq!(page.next.map(|c| c.major), Some(5), "after the purged 4, not 4 again");
+    store.close().await;
+}
+
+/// Migration 0018 (SQLite) rebuilds `sap_status_changes` so a change may be
+/// about no message: the rows before it keep their ids, the pending index
+/// still keeps one pending status per IDoc and state, and an id retention
+/// purged before it is not handed out again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_sap_status_changes_survive_migration_0018() {
+    use edihub_store::SapRefusal;
+    use edihub_store::conformance::{fresh_scope, now};
+    let db = TestDb::new(Backend::Sqlite).await;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations/sqlite");
+    let all = sqlx::migrate::Migrator::new(dir).await.expect("migrations");
+    let before =
+        sqlx::migrate::Migrator::with_migrations(all.iter().filter(|m| m.version < 18).cloned().collect());
+    let pool = sqlx::SqlitePool::connect(&format!("{}?mode=rwc", db.url)).await.expect("open");
+    before.run(&pool).await.expect("migrations 0001-0017");
+    let scope = fresh_scope();
+    let message = uuid::Uuid::now_v7();
+    for docnum in ["0000000000000001", "0000000000000002", "0000000000000003"] {
+        sqlx::query(
+            "INSERT INTO sap_status_changes (tenant_id, environment_id, message_id, docnum, mestyp, status, \
+             text, created_at) VALUES ($1, $2, $3, $4, 'ORDERS', '40', 'failed', $5)",
+        )
+        .bind(&scope.tenant_id)
+        .bind(&scope.environment_id)
+        .bind(message)
+        .bind(docnum)
+        .bind(now())
+        .execute(&pool)
+        .await
+        .expect("a status change recorded before 0018");
+    }
+    // Retention took the newest: its id 3 must not come back.
+    sqlx::query("DELETE FROM sap_status_changes WHERE id = 3").execute(&pool).await.expect("purge");
+    pool.close().await;
+
+    let store = db.store().await;
+    let pending = store.pending_sap_statuses(&scope, 10).await.expect("pending");
+    let kept: Vec<_> = pending.iter().map(|r| (r.id, r.docnum.as_str(), r.message_id)).collect();
+    assert_eq!(kept, [(1, "0000000000000001", Some(message)), (2, "0000000000000002", Some(message))]);
+    let refusal = |docnum: &str| SapRefusal {
+        docnum: docnum.into(),
+        mestyp: "ORDERS".into(),
+        code: 422,
+        reason: "refused".into(),
+    };
+    let added =
+        store.record_sap_refusals(&scope, &[refusal("0000000000000001")], now()).await.expect("record");
+    assert_eq!(added, 0, "its 40 is pending: the index still holds");
+    let added =
+        store.record_sap_refusals(&scope, &[refusal("0000000000000004")], now()).await.expect("record");
+    assert_eq!(added, 1);
+    let pending = store.pending_sap_statuses(&scope, 10).await.expect("pending");
+    let last = pending.last().expect("the refusal");
+    assert!(last.id > 3, "after the purged 3: {}", last.id);
+    assert_eq!((last.docnum.as_str(), last.message_id), ("0000000000000004", None), "about no message");
     store.close().await;
 }

@@ -115,7 +115,7 @@ async fn receive(
         content_type,
         payload,
     };
-    let messages = build_messages(&state, &sender.scope, &parsed.documents, &source)?;
+    let messages = build_messages(&state, &sender.scope, &parsed.documents, &source).await?;
     let interchange = parsed.interchange.clone();
     let envelope = parsed.envelope.take();
     // The parsed tree is a few times the body's size: gone before the insert.

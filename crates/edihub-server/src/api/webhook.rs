@@ -152,7 +152,7 @@ async fn receive(
         content_type,
         payload: bytes.clone(),
     };
-    let messages = build_messages(&state, &integ.scope, &parsed.documents, &source)?;
+    let messages = build_messages(&state, &integ.scope, &parsed.documents, &source).await?;
     drop(parsed);
     let key = event_id.map(|id| KeyClaim {
         kind: DetectedBy::ProviderEventId,

@@ -41,7 +41,7 @@ pub async fn intake(state: &AppState, station: &Station, opened: &Opened) -> Res
         content_type,
         payload: bytes.clone(),
     };
-    let messages = build_messages(state, &sender.scope, &parsed.documents, &source)?;
+    let messages = build_messages(state, &sender.scope, &parsed.documents, &source).await?;
     let interchange = parsed.interchange.clone();
     drop(parsed);
     let key = interchange.as_ref().map(|ic| claim(ic, &bytes, &sender)).transpose()?;

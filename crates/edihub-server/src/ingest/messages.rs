@@ -1,6 +1,8 @@
 //! A request's documents made into the messages the store is handed: each
 //! document's type (permitted to its producer), the rule of that type and
-//! the fingerprint it gives.
+//! the fingerprint it gives. A document refused here refuses the request;
+//! the IDocs of it from the environment's SAP system are told so (see
+//! [`crate::sap_status::refused`]).
 
 use edihub_core::Document;
 use edihub_store::{NewMessage, Scope};
@@ -28,7 +30,21 @@ pub struct MessageSource<'a> {
 }
 
 /// Resolves each document's type and rules and computes its fingerprint.
-pub fn build_messages(
+/// A refusal records the status its SAP sender is owed, then refuses.
+pub async fn build_messages(
+    state: &AppState,
+    scope: &Scope,
+    documents: &[Document],
+    source: &MessageSource<'_>,
+) -> Result<Vec<NewMessage>, ApiError> {
+    match messages_of(state, scope, documents, source) {
+        Ok(messages) => Ok(messages),
+        Err(e) => Err(crate::sap_status::refused(state, scope, documents, e).await),
+    }
+}
+
+/// [`build_messages`] without the refusal's status.
+fn messages_of(
     state: &AppState,
     scope: &Scope,
     documents: &[Document],

@@ -13,7 +13,7 @@ mod body;
 mod budget;
 mod clock;
 mod headers;
-mod identifiers;
+pub(crate) mod identifiers;
 mod messages;
 mod response;
 mod submit;

@@ -34,17 +34,28 @@ pub struct Submission<'a> {
 }
 
 /// Stores a request's messages (or replays its key), counts the outcome and
-/// builds the HTTP answer from it.
+/// builds the HTTP answer from it. A request the store refuses (its key
+/// claimed by other content) tells the IDocs' SAP sender so (see
+/// [`crate::sap_status::refused_messages`]).
 pub async fn submit(state: &AppState, submission: Submission<'_>) -> Result<Response, ApiError> {
     let Submission { scope, key, messages, interchange, ack } = submission;
+    let owed = crate::sap_status::candidates(state, scope, &messages);
     let outcome = store(state, scope, key, messages, interchange.as_ref()).await?;
-    match (ack, &interchange) {
+    let refused = outcome == IngestOutcome::KeyMismatch;
+    let answer = match (ack, &interchange) {
         (Some(ack), _) => ack.respond(outcome),
         // The control number was claimed by other content: refused, never
         // answered with the other interchange's messages.
-        (None, Some(ic)) if outcome == IngestOutcome::KeyMismatch => Err(reused_number(ic)),
+        (None, Some(ic)) if refused => Err(reused_number(ic)),
         (None, _) => outcome_response(outcome),
+    };
+    if let Err(e) = &answer
+        && refused
+        && !owed.is_empty()
+    {
+        crate::sap_status::refused_messages(state, scope, &owed, e).await;
     }
+    answer
 }
 
 /// Hands a request's messages and key claim to the store, counts what

@@ -158,7 +158,8 @@ fn change(row: &SapStatusRow) -> Result<StatusChange, String> {
         text: StatusText { text: row.text.clone(), params: row.params.0.clone() },
         at: sap_time(row.created_at)?,
         arckey: None,
-        object_key: Some(row.message_id.to_string()),
+        // A refused IDoc became no message: nothing to name.
+        object_key: row.message_id.map(|id| id.to_string()),
     })
 }
 

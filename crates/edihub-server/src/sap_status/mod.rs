@@ -6,6 +6,9 @@
 //!   current status again; the store records 41 and 40 itself with the
 //!   delivery verdicts, or with the 39 when a verdict came first (see
 //!   `edihub_store`'s `sap_status`).
+//! - `refused.rs`: an IDoc from the SAP system that the hub refuses with a
+//!   client error after reading its control record records 40 with the
+//!   refusal's reason, about no message.
 //! - `batcher.rs`: one task per such environment turns the pending
 //!   changes into status IDocs (ALEAUD01 or SYSTAT01, core's writer) every
 //!   `interval`, or as soon as `max_per_idoc` are pending, and stores each
@@ -18,8 +21,10 @@
 
 mod batcher;
 mod record;
+mod refused;
 mod signal;
 
 pub use batcher::{batch_once, run};
 pub use record::{Candidates, candidates, record};
+pub use refused::{refused, refused_messages};
 pub use signal::StatusSignal;

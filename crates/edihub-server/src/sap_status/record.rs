@@ -4,6 +4,7 @@
 use edihub_core::sap::StatusIdocType;
 use edihub_store::{IngestOutcome, MessageOutcome, NewMessage, NewSapStatus, Replay, SapStatusState, Scope};
 
+use crate::config::SapSystemConfig;
 use crate::state::AppState;
 
 /// Per message of a request, in order: the IDoc number (16 digits) and
@@ -16,37 +17,53 @@ impl Candidates {
     pub fn is_empty(&self) -> bool {
         self.0.iter().all(Option::is_none)
     }
+
+    /// The IDoc number and logical message of each message that owes one.
+    pub(super) fn owed(&self) -> impl Iterator<Item = &(String, String)> {
+        self.0.iter().flatten()
+    }
 }
 
 /// The messages of a request to `scope` that owe their sender a status:
 /// IDocs from the environment's SAP system when its `sap.status` is set,
-/// with a SAP IDoc number (1 to 16 digits, kept padded to 16) and a
-/// logical message other than a status IDoc's own.
+/// as [`owed`] says.
 pub fn candidates(state: &AppState, scope: &Scope, messages: &[NewMessage]) -> Candidates {
-    let Some(system) = state.config.sap_system(&scope.tenant_id, &scope.environment_id) else {
+    let Some(system) = reporting_system(state, scope) else {
         return Candidates::default();
     };
-    if system.status.is_none() {
-        return Candidates::default();
-    }
     Candidates(
         messages
             .iter()
-            .map(|m| {
-                let from_sap = m.sender.as_deref() == Some(system.logical_system.as_str());
-                let docnum = m
-                    .docnum
-                    .as_deref()
-                    .map(str::trim)
-                    .filter(|d| !d.is_empty() && d.len() <= 16 && d.bytes().all(|b| b.is_ascii_digit()));
-                let mestyp = m.mestyp.as_deref().filter(|t| !StatusIdocType::is_status_mestyp(t));
-                match (from_sap, docnum, mestyp) {
-                    (true, Some(d), Some(t)) => Some((format!("{d:0>16}"), t.to_string())),
-                    _ => None,
-                }
-            })
+            .map(|m| owed(system, m.sender.as_deref(), m.docnum.as_deref(), m.mestyp.as_deref()))
             .collect(),
     )
+}
+
+/// `scope`'s SAP system, if it has `sap.status` set.
+pub(super) fn reporting_system<'a>(state: &'a AppState, scope: &Scope) -> Option<&'a SapSystemConfig> {
+    state.config.sap_system(&scope.tenant_id, &scope.environment_id).filter(|system| system.status.is_some())
+}
+
+/// The IDoc number (padded to 16 digits) and logical message an IDoc with
+/// these control fields is reported under, if it owes `system` a status:
+/// sent by it (SNDPRN its logical system), with a SAP IDoc number (1 to 16
+/// digits) and a logical message (at most SAP's 30 characters) other than
+/// a status IDoc's own.
+pub(super) fn owed(
+    system: &SapSystemConfig,
+    sender: Option<&str>,
+    docnum: Option<&str>,
+    mestyp: Option<&str>,
+) -> Option<(String, String)> {
+    let from_sap = sender == Some(system.logical_system.as_str());
+    let docnum = docnum
+        .map(str::trim)
+        .filter(|d| !d.is_empty() && d.len() <= 16 && d.bytes().all(|b| b.is_ascii_digit()));
+    let mestyp = mestyp.filter(|t| t.chars().count() <= 30 && !StatusIdocType::is_status_mestyp(t));
+    match (from_sap, docnum, mestyp) {
+        (true, Some(d), Some(t)) => Some((format!("{d:0>16}"), t.to_string())),
+        _ => None,
+    }
 }
 
 /// Records the statuses `outcome` owes: 39 for a message stored, the

@@ -3,15 +3,16 @@
 //! destination, 40 with the reason when a delivery fails for good; a
 //! re-sent IDoc gets its message's current status; one pending status per
 //! IDoc number and state, also when re-sends race; a batch is carried by
-//! one status message, stored with its deliveries.
+//! one status message, stored with its deliveries; a refused IDoc gets a
+//! 40 with the refusal's reason, about no message.
 
 use chrono::Duration;
 
 use super::outbox::{attempt, destination};
 use super::support::*;
 use crate::{
-    FinishedAttempt, NewSapStatus, SAP_CREATED, SAP_IN_TARGET, SAP_NOT_CREATED, SapStatusRow, SapStatusState,
-    Verdict,
+    FinishedAttempt, NewSapStatus, SAP_CREATED, SAP_IN_TARGET, SAP_NOT_CREATED, SapRefusal, SapStatusRow,
+    SapStatusState, Verdict,
 };
 
 /// How many re-sends race.
@@ -70,7 +71,7 @@ pub async fn sap_status_follows_deliveries(store: StoreRef) {
     let plain = processed(ingest_at(&store, &scope, None, vec![message(Some("ss-plain"))], now()).await);
     let pending = store.pending_sap_statuses(&scope, 100).await.unwrap();
     assert_eq!(statuses(&pending), [(DOCNUM, SAP_IN_TARGET)]);
-    assert_eq!(pending[0].message_id, id);
+    assert_eq!(pending[0].message_id, Some(id));
     assert_eq!(pending[0].mestyp, "ORDERS");
     assert_eq!(pending[0].text, "IDoc stored by edihub as message &1");
     assert_eq!(pending[0].params.0, [id.to_string()]);
@@ -82,7 +83,7 @@ pub async fn sap_status_follows_deliveries(store: StoreRef) {
     finish_all(&store, "wms", Verdict::Delivered, Some(200), None).await;
     let pending = store.pending_sap_statuses(&scope, 100).await.unwrap();
     assert_eq!(statuses(&pending), [(DOCNUM, SAP_IN_TARGET), (DOCNUM, SAP_CREATED)]);
-    assert_eq!(pending[1].message_id, id);
+    assert_eq!(pending[1].message_id, Some(id));
     assert_eq!(pending[1].text, "IDoc delivered by edihub to every destination");
     assert!(
         store.sap_statuses_of(outcome_id(&plain[0])).await.unwrap().is_empty(),
@@ -161,7 +162,7 @@ pub async fn sap_status_of_resent_idocs(store: StoreRef) {
         [(DOCNUM, SAP_IN_TARGET), (DOCNUM, SAP_CREATED), (resent_as, SAP_CREATED)],
         "a re-send under a new number gets the message's current status, 41"
     );
-    assert!(pending.iter().all(|r| r.message_id == id));
+    assert!(pending.iter().all(|r| r.message_id == Some(id)));
     assert!(
         store.sap_statuses_of(status.id).await.unwrap().len() == 1,
         "a status message's own delivery records no status"
@@ -246,7 +247,9 @@ pub async fn sap_status_after_an_early_verdict(store: StoreRef) {
     assert_eq!(statuses(&of), [(DOCNUM, SAP_IN_TARGET), (DOCNUM, SAP_CREATED)]);
     assert_eq!(of[1].text, "IDoc delivered by edihub to every destination");
     assert!(of[1].params.0.is_empty());
-    assert!(of.iter().all(|r| r.message_id == id && r.mestyp == "ORDERS" && r.batch_message_id.is_none()));
+    assert!(
+        of.iter().all(|r| r.message_id == Some(id) && r.mestyp == "ORDERS" && r.batch_message_id.is_none())
+    );
     let resend = [change(id, DOCNUM, SapStatusState::Current)];
     assert_eq!(store.record_sap_statuses(&scope, &resend, now()).await.unwrap(), 0, "both still pending");
 
@@ -422,4 +425,52 @@ pub async fn carrying_is_all_or_nothing(store: StoreRef) {
     assert!(store.store_sap_status_message(&scope, &next, &[b], now()).await.unwrap());
     assert!(store.pending_sap_statuses(&scope, 100).await.unwrap().is_empty());
     assert_eq!(store.count_messages(&scope).await.unwrap(), before + 1);
+}
+
+/// A refusal of an IDoc of a SAP sender's (`docnum`), answered with 422.
+fn refusal(docnum: &str) -> SapRefusal {
+    SapRefusal {
+        docnum: docnum.into(),
+        mestyp: "ORDERS".into(),
+        code: 422,
+        reason: format!("the sender (EDI_DC40.SNDPRN) of IDoc {docnum} is {}", "x".repeat(120)),
+    }
+}
+
+/// A refused IDoc records a 40 with the whole reason and the HTTP status,
+/// about no message; one still pending takes no second; once carried, a
+/// new refusal of it records one again, and the status message lists what
+/// it carries.
+pub async fn sap_refusals_are_recorded_without_a_message(store: StoreRef) {
+    let scope = fresh_scope();
+    let (a, b) = ("0000000000008001", "0000000000008002");
+    let refusals = [refusal(a), refusal(b)];
+    assert_eq!(store.record_sap_refusals(&scope, &refusals, now()).await.unwrap(), 2);
+    let pending = store.pending_sap_statuses(&scope, 100).await.unwrap();
+    assert_eq!(statuses(&pending), [(a, SAP_NOT_CREATED), (b, SAP_NOT_CREATED)]);
+    for (row, r) in pending.iter().zip(&refusals) {
+        assert_eq!(row.message_id, None, "no message holds a refused IDoc");
+        assert_eq!(row.mestyp, "ORDERS");
+        assert_eq!(row.text, format!("IDoc refused by edihub: {}", r.reason), "the whole reason");
+        assert_eq!(row.params.0, ["422"]);
+        assert_eq!(row.batch_message_id, None);
+    }
+    assert_eq!(store.count_messages(&scope).await.unwrap(), 0, "nothing stored as a message");
+
+    // Sent again while its 40 is pending: nothing added.
+    assert_eq!(store.record_sap_refusals(&scope, &[refusal(a)], now()).await.unwrap(), 0);
+    assert_eq!(store.pending_sap_statuses(&scope, 100).await.unwrap().len(), 2);
+
+    let carrier = status_message();
+    let ids: Vec<i64> = pending.iter().map(|r| r.id).collect();
+    assert!(store.store_sap_status_message(&scope, &carrier, &ids, now()).await.unwrap());
+    let carried = store.sap_statuses_of(carrier.id).await.unwrap();
+    assert_eq!(statuses(&carried), [(a, SAP_NOT_CREATED), (b, SAP_NOT_CREATED)]);
+    assert!(carried.iter().all(|r| r.message_id.is_none() && r.batch_message_id == Some(carrier.id)));
+
+    // Refused again after its status left: a new 40 is owed.
+    assert_eq!(store.record_sap_refusals(&scope, &[refusal(a)], now()).await.unwrap(), 1);
+    let pending = store.pending_sap_statuses(&scope, 100).await.unwrap();
+    assert_eq!(statuses(&pending), [(a, SAP_NOT_CREATED)]);
+    assert_eq!(store.count_messages(&scope).await.unwrap(), 1, "the status message only");
 }

@@ -47,8 +47,8 @@ use crate::{
     ActivityCount, ActivityPoint, AuditEvent, AuditFilter, ClaimedDelivery, DeliveryQueue, DeliveryReport,
     DestinationRow, FinishedAttempt, IngestOutcome, IngestRequest, IntegrationRow, KeyPurge, MessagePage,
     MessageQuery, MessageRow, MessageTypeRow, NewAuditEvent, NewMessage, NewSapStatus, Pace, PartitionLayout,
-    Pooler, Recorded, ReplayFilter, Result, RetentionStep, SapStatusRow, Scope, Store, StoreError,
-    partition_drop, partitions,
+    Pooler, Recorded, ReplayFilter, Result, RetentionStep, SapRefusal, SapStatusRow, Scope, Store,
+    StoreError, partition_drop, partitions,
 };
 
 /// Group-insert batches of each kind in flight at once (see [`crate::ingest::group`]).
@@ -404,6 +404,18 @@ impl Store for PgStore {
     ) -> Result<u64> {
         let mut tx = self.begin().await?;
         let added = sap_status::record(&mut tx, scope, changes, now).await?;
+        tx.commit().await?;
+        Ok(added)
+    }
+
+    async fn record_sap_refusals(
+        &self,
+        scope: &Scope,
+        refusals: &[SapRefusal],
+        now: DateTime<Utc>,
+    ) -> Result<u64> {
+        let mut tx = self.begin().await?;
+        let added = sap_status::record_refusals(&mut tx, scope, refusals, now).await?;
         tx.commit().await?;
         Ok(added)
     }

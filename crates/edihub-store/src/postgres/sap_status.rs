@@ -5,8 +5,10 @@ use sqlx::PgConnection;
 use sqlx::types::Json;
 use uuid::Uuid;
 
-use crate::sap_status::{DeliveryState, earned, owed_statuses, stored_text};
-use crate::{FinishedAttempt, NewSapStatus, Recorded, Result, SapStatusRow, SapStatusState, Scope};
+use crate::sap_status::{DeliveryState, earned, owed_statuses, refused_text, stored_text};
+use crate::{
+    FinishedAttempt, NewSapStatus, Recorded, Result, SapRefusal, SapStatusRow, SapStatusState, Scope,
+};
 
 const COLUMNS: &str = "id, tenant_id, environment_id, message_id, docnum, mestyp, status, text, params, \
     created_at, batch_message_id";
@@ -127,6 +129,38 @@ async fn record_earned(
     .execute(&mut *conn)
     .await?;
     Ok(done.rows_affected())
+}
+
+/// Records a 40 with its reason for each of `refusals` in `scope`, about
+/// no message (the IDoc was refused, so none holds it); one whose IDoc
+/// already has a 40 pending adds nothing. Returns how many were added.
+pub(crate) async fn record_refusals(
+    conn: &mut PgConnection,
+    scope: &Scope,
+    refusals: &[SapRefusal],
+    now: DateTime<Utc>,
+) -> Result<u64> {
+    let mut added = 0;
+    for r in refusals {
+        let (text, params) = refused_text(r);
+        let done = sqlx::query(
+            "INSERT INTO sap_status_changes \
+             (tenant_id, environment_id, message_id, docnum, mestyp, status, text, params, created_at) \
+             VALUES ($1, $2, NULL, $3, $4, '40', $5, $6, $7) \
+             ON CONFLICT (tenant_id, environment_id, docnum, status) WHERE batch_message_id IS NULL DO NOTHING",
+        )
+        .bind(&scope.tenant_id)
+        .bind(&scope.environment_id)
+        .bind(&r.docnum)
+        .bind(&r.mestyp)
+        .bind(text)
+        .bind(Json(params))
+        .bind(now)
+        .execute(&mut *conn)
+        .await?;
+        added += done.rows_affected();
+    }
+    Ok(added)
 }
 
 /// Up to `limit` pending changes of `scope`, oldest first.

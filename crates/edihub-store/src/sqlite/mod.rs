@@ -52,7 +52,7 @@ use crate::{
     ActivityCount, ActivityPoint, AuditEvent, AuditFilter, ClaimedDelivery, DeliveryQueue, DeliveryReport,
     DestinationRow, FinishedAttempt, IngestOutcome, IngestRequest, IntegrationRow, KeyPurge, MessagePage,
     MessageQuery, MessageRow, MessageTypeRow, NewAuditEvent, NewMessage, NewSapStatus, Pace, PartitionLayout,
-    Recorded, ReplayFilter, Result, RetentionStep, SapStatusRow, Scope, Store, StoreError,
+    Recorded, ReplayFilter, Result, RetentionStep, SapRefusal, SapStatusRow, Scope, Store, StoreError,
 };
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
@@ -393,6 +393,18 @@ impl Store for SqliteStore {
     ) -> Result<u64> {
         let mut tx = self.begin().await?;
         let added = sap_status::record(&mut tx, scope, changes, now).await?;
+        tx.commit().await?;
+        Ok(added)
+    }
+
+    async fn record_sap_refusals(
+        &self,
+        scope: &Scope,
+        refusals: &[SapRefusal],
+        now: DateTime<Utc>,
+    ) -> Result<u64> {
+        let mut tx = self.begin().await?;
+        let added = sap_status::record_refusals(&mut tx, scope, refusals, now).await?;
         tx.commit().await?;
         Ok(added)
     }
