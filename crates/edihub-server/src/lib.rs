@@ -40,7 +40,8 @@
 //! - [`console::pages`]: the overview and the HTML faces of the admin
 //!   resources; [`console::layout`]: what every page shares.
 //! - [`console::forms`]: the state-changing forms and their anti-forgery
-//!   tokens.
+//!   tokens; [`console::activity_rollup`]: the overview's counts rolled up
+//!   in the background, so showing it only reads.
 //!
 //! What every route shares
 //! - [`error`]: [`error::ApiError`], the one mapping from failures to
@@ -246,6 +247,7 @@ pub async fn serve(
     tasks.spawn(as2_mdn::run(state.clone(), shutdown.clone()));
     tasks.spawn(sap_status::run(state.clone(), shutdown.clone()));
     tasks.spawn(audit_rejections(state.clone(), shutdown.clone()));
+    tasks.spawn(console::activity_rollup::run(state.clone(), shutdown.clone()));
     // Long polls end at shutdown instead of holding the graceful drain.
     let feed_state = state.clone();
     let feed_shutdown = shutdown.clone();
