@@ -127,6 +127,8 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::config::{DatabasePartitionPeriod, DatabasePooler};
+
 pub use config::{Config, ConfigError, SecretSource};
 pub use state::AppState;
 
@@ -194,14 +196,14 @@ pub fn pool_settings(config: &Config) -> PoolSettings {
     PoolSettings {
         max_connections: config.database_max_connections,
         acquire_timeout: Duration::from_secs(config.database_acquire_timeout_secs),
-        // Validated: `none` or `transaction`.
-        pooler: if config.database_pooler == "transaction" { Pooler::Transaction } else { Pooler::None },
+        pooler: match config.database_pooler {
+            DatabasePooler::None => Pooler::None,
+            DatabasePooler::Transaction => Pooler::Transaction,
+        },
         partitions: PartitionLayout {
-            // Validated: `day` or `week`.
-            period: if config.database_partition_period == "week" {
-                PartitionPeriod::Week
-            } else {
-                PartitionPeriod::Day
+            period: match config.database_partition_period {
+                DatabasePartitionPeriod::Day => PartitionPeriod::Day,
+                DatabasePartitionPeriod::Week => PartitionPeriod::Week,
             },
             ahead: config.database_partitions_ahead,
         },

@@ -30,12 +30,43 @@ struct Field {
     serde_default: Option<Option<String>>,
 }
 
-/// What the source declares: structs with their fields and docs, and the
-/// bodies of the functions serde defaults name.
+/// What the source declares: structs with their fields and docs, the
+/// bodies of the functions serde defaults name, and the file's name of the
+/// `#[default]` value of each enum.
 #[derive(Default)]
 struct Source {
     structs: BTreeMap<String, (String, Vec<Field>)>,
     functions: BTreeMap<String, syn::Block>,
+    enum_defaults: BTreeMap<String, String>,
+}
+
+/// The name serde gives `variant` under `#[serde(rename_all = "…")]`
+/// (`lowercase` or `kebab-case`, the two the config uses).
+fn serde_name(variant: &str, rename_all: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in variant.chars().enumerate() {
+        if c.is_uppercase() && i > 0 && rename_all == "kebab-case" {
+            out.push('-');
+        }
+        out.extend(c.to_lowercase());
+    }
+    out
+}
+
+/// An enum's `#[serde(rename_all = "…")]`, if any.
+fn rename_all(attrs: &[Attribute]) -> Option<String> {
+    let mut found = None;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("rename_all") {
+                found = Some(meta.value()?.parse::<syn::LitStr>()?.value());
+            } else if meta.input.peek(syn::Token![=]) {
+                meta.value()?.parse::<Expr>()?;
+            }
+            Ok(())
+        });
+    }
+    found
 }
 
 fn docs(attrs: &[Attribute]) -> String {
@@ -118,6 +149,16 @@ fn read_source(dir: &Path) -> Source {
                 Item::Fn(f) => {
                     source.functions.insert(f.sig.ident.to_string(), *f.block);
                 }
+                Item::Enum(e) => {
+                    let Some(rule) = rename_all(&e.attrs) else { continue };
+                    let default =
+                        e.variants.iter().find(|v| v.attrs.iter().any(|a| a.path().is_ident("default")));
+                    if let Some(v) = default {
+                        source
+                            .enum_defaults
+                            .insert(e.ident.to_string(), serde_name(&v.ident.to_string(), &rule));
+                    }
+                }
                 _ => {}
             }
         }
@@ -167,6 +208,9 @@ fn item_default(source: &Source, field: &Field) -> String {
             Some("Vec") => "`[]`".into(),
             Some("String") => "empty".into(),
             Some("u8" | "u16" | "u32" | "u64" | "usize") => "`0`".into(),
+            Some(name) if source.enum_defaults.contains_key(name) => {
+                format!("`{}`", source.enum_defaults[name])
+            }
             _ => "see meaning".into(),
         },
     }

@@ -29,7 +29,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
-use edihub_server::config::redact_url;
+use edihub_server::config::{LogFormat, redact_url};
 use edihub_server::{Config, SecretSource, StartError};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -71,16 +71,15 @@ enum Command {
     As2(as2::Command),
 }
 
-fn init_logging(format: &str) {
+fn init_logging(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("EDIHUB_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     // Colours only for a person at a terminal, never in a file or a pipe.
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stdout());
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_target(false).with_ansi(ansi);
-    if format == "json" {
-        builder.json().init();
-    } else {
-        builder.init();
+    match format {
+        LogFormat::Json => builder.json().init(),
+        LogFormat::Text => builder.init(),
     }
 }
 
@@ -159,7 +158,7 @@ fn log_load_notes(config: &Config) {
 }
 
 async fn migrate(config: Config) -> Result<(), StartError> {
-    init_logging(&config.log_format);
+    init_logging(config.log_format);
     log_load_notes(&config);
     let store = edihub_store::connect(&config.database_url, &edihub_server::pool_settings(&config)).await?;
     store.migrate().await?;
@@ -169,7 +168,7 @@ async fn migrate(config: Config) -> Result<(), StartError> {
 }
 
 async fn serve(config: Config) -> Result<(), StartError> {
-    init_logging(&config.log_format);
+    init_logging(config.log_format);
     log_load_notes(&config);
     let listener = edihub_server::serve::bind(&config.listen).await?;
     let state = edihub_server::prepare(config).await?;

@@ -88,8 +88,8 @@ pub struct DestinationConfig {
     /// addressed from the hub to the environment's SAP system, with its
     /// `sap-client`) or `as2` (the bytes as received, sent to `as2_partner`
     /// over AS2 and delivered only on its MDN confirming them).
-    #[serde(default = "default_format")]
-    pub format: String,
+    #[serde(default)]
+    pub format: DeliveryFormat,
     /// For `format = "as2"`: the AS2 id of the trading partner
     /// (`as2.partners[].as2_id`, of a station of the destination's tenant
     /// environment) whose profile signs, encrypts and compresses what is
@@ -110,8 +110,8 @@ pub struct DestinationConfig {
     /// attempts at once, in any order) or `fifo`: one delivery in flight
     /// across all replicas, in commit order, and a delivery waiting for its
     /// retry or failed (until replayed) holds back the ones behind it.
-    #[serde(default = "default_ordering")]
-    pub ordering: String,
+    #[serde(default)]
+    pub ordering: DeliveryOrdering,
     /// Seconds an attempt may take before it counts as failed (default 10).
     #[serde(default = "default_timeout")]
     pub timeout_secs: u64,
@@ -123,6 +123,32 @@ pub struct DestinationConfig {
     /// A disabled destination gets no new deliveries and its queued ones wait.
     #[serde(default = "default_enabled")]
     pub enabled: bool,
+}
+
+/// What a destination is sent: `format` of `[[destinations]]`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum DeliveryFormat {
+    /// JSON with the message's metadata and JSON rendering.
+    #[default]
+    Envelope,
+    /// The bytes as received, with their content type.
+    Raw,
+    /// An IDoc as IDoc-XML for SAP's inbound HTTP service.
+    SapIdocXml,
+    /// The bytes as received, over AS2 to the destination's partner.
+    As2,
+}
+
+/// How a destination's deliveries are ordered: `ordering` of `[[destinations]]`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DeliveryOrdering {
+    /// Several attempts at once, in any order.
+    #[default]
+    Parallel,
+    /// One delivery in flight across all replicas, in commit order.
+    Fifo,
 }
 
 /// Signing of outgoing deliveries.
@@ -145,12 +171,6 @@ pub struct DeliveryBasicAuth {
     pub password_env: String,
 }
 
-fn default_format() -> String {
-    "envelope".into()
-}
-fn default_ordering() -> String {
-    "parallel".into()
-}
 fn default_timeout() -> u64 {
     10
 }

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use super::super::{Config, SecretSource};
+use super::super::{Config, DeliveryFormat, DeliveryOrdering, SecretSource};
 use super::parse_delay;
 
 const SHA: &str = "ca4822ad34afb4cf7d32beabed6d8fd80ba2d29b05690c67464b0227c6475074";
@@ -35,10 +35,10 @@ fn load(text: &str) -> Result<Config, super::super::ConfigError> {
 fn defaults_apply() {
     let c = load(&destination("")).expect("valid");
     let d = &c.destinations[0];
-    assert_eq!((d.format.as_str(), d.timeout_secs, d.enabled), ("envelope", 10, true));
-    assert_eq!(d.ordering, "parallel");
+    assert_eq!((d.format, d.timeout_secs, d.enabled), (DeliveryFormat::Envelope, 10, true));
+    assert_eq!(d.ordering, DeliveryOrdering::Parallel);
     let fifo = load(&destination("ordering = \"fifo\"")).expect("fifo is valid");
-    assert_eq!(fifo.destinations[0].ordering, "fifo");
+    assert_eq!(fifo.destinations[0].ordering, DeliveryOrdering::Fifo);
     assert!(d.message_types.is_none() && d.signature.is_none());
     let delays = c.delivery.delays();
     assert_eq!(delays.len(), 10);
@@ -89,7 +89,7 @@ fn refusals_name_the_key() {
         (destination(&sig("github", "ERP_SECRET")), "destinations[0].signature.scheme"),
         (destination(&sig("standard-webhooks", "MISSING_SECRET")), "destinations[0].signature.secret_env"),
         (destination(&sig("standard-webhooks", "DATABASE_URL")), "destinations[0].signature.secret_env"),
-        (destination("colour = \"red\""), "destinations.0"),
+        (destination("colour = \"red\""), "destinations[0]"),
     ];
     for (text, key) in cases {
         let err = load(&text).expect_err(key);
@@ -101,6 +101,8 @@ fn refusals_name_the_key() {
         "[[destinations]]\nid = \"erp\"\ntenant = \"acme\"\nenvironment = \"prod\"\nurl = \"https://erp.example/b\"\n"
     );
     assert_eq!(load(&twice).expect_err("twice").key, "destinations[1].id");
+    let sorted = load(&destination("ordering = \"sorted\"")).expect_err("an unknown ordering");
+    assert!(sorted.reason.contains("`parallel`") && sorted.reason.contains("`fifo`"), "{sorted}");
     let not_whsec = SecretSource::Fixed(HashMap::from([("ERP_SECRET".to_string(), "!!".to_string())]));
     let text = destination(&sig("standard-webhooks", "ERP_SECRET"));
     let err = Config::from_toml_with_secrets(&text, not_whsec).expect_err("not whsec");

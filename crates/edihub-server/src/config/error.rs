@@ -18,8 +18,24 @@ impl ConfigError {
         Self { key: key.into(), reason: reason.into() }
     }
 
+    /// A value the file's types cannot hold, named as the validation names
+    /// keys: figment's path `destinations.0.ordering` is the key
+    /// `destinations[0].ordering`.
     pub(super) fn from_figment(e: figment::Error) -> Self {
-        let key = if e.path.is_empty() { "(file)".to_string() } else { e.path.join(".") };
+        let mut key = String::new();
+        for part in &e.path {
+            if part.parse::<usize>().is_ok() {
+                key.push_str(&format!("[{part}]"));
+            } else {
+                if !key.is_empty() {
+                    key.push('.');
+                }
+                key.push_str(part);
+            }
+        }
+        if key.is_empty() {
+            key.push_str("(file)");
+        }
         Self::new(key, e.kind.to_string())
     }
 }

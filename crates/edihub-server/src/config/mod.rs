@@ -15,6 +15,7 @@
 //! leads back into them. This file only names the parts.
 
 mod as2;
+mod choices;
 mod credentials;
 mod delivery;
 mod duration;
@@ -31,8 +32,12 @@ mod validate_delivery;
 mod validate_scopes;
 
 pub use as2::{As2Config, As2PartnerConfig, As2StationConfig, PemConfig};
+pub use choices::{DatabasePartitionPeriod, DatabasePooler, LogFormat, choice_name, parse_choice};
 pub use credentials::{basic_password, signing_key};
-pub use delivery::{DeliveryBasicAuth, DeliveryConfig, DeliverySignatureConfig, DestinationConfig};
+pub use delivery::{
+    DeliveryBasicAuth, DeliveryConfig, DeliveryFormat, DeliveryOrdering, DeliverySignatureConfig,
+    DestinationConfig,
+};
 pub use duration::{DEFAULT_INTERCHANGE_WINDOW_DAYS, DEFAULT_WINDOW_SECONDS, parse_delay, parse_window};
 pub use env::{DatabaseUrlSource, LoadNotes};
 pub use error::ConfigError;

@@ -11,6 +11,7 @@ use figment::providers::{Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 
 use super::as2::As2Config;
+use super::choices::{DatabasePartitionPeriod, DatabasePooler, LogFormat};
 use super::delivery::{DeliveryConfig, DestinationConfig};
 use super::env::{self, LoadNotes};
 use super::error::ConfigError;
@@ -72,11 +73,11 @@ pub struct Config {
     /// transaction mode, such as PgBouncer with `pool_mode = transaction`).
     /// With `transaction`, every unit of work runs in a transaction and no
     /// prepared statement outlives it (docs/scale.md, "PgBouncer").
-    pub database_pooler: String,
+    pub database_pooler: DatabasePooler,
     /// The range of one PostgreSQL time partition: `day` or `week` (UTC).
     /// Ignored with SQLite, which is not partitioned (docs/scale.md,
     /// "Partitioning").
-    pub database_partition_period: String,
+    pub database_partition_period: DatabasePartitionPeriod,
     /// PostgreSQL partitions created ahead of the current period, at start
     /// and before every retention run. Ignored with SQLite.
     pub database_partitions_ahead: u32,
@@ -86,7 +87,7 @@ pub struct Config {
     /// made through another replica take effect here too.
     pub catalog_refresh_secs: u64,
     /// Log format: `text` or `json`.
-    pub log_format: String,
+    pub log_format: LogFormat,
     /// Seconds a request may take before it is answered 503 (and rolled back).
     pub request_timeout_secs: u64,
     /// Most open client connections; more wait in the accept queue.
@@ -159,12 +160,12 @@ impl Default for Config {
             body_read_min_bytes_per_sec: 1024,
             database_max_connections: 16,
             database_acquire_timeout_secs: 5,
-            database_pooler: "none".into(),
-            database_partition_period: "day".into(),
+            database_pooler: DatabasePooler::None,
+            database_partition_period: DatabasePartitionPeriod::Day,
             database_partitions_ahead: 7,
             auto_migrate: true,
             catalog_refresh_secs: 30,
-            log_format: "text".into(),
+            log_format: LogFormat::Text,
             request_timeout_secs: 30,
             max_connections: 4096,
             max_connections_per_address: 256,

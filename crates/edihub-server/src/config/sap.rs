@@ -60,8 +60,10 @@ pub struct SapStatusConfig {
     pub max_per_idoc: usize,
 }
 
+/// `StatusIdocType::Aleaud01`'s name, written out: docs/configuration.md
+/// shows a default's literal.
 fn aleaud01() -> String {
-    StatusIdocType::Aleaud01.idoc_type().into()
+    "ALEAUD01".into()
 }
 
 fn one_minute() -> String {

@@ -192,10 +192,10 @@ fn environment_overrides_the_file() {
         assert_eq!(c.listen, "0.0.0.0:9999");
         assert_eq!(c.database_url, "postgres://db/plain");
         assert_eq!(c.retention.messages_days, 7);
-        assert_eq!(c.database_pooler, "none");
+        assert_eq!(c.database_pooler, super::DatabasePooler::None);
         jail.set_env("EDIHUB_DATABASE_POOLER", "transaction");
         let c = Config::load(Some(std::path::Path::new("edihub.toml"))).expect("loads");
-        assert_eq!(c.database_pooler, "transaction");
+        assert_eq!(c.database_pooler, super::DatabasePooler::Transaction);
         assert_eq!(crate::pool_settings(&c).pooler, edihub_store::Pooler::Transaction);
         let layout = crate::pool_settings(&c).partitions;
         assert_eq!((layout.period, layout.ahead), (edihub_store::PartitionPeriod::Day, 7));

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 
 use super::names::check_id;
 use super::sap::PROFILE_KEYS;
-use super::{Config, ConfigError, SecretSource};
+use super::{Config, ConfigError, DatabasePooler, SecretSource};
 
 /// A SHA-256 hex digest, as the file stores keys and the admin token.
 pub(super) fn check_sha256(key: &str, value: &str) -> Result<(), ConfigError> {
@@ -28,9 +28,6 @@ impl Config {
             .map_err(|e| ConfigError::new("listen", format!("`{}` is not host:port ({e})", self.listen)))?;
         self.validate_limits()?;
         self.validate_database()?;
-        if !matches!(self.log_format.as_str(), "text" | "json") {
-            return Err(ConfigError::new("log_format", "must be `text` or `json`"));
-        }
         let prefix = &self.webhook_secret_prefix;
         if !(prefix.is_empty()
             || (prefix.ends_with('_') && prefix.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')))
@@ -143,19 +140,11 @@ impl Config {
         if self.database_max_connections == 0 {
             return Err(ConfigError::new("database_max_connections", "must be greater than 0"));
         }
-        match self.database_pooler.as_str() {
-            "none" => {}
-            "transaction" if !url.starts_with("sqlite:") => {}
-            "transaction" => {
-                return Err(ConfigError::new(
-                    "database_pooler",
-                    "`transaction` applies to a PostgreSQL database_url, not to SQLite",
-                ));
-            }
-            _ => return Err(ConfigError::new("database_pooler", "must be `none` or `transaction`")),
-        }
-        if !matches!(self.database_partition_period.as_str(), "day" | "week") {
-            return Err(ConfigError::new("database_partition_period", "must be `day` or `week`"));
+        if self.database_pooler == DatabasePooler::Transaction && url.starts_with("sqlite:") {
+            return Err(ConfigError::new(
+                "database_pooler",
+                "`transaction` applies to a PostgreSQL database_url, not to SQLite",
+            ));
         }
         if self.database_partitions_ahead > 366 {
             return Err(ConfigError::new("database_partitions_ahead", "must be at most 366"));

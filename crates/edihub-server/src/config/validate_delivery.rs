@@ -6,7 +6,7 @@ use super::credentials::{basic_password, signing_key};
 use super::delivery::MAX_IN_FLIGHT;
 use super::duration::parse_delay;
 use super::names::{check_id, check_type};
-use super::{Config, ConfigError, DestinationConfig};
+use super::{Config, ConfigError, DeliveryFormat, DestinationConfig};
 use crate::delivery::AddressPolicy;
 
 impl Config {
@@ -88,14 +88,8 @@ impl Config {
         for (k, t) in d.message_types.iter().flatten().enumerate() {
             check_type(t).map_err(|reason| ConfigError::new(format!("{at}.message_types[{k}]"), reason))?;
         }
-        if !matches!(d.format.as_str(), "envelope" | "raw" | "sap-idoc-xml" | "as2") {
-            return Err(ConfigError::new(
-                format!("{at}.format"),
-                "must be `envelope`, `raw`, `sap-idoc-xml` or `as2`",
-            ));
-        }
         self.validate_as2_destination(d, at)?;
-        if d.format == "sap-idoc-xml" && self.sap_system(&d.tenant, &d.environment).is_none() {
+        if d.format == DeliveryFormat::SapIdocXml && self.sap_system(&d.tenant, &d.environment).is_none() {
             return Err(ConfigError::new(
                 format!("{at}.format"),
                 format!(
@@ -103,9 +97,6 @@ impl Config {
                     d.tenant, d.environment
                 ),
             ));
-        }
-        if !matches!(d.ordering.as_str(), "parallel" | "fifo") {
-            return Err(ConfigError::new(format!("{at}.ordering"), "must be `parallel` or `fifo`"));
         }
         if !(1..=300).contains(&d.timeout_secs) {
             return Err(ConfigError::new(format!("{at}.timeout_secs"), "must be between 1 and 300"));
@@ -132,12 +123,12 @@ impl Config {
     fn validate_as2_destination(&self, d: &DestinationConfig, at: &str) -> Result<(), ConfigError> {
         let key = format!("{at}.as2_partner");
         let Some(id) = &d.as2_partner else {
-            if d.format == "as2" {
+            if d.format == DeliveryFormat::As2 {
                 return Err(ConfigError::new(key, "`as2` needs the partner's AS2 id"));
             }
             return Ok(());
         };
-        if d.format != "as2" {
+        if d.format != DeliveryFormat::As2 {
             return Err(ConfigError::new(key, "is only for format = \"as2\""));
         }
         let partner =

@@ -22,6 +22,7 @@ use super::destination::Destination;
 use super::http::describe;
 use super::render::{Held, Renderer};
 use super::schedule::retry_after;
+use crate::config::DeliveryFormat;
 
 /// Bytes of a receiver's answer kept with the attempt.
 pub const PREFIX_BYTES: usize = 512;
@@ -157,7 +158,7 @@ async fn body_of(
         let xml = sap.body(m).map_err(|e| format!("not sent: cannot be written as IDoc-XML: {e}"))?;
         return Ok((xml, "application/xml; charset=utf-8".into(), None));
     }
-    if destination.def.format == "raw" {
+    if destination.def.format == DeliveryFormat::Raw {
         let ct = m.meta.content_type.clone().unwrap_or_else(|| "application/octet-stream".into());
         Ok((m.body.bytes.clone(), ct, None))
     } else {

@@ -21,7 +21,7 @@ use chrono::Utc;
 use edihub_store::{ClaimedDelivery, Store, StoreError};
 use tokio::sync::Semaphore;
 
-use crate::config::DestinationConfig;
+use crate::config::{DeliveryOrdering, DestinationConfig};
 
 /// How far back the claim between two polls looks (the store rounds it
 /// down to the start of a UTC day).
@@ -72,7 +72,7 @@ impl Lane {
         let until = now + chrono::Duration::from_std(lease).unwrap_or_default();
         let limit = i64::try_from(free).unwrap_or(1);
         let since = now - RECENT;
-        if destination.ordering == "fifo" {
+        if destination.ordering == DeliveryOrdering::Fifo {
             // The head of the line or nothing: the store keeps it to one in
             // flight across replicas, whatever this process's slots.
             return Ok(store.claim_line_head(id, now, until).await?.into_iter().collect());

@@ -64,7 +64,7 @@ pub(crate) use http::describe;
 pub use schedule::jitter_factor;
 use schedule::verdict;
 
-use crate::config::{Config, DestinationConfig};
+use crate::config::{Config, DeliveryFormat, DeliveryOrdering, DestinationConfig};
 use crate::state::AppState;
 
 /// The configured destinations as rows to seed.
@@ -191,7 +191,7 @@ impl Worker {
         lane.resize(cap);
         let slots = lane.slots.clone();
         let free = slots.available_permits();
-        let fifo = destination.def.ordering == "fifo";
+        let fifo = destination.def.ordering == DeliveryOrdering::Fifo;
         if free == 0 || (!listing && !fifo && free < cap.div_ceil(2)) {
             return;
         }
@@ -244,12 +244,12 @@ impl Worker {
                 .map(|password| (auth.user.clone(), password)),
             None => None,
         };
-        let sap = match def.format.as_str() {
-            "sap-idoc-xml" => Some(sap_body::SapTarget::of(&def, &self.state)?),
+        let sap = match def.format {
+            DeliveryFormat::SapIdocXml => Some(sap_body::SapTarget::of(&def, &self.state)?),
             _ => None,
         };
-        let as2 = match def.format.as_str() {
-            "as2" => Some(as2_target::As2Target::of(&def, &self.state)?),
+        let as2 = match def.format {
+            DeliveryFormat::As2 => Some(as2_target::As2Target::of(&def, &self.state)?),
             _ => None,
         };
         let url = sap.as_ref().map_or_else(|| def.url.clone(), |s| s.url(&def.url));

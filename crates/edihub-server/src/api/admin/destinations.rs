@@ -88,7 +88,7 @@ async fn put(
     ApiPath(id): ApiPath<String>,
     JsonBody(body): JsonBody,
 ) -> Result<Json<Value>, ApiError> {
-    let def: DestinationConfig = definition_at(&body, &id, "destination")?;
+    let def: DestinationConfig = definition_at(&body, &id, "destination", "destinations[0]")?;
     store(&state, def).await
 }
 

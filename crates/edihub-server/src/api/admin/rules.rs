@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use crate::api::doc::errors::{BadInput, CrossOrigin, NotJson, Unauthenticated, Unavailable, Unusable};
 use crate::auth::Admin;
-use crate::config::{Config, IntegrationConfig, MessageTypeConfig};
+use crate::config::{Config, ConfigError, IntegrationConfig, MessageTypeConfig};
 use crate::error::ApiError;
 use crate::extract::{ApiPath, ApiQuery, JsonBody};
 use crate::ingest::now;
@@ -94,17 +94,27 @@ pub(crate) fn body_json<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<
 }
 
 /// A definition sent to `PUT …/{id}`: the body's object with the path's
-/// `id` set in it (the path names what is changed), read as a `what`.
+/// `id` set in it (the path names what is changed), read as a `what`. A
+/// value that cannot be read is refused naming its key as the validation
+/// would, the definition standing at `at` (`destinations[0]`).
 pub(crate) fn definition_at<T: serde::de::DeserializeOwned>(
     body: &[u8],
     id: &str,
     what: &str,
+    at: &str,
 ) -> Result<T, ApiError> {
     let mut def: Value = body_json(body)?;
     if let Some(obj) = def.as_object_mut() {
         obj.insert("id".into(), json!(id));
     }
-    serde_json::from_value(def).map_err(|e| ApiError::Unprocessable(format!("invalid {what}: {e}")))
+    serde_path_to_error::deserialize(def).map_err(|e| {
+        let key = e.path().to_string();
+        let reason = e.into_inner().to_string();
+        ApiError::Unprocessable(match key.as_str() {
+            "." => format!("invalid {what}: {reason}"),
+            key => format!("invalid {what}: {}", ConfigError::new(format!("{at}.{key}"), reason)),
+        })
+    })
 }
 
 /// Validates a candidate by running the config validator over a config that
@@ -199,7 +209,7 @@ async fn put_integration(
     ApiPath(id): ApiPath<String>,
     JsonBody(body): JsonBody,
 ) -> Result<Json<Value>, ApiError> {
-    let def: IntegrationConfig = definition_at(&body, &id, "integration")?;
+    let def: IntegrationConfig = definition_at(&body, &id, "integration", "integrations[0]")?;
     Ok(Json(save_integration(&state, def).await?))
 }
 

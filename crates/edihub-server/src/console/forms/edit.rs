@@ -15,7 +15,10 @@ use utoipa_axum::routes;
 
 use crate::api::admin::rules::{TypeBody, save_type};
 use crate::api::doc::errors::{BadInput, FormForged, FormRefused, Unauthenticated, Unavailable};
-use crate::config::{DeliveryBasicAuth, DeliverySignatureConfig, DestinationConfig};
+use crate::config::{
+    DeliveryBasicAuth, DeliveryOrdering, DeliverySignatureConfig, DestinationConfig, choice_name,
+    parse_choice,
+};
 use crate::console::forms::form::{Field, Form, Kind, lines, refusal, render};
 use crate::console::forms::token::{ConsoleForm, FormSigner};
 use crate::console::layout::url_encode;
@@ -199,7 +202,7 @@ fn destination_fields(d: &DestinationConfig) -> Vec<Field> {
             "format",
             "Format",
             Kind::Text,
-            d.format.clone(),
+            choice_name(&d.format),
             "envelope (JSON with metadata), raw (the bytes as received), sap-idoc-xml or as2",
         ),
         f(
@@ -213,7 +216,7 @@ fn destination_fields(d: &DestinationConfig) -> Vec<Field> {
             "ordering",
             "Ordering",
             Kind::Text,
-            d.ordering.clone(),
+            choice_name(&d.ordering),
             "parallel (several attempts at once) or fifo (one at a time, in commit order; a failure holds the line)",
         ),
         f("timeout_secs", "Timeout (seconds)", Kind::Text, d.timeout_secs.to_string(), ""),
@@ -245,18 +248,28 @@ fn destination_fields(d: &DestinationConfig) -> Vec<Field> {
 }
 
 /// A destination from its form's fields, and the refusal of its timeout or
-/// its attempts at once when one is not a number (then 0 stands in for it).
+/// its attempts at once when one is not a number (then 0 stands in for it),
+/// or of its format or ordering when one names no such value (then the
+/// default stands in for it).
 fn destination_of(id: &str, form: &ConsoleForm) -> (DestinationConfig, Option<String>) {
     let text = |n: &str| form.get(n).unwrap_or_default().trim().to_string();
     let (timeout, in_flight) = (text("timeout_secs"), text("max_in_flight"));
     let not_a_number = |key: &str, value: &str| {
         format!("config key `destinations[0].{key}`: `{value}` is not a whole number")
     };
-    let bad_number = match (timeout.parse::<u64>(), in_flight.parse::<u32>()) {
+    let format = parse_choice(&text("format"));
+    // A form from before the field existed posts no ordering: the default.
+    let ordering = Some(text("ordering"))
+        .filter(|o| !o.is_empty())
+        .map_or(Ok(DeliveryOrdering::default()), |o| parse_choice(&o));
+    let unknown = |key: &str, reason: &String| format!("config key `destinations[0].{key}`: {reason}");
+    let refused = match (timeout.parse::<u64>(), in_flight.parse::<u32>()) {
         (Err(_), _) => Some(not_a_number("timeout_secs", &timeout)),
         (_, Err(_)) if !in_flight.is_empty() => Some(not_a_number("max_in_flight", &in_flight)),
         _ => None,
-    };
+    }
+    .or_else(|| format.as_ref().err().map(|e| unknown("format", e)))
+    .or_else(|| ordering.as_ref().err().map(|e| unknown("ordering", e)));
     let types = lines(form.get("message_types").unwrap_or_default());
     let (scheme, secret_env) = (text("signature_scheme"), text("signature_secret_env"));
     let (user, password_env) = (text("basic_user"), text("basic_password_env"));
@@ -266,10 +279,9 @@ fn destination_of(id: &str, form: &ConsoleForm) -> (DestinationConfig, Option<St
         environment: text("environment"),
         url: text("url"),
         message_types: (!types.is_empty()).then_some(types),
-        format: text("format"),
+        format: format.unwrap_or_default(),
         as2_partner: Some(text("as2_partner")).filter(|p| !p.is_empty()),
-        // A form from before the field existed posts none: the default.
-        ordering: Some(text("ordering")).filter(|o| !o.is_empty()).unwrap_or_else(|| "parallel".into()),
+        ordering: ordering.unwrap_or_default(),
         signature: (!scheme.is_empty() || !secret_env.is_empty())
             .then_some(DeliverySignatureConfig { scheme, secret_env }),
         basic_auth: (!user.is_empty() || !password_env.is_empty())
@@ -278,7 +290,7 @@ fn destination_of(id: &str, form: &ConsoleForm) -> (DestinationConfig, Option<St
         max_in_flight: (!in_flight.is_empty()).then(|| in_flight.parse().unwrap_or(0)),
         enabled: form.get("enabled").is_some(),
     };
-    (def, bad_number)
+    (def, refused)
 }
 
 /// The edit form of a push destination.
@@ -324,18 +336,25 @@ async fn destination_submit(
     ApiPath(id): ApiPath<String>,
     form: ConsoleForm,
 ) -> Result<Response, ApiError> {
-    let (def, bad_number) = destination_of(&id, &form);
-    let message = match bad_number {
+    let (def, refused) = destination_of(&id, &form);
+    let message = match refused {
         Some(message) => message,
         None => match crate::api::admin::destinations::store(&state, def.clone()).await {
             Ok(_) => return Ok(Redirect::to("/admin/destinations").into_response()),
             Err(e) => refusal(e)?,
         },
     };
-    // Shown again exactly as typed (the numbers too, even when not numbers).
+    // Shown again exactly as typed (the numbers and the choices too, even
+    // when they name nothing; an ordering left empty shows its default).
     let mut fields = destination_fields(&def);
-    for t in fields.iter_mut().filter(|f| matches!(f.name, "timeout_secs" | "max_in_flight")) {
-        t.value = form.get(t.name).unwrap_or_default().to_string();
+    for t in fields.iter_mut() {
+        let typed = form.get(t.name).unwrap_or_default();
+        match t.name {
+            "timeout_secs" | "max_in_flight" => t.value = typed.to_string(),
+            "format" => t.value = typed.trim().to_string(),
+            "ordering" if !typed.trim().is_empty() => t.value = typed.trim().to_string(),
+            _ => {}
+        }
     }
     let action = format!("/admin/forms/destinations/{}", url_encode(&id));
     let title = format!("Destination {id}");

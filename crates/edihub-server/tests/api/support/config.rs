@@ -20,7 +20,8 @@
 use std::collections::HashMap;
 
 use edihub_server::config::{
-    DeliveryConfig, DestinationConfig, EnvironmentConfig, IntegrationConfig, MessageTypeConfig, TenantConfig,
+    DatabasePooler, DeliveryConfig, DestinationConfig, EnvironmentConfig, IntegrationConfig,
+    MessageTypeConfig, TenantConfig,
 };
 use edihub_server::{Config, SecretSource};
 use edihub_store::KeyReusePolicy;
@@ -213,7 +214,7 @@ impl TestConfig {
         // Behind the test pooler (`EDIHUB_TEST_POOLER_URL`), PostgreSQL
         // URLs name PgBouncer in transaction mode.
         let pooled = database_url.starts_with("postgres") && edihub_store::testing::pg_pooler_url().is_some();
-        let database_pooler = if pooled { "transaction".into() } else { self.config.database_pooler };
+        let database_pooler = if pooled { DatabasePooler::Transaction } else { self.config.database_pooler };
         let config = Config { database_url: database_url.into(), database_pooler, ..self.config };
         config
             .validated(SecretSource::Fixed(self.secrets))
