@@ -143,6 +143,19 @@ pub(crate) fn earned(deliveries: &[DeliveryState]) -> Option<(&'static str, (Str
     (!deliveries.is_empty() && deliveries.iter().all(delivered)).then(|| (SAP_CREATED, delivered_text()))
 }
 
+/// One status change as both backends insert it: a 39, an earned 41 or
+/// 40, or a refused IDoc's 40 (about no message).
+pub(crate) struct Change<'a> {
+    /// The hub's message; `None` for a refused IDoc, which none holds.
+    pub message_id: Option<Uuid>,
+    /// The sender's IDoc number.
+    pub docnum: &'a str,
+    /// The IDoc's logical message.
+    pub mestyp: &'a str,
+    /// SAP's status.
+    pub status: &'a str,
+}
+
 /// A 41 or 40 a verdict of a batch owes, if its message has a 39.
 pub(crate) struct OwedStatus {
     /// The delivery's message.

@@ -6,7 +6,9 @@ use sqlx::SqliteConnection;
 use sqlx::types::Json;
 use uuid::Uuid;
 
-use crate::sap_status::{DeliveryState, earned, owed_statuses, refused_text, stored_text};
+use crate::sap_status::{
+    Change, DeliveryState, SAP_IN_TARGET, SAP_NOT_CREATED, earned, owed_statuses, refused_text, stored_text,
+};
 use crate::{
     FinishedAttempt, NewSapStatus, Recorded, Result, SapRefusal, SapStatusRow, SapStatusState, Scope,
 };
@@ -41,35 +43,35 @@ async fn record_one(
     now: DateTime<Utc>,
 ) -> Result<u64> {
     let (text, params) = stored_text(c.message_id);
-    let statement = match c.state {
-        SapStatusState::Stored => {
-            "INSERT INTO sap_status_changes \
-             (tenant_id, environment_id, message_id, docnum, mestyp, status, text, params, created_at) \
-             VALUES ($1, $2, $3, $4, $5, '39', $6, $7, $8) \
-             ON CONFLICT (tenant_id, environment_id, docnum, status) WHERE batch_message_id IS NULL DO NOTHING"
-        }
-        // The message's latest status, 39 with the stored text when it has none.
-        SapStatusState::Current => {
-            "INSERT INTO sap_status_changes \
-             (tenant_id, environment_id, message_id, docnum, mestyp, status, text, params, created_at) \
-             SELECT $1, $2, $3, $4, $5, COALESCE(l.status, '39'), COALESCE(l.text, $6), \
-             COALESCE(l.params, $7), $8 \
-             FROM (SELECT 1) one LEFT JOIN (SELECT status, text, params FROM sap_status_changes \
-             WHERE message_id = $3 ORDER BY id DESC LIMIT 1) l ON true WHERE true \
-             ON CONFLICT (tenant_id, environment_id, docnum, status) WHERE batch_message_id IS NULL DO NOTHING"
-        }
-    };
-    let done = sqlx::query(statement)
-        .bind(&scope.tenant_id)
-        .bind(&scope.environment_id)
-        .bind(c.message_id)
-        .bind(&c.docnum)
-        .bind(&c.mestyp)
-        .bind(text)
-        .bind(Json(params))
-        .bind(now)
-        .execute(&mut *conn)
-        .await?;
+    if c.state == SapStatusState::Stored {
+        let change = Change {
+            message_id: Some(c.message_id),
+            docnum: &c.docnum,
+            mestyp: &c.mestyp,
+            status: SAP_IN_TARGET,
+        };
+        return insert_change(conn, scope, change, (text, params), now).await;
+    }
+    // A re-send: the message's latest status, 39 with the stored text when it has none.
+    let done = sqlx::query(
+        "INSERT INTO sap_status_changes \
+         (tenant_id, environment_id, message_id, docnum, mestyp, status, text, params, created_at) \
+         SELECT $1, $2, $3, $4, $5, COALESCE(l.status, '39'), COALESCE(l.text, $6), \
+         COALESCE(l.params, $7), $8 \
+         FROM (SELECT 1) one LEFT JOIN (SELECT status, text, params FROM sap_status_changes \
+         WHERE message_id = $3 ORDER BY id DESC LIMIT 1) l ON true WHERE true \
+         ON CONFLICT (tenant_id, environment_id, docnum, status) WHERE batch_message_id IS NULL DO NOTHING",
+    )
+    .bind(&scope.tenant_id)
+    .bind(&scope.environment_id)
+    .bind(c.message_id)
+    .bind(&c.docnum)
+    .bind(&c.mestyp)
+    .bind(text)
+    .bind(Json(params))
+    .bind(now)
+    .execute(&mut *conn)
+    .await?;
     Ok(done.rows_affected())
 }
 
@@ -92,24 +94,8 @@ async fn record_earned(
     let Some((status, (text, params))) = earned(&deliveries) else {
         return Ok(0);
     };
-    let done = sqlx::query(
-        "INSERT INTO sap_status_changes \
-         (tenant_id, environment_id, message_id, docnum, mestyp, status, text, params, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
-         ON CONFLICT (tenant_id, environment_id, docnum, status) WHERE batch_message_id IS NULL DO NOTHING",
-    )
-    .bind(&scope.tenant_id)
-    .bind(&scope.environment_id)
-    .bind(c.message_id)
-    .bind(&c.docnum)
-    .bind(&c.mestyp)
-    .bind(status)
-    .bind(text)
-    .bind(Json(params))
-    .bind(now)
-    .execute(&mut *conn)
-    .await?;
-    Ok(done.rows_affected())
+    let change = Change { message_id: Some(c.message_id), docnum: &c.docnum, mestyp: &c.mestyp, status };
+    insert_change(conn, scope, change, (text, params), now).await
 }
 
 /// Records a 40 with its reason for each of `refusals` in `scope`, about
@@ -124,24 +110,40 @@ pub(crate) async fn record_refusals(
     let mut added = 0;
     for r in refusals {
         let (text, params) = refused_text(r);
-        let done = sqlx::query(
-            "INSERT INTO sap_status_changes \
-             (tenant_id, environment_id, message_id, docnum, mestyp, status, text, params, created_at) \
-             VALUES ($1, $2, NULL, $3, $4, '40', $5, $6, $7) \
-             ON CONFLICT (tenant_id, environment_id, docnum, status) WHERE batch_message_id IS NULL DO NOTHING",
-        )
-        .bind(&scope.tenant_id)
-        .bind(&scope.environment_id)
-        .bind(&r.docnum)
-        .bind(&r.mestyp)
-        .bind(text)
-        .bind(Json(params))
-        .bind(now)
-        .execute(&mut *conn)
-        .await?;
-        added += done.rows_affected();
+        let change =
+            Change { message_id: None, docnum: &r.docnum, mestyp: &r.mestyp, status: SAP_NOT_CREATED };
+        added += insert_change(conn, scope, change, (text, params), now).await?;
     }
     Ok(added)
+}
+
+/// Inserts `change` with its text unless its IDoc already has that status
+/// pending; returns 1 when it was added.
+async fn insert_change(
+    conn: &mut SqliteConnection,
+    scope: &Scope,
+    change: Change<'_>,
+    (text, params): (String, Vec<String>),
+    now: DateTime<Utc>,
+) -> Result<u64> {
+    let done = sqlx::query(
+        "INSERT INTO sap_status_changes \
+         (tenant_id, environment_id, message_id, docnum, mestyp, status, text, params, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+         ON CONFLICT (tenant_id, environment_id, docnum, status) WHERE batch_message_id IS NULL DO NOTHING",
+    )
+    .bind(&scope.tenant_id)
+    .bind(&scope.environment_id)
+    .bind(change.message_id)
+    .bind(change.docnum)
+    .bind(change.mestyp)
+    .bind(change.status)
+    .bind(text)
+    .bind(Json(params))
+    .bind(now)
+    .execute(&mut *conn)
+    .await?;
+    Ok(done.rows_affected())
 }
 
 /// Up to `limit` pending changes of `scope`, oldest first.
