@@ -1,68 +1,47 @@
-//! What the shared parts of the two stores need of a backend (the pools
-//! and queues each store is made of are [`crate::SqlStore`]'s, in
+//! What the ingest, written once over both stores, needs of a backend (the
+//! pools and queues each store is made of are [`crate::SqlStore`]'s, in
 //! `sql_store.rs`).
 //!
 //! [`PgStore`](crate::PgStore) and [`SqliteStore`](crate::SqliteStore) each
 //! implement [`crate::Store`] on their own (`postgres/mod.rs`,
-//! `sqlite/mod.rs`), with the statements of most concepts written whole per
-//! backend beside them. The ingest is still written once over both, as traits
-//! with a single generic implementation ([`IngestSql`], [`KeySql`]); where a fingerprint's claim lives is
-//! [`ClaimSql`]. [`Backend`] gathers them with what the ingest needs of a
-//! backend: how a write transaction starts, the packet lookup, fingerprint
-//! locks and a missing partition.
+//! `sqlite/mod.rs`), with every statement written whole per backend beside
+//! them. The ingest's paths and decisions are shared ([`crate::ingest`]):
+//! they run the statements a backend's connection implements
+//! ([`IngestSql`], [`KeySql`], in each backend's `ingest/`), and ask the
+//! backend itself only what [`Backend`] names: how a write transaction
+//! starts, the keyed batch's one statement and a missing partition.
 
-use sqlx::Database;
+use uuid::Uuid;
 
-use crate::claims::ClaimSql;
-use crate::ingest::key_statements::KeySql;
-use crate::ingest::statements::{IngestSql, ScopedHolder};
+use crate::ingest::keys::{Claim, KeySql};
+use crate::ingest::statements::{IngestSql, Row};
 use crate::session::Sessions;
-use crate::{PartitionLayout, Result, Scope, StoreError};
+use crate::{PartitionLayout, Result, StoreError};
 
 /// A database edihub can store into: PostgreSQL or SQLite.
 pub(crate) trait Backend:
-    IngestSql + KeySql + ClaimSql + Database<Connection: sqlx::migrate::Migrate>
+    sqlx::Database<Connection: sqlx::migrate::Migrate + IngestSql + KeySql>
 {
     /// The statement that starts a write transaction: `BEGIN` on PostgreSQL;
     /// `BEGIN IMMEDIATE` on SQLite, so the write lock is taken up front
     /// instead of failing when a read transaction tries to upgrade.
     const BEGIN: &'static str;
 
-    /// Whether a keyed group-insert batch is first tried as one statement
-    /// ([`KeySql::claim_and_insert`], a data-modifying CTE): on
-    /// PostgreSQL that saves the transaction's `BEGIN`, second statement and
-    /// `COMMIT` round trips; SQLite has no such CTEs, and its round trips
-    /// stay in the process.
-    const ONE_STATEMENT_KEYED_BATCH: bool;
-
-    /// The holders (live or expired) of any of `fingerprints` in `scope`,
-    /// for a packet's set-wise duplicate lookup (see
-    /// [`crate::ingest::packet`]). The group insert's `UNION ALL` probes are
-    /// prepared once per batch size; a packet grows the table by thousands
-    /// of rows within the request, and a plan cached while the table was
-    /// small (a scan per arm) was measured at 1–2.5 s per 256-fingerprint
-    /// lookup on PostgreSQL. So each backend passes the fingerprints as one
-    /// parameter to a single-relation statement it plans afresh.
-    fn packet_holders(
-        conn: &mut Self::Connection,
-        scope: &Scope,
-        fingerprints: &[&str],
-    ) -> impl Future<Output = Result<Vec<ScopedHolder>>> + Send;
-
-    /// Takes, in one global order, a transaction-scoped lock on each of
-    /// `fingerprints` in `scope` before the ingest transaction inserts them
-    /// one by one in packet order. Two packets that carry the same
-    /// fingerprints in opposite order would otherwise each hold one claim
-    /// and wait for the other's (a deadlock PostgreSQL breaks only after
-    /// `deadlock_timeout`, failing one of them); now the second waits
-    /// before it claims anything. The claims themselves keep packet order,
-    /// which is the feed's and delivery's order. SQLite's one writer runs
-    /// the transactions one at a time: nothing to do.
-    fn lock_fingerprints(
-        conn: &mut Self::Connection,
-        scope: &Scope,
-        fingerprints: &[&str],
-    ) -> impl Future<Output = Result<()>> + Send;
+    /// A keyed group-insert batch as one autocommit statement, where the
+    /// backend has one: claims `keys` (each the key of the row at its index,
+    /// with the answer of a new message) and inserts the claimed requests'
+    /// messages, together or not at all; returns the ids inserted, which
+    /// name the claimed keys. A key whose message's fingerprint has a
+    /// visible holder is not claimed; a holder that commits meanwhile fails
+    /// the statement. PostgreSQL: a data-modifying CTE, which saves the
+    /// transaction's `BEGIN`, second statement and `COMMIT` round trips.
+    /// SQLite has no such CTEs (and its round trips stay in the process):
+    /// `None`, and the batch runs as a transaction.
+    fn claim_and_insert(
+        sessions: &Sessions<Self>,
+        keys: &[Claim<'_>],
+        rows: &[Row<'_>],
+    ) -> impl Future<Output = Result<Option<Vec<Uuid>>>> + Send;
 
     /// Creates the partition a unit of work that failed with `e` lacked
     /// (PostgreSQL: a row that found no partition, see

@@ -1,5 +1,5 @@
 //! Push destinations: where new messages are delivered, kept in the
-//! database so the message insert (PostgreSQL, `ClaimSql::OUTBOX_TAIL`) and
+//! database so the message insert (PostgreSQL, `postgres/ingest/insert.rs`) and
 //! the outbox trigger (SQLite) can join on them. The statements are each
 //! backend's (`postgres/destinations.rs`, `sqlite/destinations.rs`); what
 //! seeding deletes, what a move is and what it audits are decided here.

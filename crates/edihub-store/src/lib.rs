@@ -3,7 +3,7 @@
 //!
 //! Every dedup guarantee lives in the database, not in process memory: the
 //! unique key of a fingerprint's claim on `(tenant_id, environment_id,
-//! fingerprint)` (see `claims.rs`) and the primary key of `idempotency_keys`
+//! fingerprint)` (see each backend's `ingest/insert.rs`) and the primary key of `idempotency_keys`
 //! decide every race, so several edihub
 //! replicas can share one PostgreSQL. The store decides and returns domain
 //! outcomes ([`IngestOutcome`]); rendering them is the server's business.
@@ -23,10 +23,16 @@
 //!   written whole for the backend (`ack_numbers.rs`, `catalog.rs`,
 //!   `destinations.rs`, `delivery_backlog.rs`, `retention.rs`,
 //!   `message_search.rs`, `messages.rs`: a message by id and the count of
-//!   an environment's, `audit.rs`: the audit log, `console.rs` and
+//!   an environment's, `audit.rs`: the audit log and its insert,
+//!   `console.rs` and
 //!   `activity_rollup.rs`: the overview's counts; `outbox.rs`: the
 //!   delivery leases, queue depths, replays and verdicts; `feed.rs`: the
-//!   feed's page; PostgreSQL's `migrate.rs`: migrations, also behind a
+//!   feed's page; `ingest/`: the ingest's statements, `insert.rs` (the
+//!   message insert, which also says where a fingerprint's claim lives:
+//!   `message_claims` on PostgreSQL, a column on SQLite), `claims.rs`
+//!   (holder probes, releases, PostgreSQL's fingerprint locks), `keys.rs`
+//!   (request keys) and PostgreSQL's `keyed_batch.rs` (a keyed batch in
+//!   one statement); PostgreSQL's `migrate.rs`: migrations, also behind a
 //!   transaction pooler). The concept modules at the crate's root hold
 //!   what both backends share: the types, and the decisions taken the
 //!   same way on either (what seeding deletes, what a change audits, a
@@ -34,24 +40,24 @@
 //!   applies), some over a small trait of the backend's statements.
 //! - `store.rs`: the [`Store`] trait; `sql_store.rs`: [`SqlStore`], the
 //!   pools and queues both stores are made of; `backend.rs`: the
-//!   [`Backend`] trait, what the shared ingest needs of a backend (`BEGIN`,
-//!   the packet lookup, fingerprint locks, a missing partition);
+//!   [`Backend`] trait, what the shared ingest needs of a backend besides
+//!   its connection's statements (`BEGIN`, the keyed batch's one
+//!   statement, a missing partition);
 //!   `outbox/finish.rs`: recording attempts one by one when their batch
-//!   fails;
-//!   `claims.rs`: where a fingerprint's claim lives (`message_claims` on
-//!   PostgreSQL, a column on SQLite); `partitions.rs` and
+//!   fails; `partitions.rs` and
 //!   `partition_drop.rs`: PostgreSQL's time partitions, created ahead and
 //!   on demand, dropped by retention;
 //!   `session.rs`: units of work on a pool, directly or behind a
 //!   transaction pooler ([`Pooler`]).
 //! - `ingest/`: storing messages exactly once.
 //!   - `mod.rs`: which path a request takes; retries;
-//!   - `statements.rs`: the message statements (insert, holder probes,
-//!     audit events), one method each, with the row binder every path
-//!     shares; `key_statements.rs`: the request keys' claims, kept answers
-//!     and the keyed batch's one statement (`rendered_keys.rs`: what keys
-//!     kept by an older edihub need read besides); `insert_answer.rs`: what the
-//!     message insert returns (its ids, and on PostgreSQL the holders it met);
+//!   - `statements.rs`: what the ingest asks of a backend's connection
+//!     (`IngestSql`: insert, holder probes, fingerprint locks, releases,
+//!     audit events) and the row it inserts; `keys.rs`: the same for
+//!     request keys (`KeySql`) and the key comparisons both backends
+//!     share (`rendered_keys.rs`: what keys kept by an older edihub need
+//!     read besides); `insert_answer.rs`: what the message insert returns
+//!     (its ids, and on PostgreSQL the holders it met);
 //!   - `decide.rs`: duplicate or new, replay or mismatch: the decisions all
 //!     paths share;
 //!   - `transaction.rs`: one request in one transaction;
@@ -89,7 +95,6 @@ mod as2;
 mod audit;
 mod backend;
 mod catalog;
-mod claims;
 #[cfg(feature = "testing")]
 pub mod conformance;
 mod console;

@@ -13,7 +13,7 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::key_statements::KeyState;
+use super::keys::KeyState;
 use super::statements::ScopedHolder;
 use crate::{
     Answer, IngestOutcome, KeyClaim, KeyReusePolicy, MessageOutcome, MessageSummary, NewAuditEvent,

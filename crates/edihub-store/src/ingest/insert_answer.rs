@@ -14,8 +14,8 @@ use crate::model::Holder;
 use crate::{Result, Scope};
 
 /// What a message insert did: the ids it inserted, and the holders it saw
-/// of fingerprints it could not claim (see
-/// [`crate::claims::ClaimSql::ANSWER_INSERTED_AND_HOLDERS`]; always empty on SQLite).
+/// of fingerprints it could not claim (PostgreSQL's insert names them,
+/// see `postgres/ingest/insert.rs`; always empty on SQLite).
 #[derive(Debug, Default)]
 pub(crate) struct Inserted {
     pub(crate) ids: Vec<Uuid>,
@@ -89,15 +89,15 @@ impl Inserted {
 
     /// The holders of `claims`: those the insert saw, then one probe for
     /// the [`Inserted::unseen`] ones.
-    pub(crate) async fn holders_of<DB: IngestSql>(
+    pub(crate) async fn holders_of(
         self,
-        conn: &mut DB::Connection,
+        conn: &mut impl IngestSql,
         claims: &[(&Scope, &str)],
     ) -> Result<Vec<ScopedHolder>> {
         let unseen = self.unseen(claims);
         let mut holders = self.holders;
         if !unseen.is_empty() {
-            holders.extend(DB::holders(conn, &unseen).await?);
+            holders.extend(conn.holders(&unseen).await?);
         }
         Ok(holders)
     }

@@ -1,9 +1,11 @@
-//! The ingest: one request's messages stored exactly once, written once for
-//! both backends.
+//! The ingest: one request's messages stored exactly once. Its paths and
+//! decisions are written once for both backends; the statements they run
+//! are each backend's, written whole in `postgres/ingest/` and
+//! `sqlite/ingest/` behind the connection traits of [`statements`] and
+//! [`keys`].
 //!
 //! A request takes one of three paths, and they all decide in [`decide`]
-//! with the statements of [`statements`] (what the message insert answers
-//! is read in [`insert_answer`]):
+//! (what the message insert answers is read in [`insert_answer`]):
 //! - **group insert** ([`group`]): a request with one small message, with or
 //!   without a key, is settled together with the concurrent requests of its
 //!   batch: without keys in one autocommit statement, with keys in one
@@ -18,9 +20,9 @@
 mod decide;
 pub(crate) mod group;
 pub(crate) mod insert_answer;
-pub(crate) mod key_statements;
+pub(crate) mod keys;
 pub(crate) mod packet;
-mod rendered_keys;
+pub(crate) mod rendered_keys;
 pub(crate) mod statements;
 mod transaction;
 
@@ -28,6 +30,7 @@ use group::{Batchers, Queued, Verdict};
 use packet::{Chunk, ChunkDone, Progress, TX_CHUNK};
 
 use crate::backend::Backend;
+use crate::ingest::keys::KeySql;
 use crate::sql_store::SqlStore;
 use crate::{DetectedBy, IngestOutcome, IngestRequest, MessageOutcome, Result, StoreError};
 
@@ -93,7 +96,7 @@ impl<DB: Backend> SqlStore<DB> {
     async fn key_taken(&self, req: &IngestRequest<'_>) -> Result<bool> {
         let Some(key) = &req.key else { return Ok(false) };
         let mut session = self.db.session().await?;
-        let states = DB::key_states(&mut session, &[(req.scope, key)]).await?;
+        let states = session.key_states(&[(req.scope, key)]).await?;
         session.done(!states.is_empty()).await
     }
 

@@ -43,7 +43,7 @@ use crate::{IngestOutcome, MessageOutcome, NewMessage};
 pub(crate) const TX_CHUNK: usize = 256;
 
 /// Most fingerprints in one holders lookup (one parameter holds them all,
-/// see `Backend::packet_holders`), and so most events in one audit insert.
+/// see `IngestSql::packet_holders`), and so most events in one audit insert.
 pub(crate) const LOOKUP_CHUNK: usize = 256;
 
 /// What a packet's earlier messages leave for the next ones.

@@ -1,26 +1,21 @@
-//! The message statements of the ingest (insert, holder probes, audit
-//! events), one method each with its SQL beside it, written once for both
-//! backends; the request keys' statements are in [`super::key_statements`].
+//! What the ingest asks of a backend's connection: its message statements
+//! ([`IngestSql`]: insert, holder probes, fingerprint locks, releases,
+//! audit events) and, in [`super::keys`], its key statements. Each backend
+//! writes them whole for its schema (`postgres/ingest/`,
+//! `sqlite/ingest/`); the paths of the ingest run them on a connection or
+//! transaction and decide from what they return ([`super::decide`]).
 //!
-//! Every statement covers a list: `VALUES` lists for inserts, `UNION ALL`
-//! point probes for lookups. The single-request transaction passes a list
-//! of one, the group insert a whole batch, so both paths bind the same 19
-//! columns in the same order and read the same rows back. The SQL is
-//! portable between PostgreSQL and SQLite (`ON CONFLICT … DO NOTHING
-//! RETURNING`, `UPDATE … FROM` a CTE) except where a fingerprint's claim
-//! lives, whose text comes from [`ClaimSql`]; sqlx maps
-//! the Rust types onto each backend's column types (UUID or BLOB,
-//! TIMESTAMPTZ or TEXT) and `QueryBuilder` numbers the placeholders. Each
-//! list length is its own prepared statement in the connection's cache.
+//! Every statement covers a list: `VALUES` lists for inserts, point probes
+//! for lookups. The single-request transaction passes a list of one, the
+//! group insert a whole batch, so both paths bind the same 19 columns in
+//! the same order and read the same rows back. Each list length is its own
+//! prepared statement in the connection's cache.
 
 use chrono::{DateTime, Utc};
-use sqlx::query_builder::Separated;
-use sqlx::types::Json;
-use sqlx::{Database, Encode, Executor, FromRow, IntoArguments, QueryBuilder, Type};
+use sqlx::FromRow;
 use uuid::Uuid;
 
-use super::insert_answer::{InsertAnswer, Inserted};
-use crate::claims::ClaimSql;
+use super::insert_answer::Inserted;
 use crate::model::Holder;
 use crate::{NewAuditEvent, NewMessage, Result, Scope};
 
@@ -37,6 +32,19 @@ pub(crate) struct Row<'a> {
     pub payload_holder: Option<Uuid>,
 }
 
+impl Row<'_> {
+    /// When the fingerprint's window ends (`None` without a fingerprint).
+    pub(crate) fn expires_at(&self) -> Option<DateTime<Utc>> {
+        let m = self.message;
+        m.fingerprint.as_ref().map(|_| self.now + chrono::Duration::seconds(m.window_seconds))
+    }
+
+    /// The body this row stores: empty where a packet sibling holds it.
+    pub(crate) fn stored_payload(&self) -> &[u8] {
+        if self.payload_holder.is_some() { &[] } else { &self.message.payload[..] }
+    }
+}
+
 /// A fingerprint holder with the scope it holds it in.
 #[derive(Debug, Clone, FromRow)]
 pub(crate) struct ScopedHolder {
@@ -46,149 +54,69 @@ pub(crate) struct ScopedHolder {
     pub(crate) holder: Holder,
 }
 
-const INSERT_AUDITS: &str = "INSERT INTO audit_events \
-    (occurred_at, action, tenant_id, environment_id, message_type, fingerprint, \
-     idempotency_key, detected_by, message_id, details) ";
-
-/// The ingest's statements on a connection (or transaction) of the backend.
-pub(crate) trait IngestSql: Database {
-    /// Inserts `rows` (`ON CONFLICT DO NOTHING`); returns the ids inserted
-    /// and the holders it saw of the rest ([`Inserted`]). A row not
-    /// inserted met a fingerprint holder, in the table or earlier in the
-    /// same statement.
-    fn insert_messages(
-        conn: &mut Self::Connection,
-        rows: &[Row<'_>],
-    ) -> impl Future<Output = Result<Inserted>> + Send;
-    /// Binds one message row: the 19 columns of `ClaimSql::INSERT_HEAD`, the
-    /// only row binder of the ingest.
-    fn push_row(b: &mut Separated<'_, Self, &'static str>, r: &Row<'_>);
-    /// The current holders (live or expired) of (scope, fingerprint) claims.
+/// The message statements of the ingest on a connection (or transaction)
+/// of the backend.
+pub(crate) trait IngestSql {
+    /// Inserts `rows` where each claims its fingerprint (`ON CONFLICT DO
+    /// NOTHING`), with their outbox rows; returns the ids inserted and the
+    /// holders it saw of the rest ([`Inserted`]). A row not inserted met a
+    /// fingerprint holder, in the table or earlier in the same statement.
+    fn insert_messages(&mut self, rows: &[Row<'_>]) -> impl Future<Output = Result<Inserted>> + Send;
+    /// The current holders (live or expired) of (scope, fingerprint)
+    /// claims: one point probe per distinct claim ([`distinct_claims`]).
     fn holders(
-        conn: &mut Self::Connection,
+        &mut self,
         claims: &[(&Scope, &str)],
     ) -> impl Future<Output = Result<Vec<ScopedHolder>>> + Send;
-    /// Appends audit events, each with its time, in one statement.
-    fn insert_audits(
-        conn: &mut Self::Connection,
-        events: &[(DateTime<Utc>, NewAuditEvent)],
+    /// The holders (live or expired) of any of `fingerprints` in `scope`,
+    /// for a packet's set-wise duplicate lookup (see
+    /// [`crate::ingest::packet`]). The probes of [`IngestSql::holders`] are
+    /// prepared once per list length; a packet grows the table by
+    /// thousands of rows within the request, and a plan cached while the
+    /// table was small (a scan per probe) is slow on PostgreSQL, so this
+    /// passes the fingerprints as one parameter to a single-relation
+    /// statement planned afresh.
+    fn packet_holders(
+        &mut self,
+        scope: &Scope,
+        fingerprints: &[&str],
+    ) -> impl Future<Output = Result<Vec<ScopedHolder>>> + Send;
+    /// Takes, in one global order, a transaction-scoped lock on each of
+    /// `fingerprints` in `scope` before the ingest transaction inserts them
+    /// one by one in packet order. Two packets that carry the same
+    /// fingerprints in opposite order would otherwise each hold one claim
+    /// and wait for the other's (a deadlock PostgreSQL breaks only after
+    /// `deadlock_timeout`, failing one of them); so the second waits
+    /// before it claims anything. The claims themselves keep packet order,
+    /// which is the feed's and delivery's order. SQLite's one writer runs
+    /// the transactions one at a time: nothing to do there.
+    fn lock_fingerprints(
+        &mut self,
+        scope: &Scope,
+        fingerprints: &[&str],
     ) -> impl Future<Output = Result<()>> + Send;
-    /// Releases a fingerprint whose window ended by `now`, so a new message may claim it.
+    /// Releases a fingerprint whose window ended by `now`, so a new message
+    /// may claim it.
     fn release_expired(
-        conn: &mut Self::Connection,
+        &mut self,
         scope: &Scope,
         fingerprint: &str,
         now: DateTime<Utc>,
+    ) -> impl Future<Output = Result<()>> + Send;
+    /// Appends audit events, each with its time, in one statement.
+    fn insert_audits(
+        &mut self,
+        events: &[(DateTime<Utc>, NewAuditEvent)],
     ) -> impl Future<Output = Result<()>> + Send;
 }
 
-impl<DB> IngestSql for DB
-where
-    DB: Database + ClaimSql + sqlx::database::HasStatementCache,
-    DB::Arguments: IntoArguments<DB>,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'e> String: Encode<'e, DB> + Type<DB>,
-    for<'e> &'e str: Encode<'e, DB> + Type<DB>,
-    for<'e> &'e [u8]: Encode<'e, DB> + Type<DB>,
-    for<'e> Uuid: Encode<'e, DB> + Type<DB>,
-    for<'e> DateTime<Utc>: Encode<'e, DB> + Type<DB>,
-    for<'e> i32: Encode<'e, DB> + Type<DB>,
-    for<'e> Option<String>: Encode<'e, DB>,
-    for<'e> Option<Uuid>: Encode<'e, DB>,
-    for<'e> Option<DateTime<Utc>>: Encode<'e, DB>,
-    for<'e> Json<&'e serde_json::Value>: Encode<'e, DB> + Type<DB>,
-    for<'r> ScopedHolder: FromRow<'r, DB::Row>,
-    for<'r> InsertAnswer: FromRow<'r, DB::Row>,
-{
-    async fn insert_messages(conn: &mut DB::Connection, rows: &[Row<'_>]) -> Result<Inserted> {
-        let mut q = QueryBuilder::<DB>::new(DB::INSERT_HEAD);
-        q.push_values(rows, |mut b, r| DB::push_row(&mut b, r));
-        q.push(DB::INSERT_TAIL).push(DB::OUTBOX_TAIL).push(DB::ANSWER_INSERTED_AND_HOLDERS);
-        let answer: Vec<InsertAnswer> = q.build_query_as().fetch_all(&mut *conn).await?;
-        Inserted::from_answer(answer)
-    }
-
-    fn push_row(b: &mut Separated<'_, DB, &'static str>, r: &Row<'_>) {
-        let m = r.message;
-        let expires = m.fingerprint.as_ref().map(|_| r.now + chrono::Duration::seconds(m.window_seconds));
-        let payload: &[u8] = if r.payload_holder.is_some() { &[] } else { &m.payload[..] };
-        b.push_bind(m.id)
-            .push_bind(&r.scope.tenant_id)
-            .push_bind(&r.scope.environment_id)
-            .push_bind(&m.message_type)
-            .push_bind(&m.mestyp)
-            .push_bind(&m.docnum)
-            .push_bind(&m.sender)
-            .push_bind(&m.fingerprint)
-            .push_bind(&m.fingerprint)
-            .push_bind(&m.fingerprint_basis)
-            .push_bind(expires)
-            .push_bind(Json(&m.key_values))
-            .push_bind(&m.idempotency_key)
-            .push_bind(&m.provider_event_id)
-            .push_bind(m.packet_index)
-            .push_bind(&m.content_type)
-            .push_bind(payload)
-            .push_bind(r.now)
-            .push_bind(r.payload_holder);
-    }
-
-    async fn holders(conn: &mut DB::Connection, claims: &[(&Scope, &str)]) -> Result<Vec<ScopedHolder>> {
-        // One point lookup per distinct claim, each its own `UNION ALL`
-        // arm: an equality on every column of the claim's unique key is a single
-        // index probe in any plan, also in a generic plan made while the
-        // table was small (an `IN` list was then left as a filter over the
-        // whole scope).
-        let mut distinct: Vec<(&Scope, &str)> = Vec::new();
-        for claim in claims {
-            if !distinct.contains(claim) {
-                distinct.push(*claim);
-            }
+/// `claims` without repeats, in order: one probe each.
+pub(crate) fn distinct_claims<'a>(claims: &[(&'a Scope, &'a str)]) -> Vec<(&'a Scope, &'a str)> {
+    let mut distinct: Vec<(&Scope, &str)> = Vec::new();
+    for claim in claims {
+        if !distinct.contains(claim) {
+            distinct.push(*claim);
         }
-        let mut q = QueryBuilder::<DB>::new("");
-        for (i, (scope, fp)) in distinct.iter().enumerate() {
-            q.push(if i == 0 { "" } else { " UNION ALL " });
-            q.push(DB::HOLDER_ARM).push_bind(&scope.tenant_id);
-            q.push(DB::HOLDER_ENVIRONMENT).push_bind(&scope.environment_id);
-            q.push(DB::HOLDER_FINGERPRINT).push_bind(*fp);
-        }
-        Ok(q.build_query_as().fetch_all(&mut *conn).await?)
     }
-
-    async fn insert_audits(
-        conn: &mut DB::Connection,
-        events: &[(DateTime<Utc>, NewAuditEvent)],
-    ) -> Result<()> {
-        let mut q = QueryBuilder::<DB>::new(INSERT_AUDITS);
-        q.push_values(events, |mut b, (at, e)| {
-            b.push_bind(*at)
-                .push_bind(&e.action)
-                .push_bind(&e.tenant_id)
-                .push_bind(&e.environment_id)
-                .push_bind(&e.message_type)
-                .push_bind(&e.fingerprint)
-                .push_bind(&e.idempotency_key)
-                .push_bind(&e.detected_by)
-                .push_bind(e.message_id)
-                .push_bind(Json(e.stored_details().as_ref()));
-        });
-        q.build().execute(&mut *conn).await?;
-        Ok(())
-    }
-
-    async fn release_expired(
-        conn: &mut DB::Connection,
-        scope: &Scope,
-        fingerprint: &str,
-        now: DateTime<Utc>,
-    ) -> Result<()> {
-        sqlx::query(DB::RELEASE_EXPIRED)
-            .bind(&scope.tenant_id)
-            .bind(&scope.environment_id)
-            .bind(fingerprint)
-            .bind(now)
-            .execute(&mut *conn)
-            .await?;
-        Ok(())
-    }
+    distinct
 }

@@ -8,8 +8,9 @@
 //!    on the primary key until the first transaction commits, then sees its
 //!    answer, so simultaneous repeats all get the first answer.
 //! 2. for each message: insert with `ON CONFLICT … DO NOTHING` on its
-//!    fingerprint's claim (see `claims.rs`). The claim's unique key is the
-//!    only arbiter: the loser reads the holder and
+//!    fingerprint's claim (where a claim lives is each backend's: see
+//!    `postgres/ingest/insert.rs`, `sqlite/ingest/insert.rs`). The claim's
+//!    unique key is the only arbiter: the loser reads the holder and
 //!    records a `message.duplicate_blocked` event; if the holder's window
 //!    has passed, the loser releases it and inserts again, becoming the
 //!    original.
@@ -19,9 +20,9 @@
 use uuid::Uuid;
 
 use super::decide::{duplicate_of, kept, repeat};
-use super::key_statements::Claim;
+use super::keys::{Claim, KeySql};
 use super::packet::{Chunk, ChunkDone, LOOKUP_CHUNK, Progress};
-use super::statements::Row;
+use super::statements::{IngestSql, Row};
 use crate::backend::Backend;
 use crate::{
     DetectedBy, IngestOutcome, IngestRequest, KeyClaim, MessageOutcome, NewMessage, Result, StoreError,
@@ -72,8 +73,8 @@ async fn claim_key<DB: Backend>(
     key: &KeyClaim,
 ) -> Result<bool> {
     let claim = Claim { scope: req.scope, key, now: req.now, expected: None };
-    DB::release_expired_keys(conn, &[claim]).await?;
-    let claimed = DB::claim_keys(conn, &[claim]).await?;
+    conn.release_expired_keys(&[claim]).await?;
+    let claimed = conn.claim_keys(&[claim]).await?;
     Ok(claimed.first().copied().unwrap_or(false))
 }
 
@@ -86,7 +87,7 @@ async fn finish<DB: Backend>(
     let answer = req.answer(outcomes);
     if let Some(key) = &req.key {
         let (text, message_id) = kept(&answer)?;
-        DB::finish_keys(conn, &[(req.scope, key, text, message_id)]).await?;
+        conn.finish_keys(&[(req.scope, key, text, message_id)]).await?;
     }
     Ok(IngestOutcome::Processed(answer))
 }
@@ -97,18 +98,18 @@ async fn repeat_of_key<DB: Backend>(
     req: &IngestRequest<'_>,
     key: &KeyClaim,
 ) -> Result<IngestOutcome> {
-    let states = DB::key_states(conn, &[(req.scope, key)]).await?;
+    let states = conn.key_states(&[(req.scope, key)]).await?;
     let Some((outcome, event)) = repeat(req.scope, key, &states)? else {
         return Err(StoreError::Invariant("key claimed without an answer".into()));
     };
-    DB::insert_audits(conn, &[(req.now, event)]).await?;
+    conn.insert_audits(&[(req.now, event)]).await?;
     Ok(outcome)
 }
 
 /// Stores `messages` (all of a request, or a chunk of a packet):
 /// duplicates of committed messages are settled set-wise first, the rest
 /// one insert each, in packet order, after their fingerprints are locked in
-/// one global order (see `Backend::lock_fingerprints`). Returns the outcomes
+/// one global order (see `IngestSql::lock_fingerprints`). Returns the outcomes
 /// in order and the packet's progress after them (see [`Progress`]).
 async fn store_messages<DB: Backend>(
     conn: &mut DB::Connection,
@@ -124,7 +125,7 @@ async fn store_messages<DB: Backend>(
         .filter_map(|(m, _)| m.fingerprint.as_deref())
         .collect();
     if to_insert.len() > 1 {
-        DB::lock_fingerprints(conn, req.scope, &to_insert).await?;
+        conn.lock_fingerprints(req.scope, &to_insert).await?;
     }
     let mut outcomes = Vec::with_capacity(messages.len());
     for (m, known) in messages.iter().zip(known) {
@@ -166,7 +167,7 @@ async fn known_duplicates<DB: Backend>(
         if fingerprints.is_empty() {
             continue;
         }
-        let holders = DB::packet_holders(conn, req.scope, &fingerprints).await?;
+        let holders = conn.packet_holders(req.scope, &fingerprints).await?;
         let mut events = Vec::new();
         for (m, slot) in lookup.iter().zip(slots.iter_mut()) {
             if let Some((existing, event)) = duplicate_of(req.scope, m, req.now, &holders) {
@@ -177,7 +178,7 @@ async fn known_duplicates<DB: Backend>(
         if events.is_empty() {
             *look_up = false;
         } else {
-            DB::insert_audits(conn, &events).await?;
+            conn.insert_audits(&events).await?;
         }
     }
     Ok(known)
@@ -197,16 +198,16 @@ async fn store_message<DB: Backend>(
     // again. A holder can also lose its claim between our insert and our
     // read (a third request released it): again.
     for _ in 0..4 {
-        let inserted = DB::insert_messages(conn, &[row]).await?;
+        let inserted = conn.insert_messages(&[row]).await?;
         if !inserted.ids.is_empty() {
             return Ok(MessageOutcome::Accepted(m.summary(req.now)));
         }
         let Some(fp) = &m.fingerprint else {
             return Err(StoreError::Invariant("insert without fingerprint skipped".into()));
         };
-        let holders = inserted.holders_of::<DB>(conn, &[(req.scope, fp)]).await?;
+        let holders = inserted.holders_of(conn, &[(req.scope, fp)]).await?;
         if let Some((existing, event)) = duplicate_of(req.scope, m, req.now, &holders) {
-            DB::insert_audits(conn, &[(req.now, event)]).await?;
+            conn.insert_audits(&[(req.now, event)]).await?;
             return Ok(MessageOutcome::Duplicate { existing, detected_by: DetectedBy::Fingerprint });
         }
         match holders.first() {
@@ -217,7 +218,7 @@ async fn store_message<DB: Backend>(
             }
             // The holder's window has passed: release its claim and insert
             // again (the next round becomes the new original).
-            Some(_) => DB::release_expired(conn, req.scope, fp, req.now).await?,
+            Some(_) => conn.release_expired(req.scope, fp, req.now).await?,
             None => {}
         }
     }

@@ -5,7 +5,7 @@
 //! every enabled destination of the message's environment whose filter
 //! admits its type: on SQLite by a row trigger on `messages` (migration
 //! 0008), on PostgreSQL by the insert statement itself, a CTE over its
-//! `RETURNING` (`ClaimSql::OUTBOX_TAIL`; migration 0013 says why not a
+//! `RETURNING` (`postgres/ingest/insert.rs`; migration 0013 says why not a
 //! trigger). Every insert path (group insert, one transaction, packet
 //! chunks) goes through that statement, so no committed message ever lacks
 //! its pending deliveries, and a duplicate, which inserts no message row,

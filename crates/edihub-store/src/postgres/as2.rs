@@ -1,10 +1,9 @@
 //! PostgreSQL's statements of AS2 messages received (see [`crate::as2`]).
 
 use chrono::{DateTime, Utc};
-use sqlx::{PgConnection, Postgres};
+use sqlx::PgConnection;
 
 use crate::as2::{As2Claim, As2Filter, As2Key, As2MdnAttempt, As2MessageRow, As2Settlement, NewAs2Message};
-use crate::ingest::statements::IngestSql;
 use crate::{MDN_PENDING, MDN_PROCESSING, MDN_SENT, Result, StoreError};
 
 /// Claims `new`'s Message-ID, in the caller's transaction: the insert
@@ -33,7 +32,7 @@ pub(crate) async fn claim(conn: &mut PgConnection, new: &NewAs2Message) -> Resul
             return Ok(As2Claim::New);
         }
         if let Some(row) = get(conn, &new.key).await? {
-            Postgres::insert_audits(conn, &[(new.received_at, new.repeat_event(&row))]).await?;
+            super::audit::insert_audits(conn, &[(new.received_at, new.repeat_event(&row))]).await?;
             return Ok(new.claim_of(row));
         }
     }

@@ -22,6 +22,7 @@ mod console;
 mod delivery_backlog;
 mod destinations;
 mod feed;
+mod ingest;
 mod message_search;
 mod messages;
 mod migrate;
@@ -40,7 +41,8 @@ use crate::as2::{As2Claim, As2Filter, As2Key, As2MdnAttempt, As2MessageRow, As2S
 use crate::backend::Backend;
 use crate::feed::{FeedPage, FeedQuery, StoredMessage};
 use crate::ingest::group::{Batchers, STATEMENT_CACHE};
-use crate::ingest::statements::{IngestSql, ScopedHolder};
+use crate::ingest::keys::Claim;
+use crate::ingest::statements::Row;
 use crate::session::Sessions;
 use crate::sql_store::SqlStore;
 use crate::{
@@ -307,7 +309,7 @@ impl Store for PgStore {
         loop {
             attempt += 1;
             let mut session = self.db.session().await?;
-            match Postgres::insert_audits(&mut session, &[(at, event.clone())]).await {
+            match audit::insert_audits(&mut session, &[(at, event.clone())]).await {
                 Ok(()) => return session.done(()).await,
                 Err(e) => {
                     drop(session);
@@ -437,8 +439,8 @@ impl Store for PgStore {
         if !sap_status::carry(&mut tx, scope, carries, message.id).await? {
             return Ok(false);
         }
-        let row = crate::ingest::statements::Row { scope, now, message, payload_holder: None };
-        <Postgres as IngestSql>::insert_messages(&mut tx, &[row]).await?;
+        let row = Row { scope, now, message, payload_holder: None };
+        ingest::insert_messages(&mut tx, &[row]).await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -518,57 +520,15 @@ impl Store for PgStore {
     }
 }
 
-/// The packet lookup's fingerprints as one `text[]`.
-const PACKET_HOLDERS: &str = "SELECT c.tenant_id, c.environment_id, m.id, m.message_type, m.mestyp, \
-    m.docnum, m.key_fingerprint AS fingerprint, m.received_at, m.fingerprint_expires_at \
-    FROM message_claims c JOIN messages m ON m.id = c.message_id \
-    WHERE c.tenant_id = $1 AND c.environment_id = $2 AND c.fingerprint = ANY($3)";
-
-/// The class of the fingerprint locks (the two-key advisory lock space,
-/// apart from the partition and migration locks' one-key space): "ed".
-const FINGERPRINT_LOCK_CLASS: i32 = 0x6564;
-
-/// [`Backend::lock_fingerprints`]: one lock per distinct hash of scope and
-/// fingerprint, taken in hash order (the sorted, distinct subquery is not
-/// flattened, so the outer select calls the lock function in its order). Two
-/// fingerprints that share a hash only wait for each other.
-const LOCK_FINGERPRINTS: &str = "SELECT pg_advisory_xact_lock($1, k) FROM \
-    (SELECT DISTINCT hashtext($2 || '/' || $3 || '/' || f) AS k FROM unnest($4::text[]) AS f ORDER BY k) AS s";
-
 impl Backend for Postgres {
-    const ONE_STATEMENT_KEYED_BATCH: bool = true;
     const BEGIN: &'static str = "BEGIN";
 
-    async fn packet_holders(
-        conn: &mut Self::Connection,
-        scope: &Scope,
-        fingerprints: &[&str],
-    ) -> Result<Vec<ScopedHolder>> {
-        // Not kept as a prepared statement: planned afresh for each lookup
-        // (see `Backend::packet_holders`), which for one relation takes
-        // well under a millisecond.
-        Ok(sqlx::query_as(PACKET_HOLDERS)
-            .bind(&scope.tenant_id)
-            .bind(&scope.environment_id)
-            .bind(fingerprints)
-            .persistent(false)
-            .fetch_all(&mut *conn)
-            .await?)
-    }
-
-    async fn lock_fingerprints(
-        conn: &mut Self::Connection,
-        scope: &Scope,
-        fingerprints: &[&str],
-    ) -> Result<()> {
-        sqlx::query(LOCK_FINGERPRINTS)
-            .bind(FINGERPRINT_LOCK_CLASS)
-            .bind(&scope.tenant_id)
-            .bind(&scope.environment_id)
-            .bind(fingerprints)
-            .execute(&mut *conn)
-            .await?;
-        Ok(())
+    async fn claim_and_insert(
+        sessions: &Sessions<Self>,
+        keys: &[Claim<'_>],
+        rows: &[Row<'_>],
+    ) -> Result<Option<Vec<Uuid>>> {
+        ingest::claim_and_insert(sessions, keys, rows).await.map(Some)
     }
 
     async fn create_missing_partition(

@@ -14,11 +14,10 @@
 //! every partition.
 
 use chrono::{DateTime, Utc};
-use sqlx::{PgConnection, Postgres};
+use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::messages;
-use crate::ingest::statements::IngestSql;
 use crate::outbox::verdicts::{self, VerdictSql};
 use crate::outbox::{redelivered, replay_event};
 
@@ -156,7 +155,7 @@ pub(crate) async fn redeliver(
     }
     let message = messages::get_message(conn, message_id).await?;
     let events: Vec<_> = queued.iter().map(|d| (now, redelivered(message_id, message.as_ref(), d))).collect();
-    Postgres::insert_audits(conn, &events).await?;
+    super::audit::insert_audits(conn, &events).await?;
     Ok(queued)
 }
 
@@ -182,7 +181,7 @@ pub(crate) async fn replay_deliveries(
         .execute(&mut *conn)
         .await?
         .rows_affected();
-    Postgres::insert_audits(conn, &[(now, replay_event(filter, queued))]).await?;
+    super::audit::insert_audits(conn, &[(now, replay_event(filter, queued))]).await?;
     Ok(queued)
 }
 
@@ -254,6 +253,6 @@ impl VerdictSql for PgConnection {
     ) -> Result<()> {
         let message = messages::get_message(self, message_id).await?;
         let event = verdicts::failed_event(message_id, message.as_ref(), details);
-        Postgres::insert_audits(self, &[(now, event)]).await
+        super::audit::insert_audits(self, &[(now, event)]).await
     }
 }

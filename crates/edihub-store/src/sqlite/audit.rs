@@ -1,4 +1,5 @@
-//! SQLite's audit log query (see [`crate::audit`]).
+//! SQLite's audit log: the insert every audited change and the ingest
+//! share, and the log's query (see [`crate::audit`]).
 //!
 //! Every filter is a parameter that may be null (`$n IS NULL OR …`). SQLite
 //! plans a statement once, whatever its values, so the events of one
@@ -6,9 +7,11 @@
 //! on `audit_events_message_id`; the others walk the log newest first from
 //! the cursor and check each filter on the rows walked.
 
-use sqlx::SqliteConnection;
+use chrono::{DateTime, Utc};
+use sqlx::types::Json;
+use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 
-use crate::{AuditEvent, AuditFilter, Result};
+use crate::{AuditEvent, AuditFilter, NewAuditEvent, Result};
 
 /// Audit events matching every filter, newest first.
 const AUDIT: &str = "SELECT id, occurred_at, action, tenant_id, environment_id, message_type, fingerprint, \
@@ -53,4 +56,32 @@ pub(crate) async fn list_audit(conn: &mut SqliteConnection, f: &AuditFilter) -> 
         .bind(f.limit)
         .fetch_all(&mut *conn)
         .await?)
+}
+
+/// Appends `events`, each with its time, in one statement (the ingest's
+/// duplicates and repeats, and every audited change, in the caller's
+/// transaction or session).
+pub(crate) async fn insert_audits(
+    conn: &mut SqliteConnection,
+    events: &[(DateTime<Utc>, NewAuditEvent)],
+) -> Result<()> {
+    let mut q = QueryBuilder::<Sqlite>::new(
+        "INSERT INTO audit_events \
+        (occurred_at, action, tenant_id, environment_id, message_type, fingerprint, \
+         idempotency_key, detected_by, message_id, details) ",
+    );
+    q.push_values(events, |mut b, (at, e)| {
+        b.push_bind(*at)
+            .push_bind(&e.action)
+            .push_bind(&e.tenant_id)
+            .push_bind(&e.environment_id)
+            .push_bind(&e.message_type)
+            .push_bind(&e.fingerprint)
+            .push_bind(&e.idempotency_key)
+            .push_bind(&e.detected_by)
+            .push_bind(e.message_id)
+            .push_bind(Json(e.stored_details().as_ref()));
+    });
+    q.build().execute(&mut *conn).await?;
+    Ok(())
 }

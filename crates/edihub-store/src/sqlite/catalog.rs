@@ -2,10 +2,9 @@
 //! [`crate::catalog`]). Seeding and admin changes run in the caller's
 //! transaction, so a change and its audit event commit together.
 
-use sqlx::{Sqlite, SqliteConnection};
+use sqlx::SqliteConnection;
 
 use crate::catalog::{integration_change, message_type_change, stale_integrations, stale_message_types};
-use crate::ingest::statements::IngestSql;
 use crate::{GLOBAL_TENANT, IntegrationRow, MessageTypeRow, Result, SOURCE_ADMIN, SOURCE_CONFIG};
 
 /// All message types, global and per tenant.
@@ -79,7 +78,7 @@ pub(crate) async fn put_message_type(
         _ => None,
     };
     let event = message_type_change(row, old.as_ref(), inherited.as_ref());
-    Sqlite::insert_audits(conn, &[(row.updated_at, event)]).await?;
+    super::audit::insert_audits(conn, &[(row.updated_at, event)]).await?;
     Ok(old)
 }
 
@@ -135,6 +134,6 @@ pub(crate) async fn put_integration(
     let old: Option<IntegrationRow> = sqlx::query_as(get).bind(&row.id).fetch_optional(&mut *conn).await?;
     upsert_integration(conn, row, SOURCE_ADMIN).await?;
     let event = integration_change(row, old.as_ref());
-    Sqlite::insert_audits(conn, &[(row.updated_at, event)]).await?;
+    super::audit::insert_audits(conn, &[(row.updated_at, event)]).await?;
     Ok(old)
 }

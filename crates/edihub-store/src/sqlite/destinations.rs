@@ -3,10 +3,9 @@
 //! withdrawal of a moved destination's deliveries and their audit events
 //! commit together.
 
-use sqlx::{Sqlite, SqliteConnection};
+use sqlx::SqliteConnection;
 
 use crate::destinations::{destination_change, move_of, stale_destinations};
-use crate::ingest::statements::IngestSql;
 use crate::{DestinationRow, Result, SOURCE_CONFIG};
 
 /// All destinations, by id.
@@ -81,7 +80,7 @@ pub(crate) async fn put_destination(
     if let Some(old) = &old {
         withdraw_if_moved(conn, old, row).await?;
     }
-    Sqlite::insert_audits(conn, &[(row.updated_at, destination_change(row, old.as_ref()))]).await?;
+    super::audit::insert_audits(conn, &[(row.updated_at, destination_change(row, old.as_ref()))]).await?;
     Ok(old)
 }
 
@@ -106,5 +105,5 @@ async fn withdraw_if_moved(
         .execute(&mut *conn)
         .await?
         .rows_affected();
-    Sqlite::insert_audits(conn, &[(new.updated_at, moved.withdrawn(withdrawn))]).await
+    super::audit::insert_audits(conn, &[(new.updated_at, moved.withdrawn(withdrawn))]).await
 }

@@ -28,6 +28,7 @@ mod console;
 mod delivery_backlog;
 mod destinations;
 mod feed;
+mod ingest;
 mod message_search;
 mod messages;
 mod outbox;
@@ -45,7 +46,8 @@ use crate::as2::{As2Claim, As2Filter, As2Key, As2MdnAttempt, As2MessageRow, As2S
 use crate::backend::Backend;
 use crate::feed::{FeedPage, FeedQuery, StoredMessage};
 use crate::ingest::group::{Batchers, STATEMENT_CACHE};
-use crate::ingest::statements::{IngestSql, ScopedHolder};
+use crate::ingest::keys::Claim;
+use crate::ingest::statements::Row;
 use crate::session::Sessions;
 use crate::sql_store::SqlStore;
 use crate::{
@@ -304,7 +306,7 @@ impl Store for SqliteStore {
 
     async fn insert_audit(&self, event: &NewAuditEvent) -> Result<()> {
         let mut session = self.db.session().await?;
-        Sqlite::insert_audits(&mut session, &[(Utc::now(), event.clone())]).await?;
+        audit::insert_audits(&mut session, &[(Utc::now(), event.clone())]).await?;
         session.done(()).await
     }
 
@@ -426,8 +428,8 @@ impl Store for SqliteStore {
         if !sap_status::carry(&mut tx, scope, carries, message.id).await? {
             return Ok(false);
         }
-        let row = crate::ingest::statements::Row { scope, now, message, payload_holder: None };
-        <Sqlite as IngestSql>::insert_messages(&mut tx, &[row]).await?;
+        let row = Row { scope, now, message, payload_holder: None };
+        ingest::insert_messages(&mut tx, &[row]).await?;
         tx.commit().await?;
         Ok(true)
     }
@@ -493,34 +495,19 @@ impl Store for SqliteStore {
     }
 }
 
-/// The packet lookup's fingerprints as one JSON array (SQLite's planner
-/// keeps no generic plans, so the statement is prepared as usual).
-const PACKET_HOLDERS: &str = "SELECT tenant_id, environment_id, id, message_type, mestyp, docnum, \
-    key_fingerprint AS fingerprint, received_at, fingerprint_expires_at FROM messages \
-    WHERE tenant_id = $1 AND environment_id = $2 AND fingerprint IN (SELECT value FROM json_each($3))";
-
 impl Backend for Sqlite {
-    const ONE_STATEMENT_KEYED_BATCH: bool = false;
     const BEGIN: &'static str = "BEGIN IMMEDIATE";
 
-    async fn packet_holders(
-        conn: &mut Self::Connection,
-        scope: &Scope,
-        fingerprints: &[&str],
-    ) -> Result<Vec<ScopedHolder>> {
-        let list = serde_json::to_string(fingerprints)?;
-        Ok(sqlx::query_as(PACKET_HOLDERS)
-            .bind(&scope.tenant_id)
-            .bind(&scope.environment_id)
-            .bind(list)
-            .fetch_all(&mut *conn)
-            .await?)
+    /// SQLite has no data-modifying CTEs.
+    async fn claim_and_insert(
+        _: &Sessions<Self>,
+        _: &[Claim<'_>],
+        _: &[Row<'_>],
+    ) -> Result<Option<Vec<Uuid>>> {
+        Ok(None)
     }
 
-    async fn lock_fingerprints(_: &mut Self::Connection, _: &Scope, _: &[&str]) -> Result<()> {
-        Ok(())
-    }
-
+    /// SQLite has no partitions.
     async fn create_missing_partition(
         _: &Sessions<Self>,
         _: &StoreError,

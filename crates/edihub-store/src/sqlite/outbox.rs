@@ -5,11 +5,10 @@
 //! delivery once.
 
 use chrono::{DateTime, Utc};
-use sqlx::{Sqlite, SqliteConnection};
+use sqlx::SqliteConnection;
 use uuid::Uuid;
 
 use super::messages;
-use crate::ingest::statements::IngestSql;
 use crate::outbox::verdicts::{self, VerdictSql};
 use crate::outbox::{redelivered, replay_event};
 
@@ -139,7 +138,7 @@ pub(crate) async fn redeliver(
     }
     let message = messages::get_message(conn, message_id).await?;
     let events: Vec<_> = queued.iter().map(|d| (now, redelivered(message_id, message.as_ref(), d))).collect();
-    Sqlite::insert_audits(conn, &events).await?;
+    super::audit::insert_audits(conn, &events).await?;
     Ok(queued)
 }
 
@@ -165,7 +164,7 @@ pub(crate) async fn replay_deliveries(
         .execute(&mut *conn)
         .await?
         .rows_affected();
-    Sqlite::insert_audits(conn, &[(now, replay_event(filter, queued))]).await?;
+    super::audit::insert_audits(conn, &[(now, replay_event(filter, queued))]).await?;
     Ok(queued)
 }
 
@@ -236,6 +235,6 @@ impl VerdictSql for SqliteConnection {
     ) -> Result<()> {
         let message = messages::get_message(self, message_id).await?;
         let event = verdicts::failed_event(message_id, message.as_ref(), details);
-        Sqlite::insert_audits(self, &[(now, event)]).await
+        super::audit::insert_audits(self, &[(now, event)]).await
     }
 }

@@ -24,6 +24,7 @@ use chrono::{DateTime, Utc};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::backend::Backend;
+use crate::ingest::statements::IngestSql;
 use crate::session::Sessions;
 use crate::{NewAuditEvent, Result, StoreError};
 
@@ -123,7 +124,7 @@ fn gather(
 async fn insert<DB: Backend>(pool: &Sessions<DB>, events: &[(DateTime<Utc>, NewAuditEvent)]) -> bool {
     let appended = async {
         let mut session = pool.session().await?;
-        DB::insert_audits(&mut session, events).await?;
+        session.insert_audits(events).await?;
         session.done(()).await
     };
     match appended.await {

@@ -10,15 +10,17 @@ use super::settle::row;
 use crate::backend::Backend;
 use crate::ingest::decide::{duplicate_of, kept, repeat};
 use crate::ingest::insert_answer::Inserted;
-use crate::ingest::key_statements::Claim;
-use crate::ingest::statements::Row;
+use crate::ingest::keys::{Claim, KeySql};
+use crate::ingest::statements::{IngestSql, Row};
 use crate::session::Sessions;
 use crate::{Answer, DetectedBy, IngestOutcome, MessageOutcome, Result, StoreError};
 
-/// Settles one batch of requests with keys. On PostgreSQL the batch is
-/// first one statement (unless a key has a window); what it leaves (requests whose fingerprint has a
-/// holder) is settled as a batch of its own by the transaction, as every
-/// keyed batch is on SQLite and when the statement fails.
+/// Settles one batch of requests with keys. Where the backend has one
+/// (PostgreSQL, `Backend::claim_and_insert`), the batch is first one
+/// statement (unless a key has a window); what it leaves (requests whose
+/// fingerprint has a holder) is settled as a batch of its own by the
+/// transaction, as every keyed batch is on SQLite and when the statement
+/// fails.
 pub(super) async fn with_keys<DB: Backend>(
     pool: &Sessions<DB>,
     audits: &AuditWriter,
@@ -27,10 +29,10 @@ pub(super) async fn with_keys<DB: Backend>(
     // A claim with a window (an interchange's) may have to release an
     // expired claim first, which only the transaction does.
     let windowed = items.iter().any(|q| q.key.as_ref().is_some_and(|k| k.window_seconds.is_some()));
-    if DB::ONE_STATEMENT_KEYED_BATCH && !windowed {
+    if !windowed {
         let mut verdicts = vec![Verdict::Undecided; items.len()];
         match claimed_in_one_statement(pool, items, &mut verdicts).await {
-            Ok(claimed) => {
+            Ok(Some(claimed)) => {
                 settle_unclaimed(pool, audits, items, &claimed, &mut verdicts).await;
                 let left: Vec<usize> =
                     (0..items.len()).filter(|i| verdicts[*i] == Verdict::Undecided).collect();
@@ -41,6 +43,7 @@ pub(super) async fn with_keys<DB: Backend>(
                 }
                 return verdicts;
             }
+            Ok(None) => {}
             // A holder committed meanwhile (or any other failure): the
             // statement kept nothing, and the transaction settles the batch.
             Err(e) => tracing::debug!(error = %e, rows = items.len(), "keyed batch statement failed"),
@@ -117,7 +120,8 @@ fn claims<'a>(items: &[&'a Queued], expected: &'a [(String, Option<Uuid>)]) -> R
         .collect()
 }
 
-/// A keyed batch as one autocommit statement (PostgreSQL): each key
+/// A keyed batch as one autocommit statement, where the backend has one
+/// (`None` where not): each key
 /// claimed with the answer of a new message, and the claimed requests'
 /// messages inserted, together or not at all. A request whose fingerprint
 /// has a visible holder is not claimed here: finding no kept answer for its
@@ -130,20 +134,18 @@ async fn claimed_in_one_statement<DB: Backend>(
     pool: &Sessions<DB>,
     items: &[&Queued],
     verdicts: &mut [Verdict],
-) -> Result<Vec<bool>> {
+) -> Result<Option<Vec<bool>>> {
     let (accepted, expected) = expected_answers(items)?;
     let claims = claims(items, &expected)?;
     let rows: Vec<Row<'_>> = items.iter().map(|q| row(q)).collect();
-    let mut session = pool.session().await?;
-    let inserted = DB::claim_and_insert(&mut session, &claims, &rows).await?;
-    let inserted = session.done(inserted).await?;
+    let Some(inserted) = DB::claim_and_insert(pool, &claims, &rows).await? else { return Ok(None) };
     let claimed: Vec<bool> = items.iter().map(|q| inserted.contains(&q.message.id)).collect();
     for ((verdict, answer), claimed) in verdicts.iter_mut().zip(accepted).zip(&claimed) {
         if *claimed {
             *verdict = Verdict::Outcome(IngestOutcome::Processed(answer));
         }
     }
-    Ok(claimed)
+    Ok(Some(claimed))
 }
 
 /// The transaction of a keyed batch; returns which items claimed their key
@@ -161,15 +163,15 @@ async fn claimed_in_one_transaction<DB: Backend>(
     let (accepted, expected) = expected_answers(items)?;
     let claims = claims(items, &expected)?;
     let mut tx = pool.begin().await?;
-    DB::release_expired_keys(&mut tx, &claims).await?;
-    let claimed = DB::claim_keys(&mut tx, &claims).await?;
+    tx.release_expired_keys(&claims).await?;
+    let claimed = tx.claim_keys(&claims).await?;
     let winners: Vec<usize> = (0..items.len()).filter(|i| claimed[*i]).collect();
     if winners.is_empty() {
         tx.commit().await?;
         return Ok(claimed);
     }
     let rows: Vec<Row<'_>> = winners.iter().map(|i| row(items[*i])).collect();
-    let inserted = DB::insert_messages(&mut tx, &rows).await?;
+    let inserted = tx.insert_messages(&rows).await?;
     let unsettled: Vec<usize> =
         winners.iter().copied().filter(|i| !inserted.ids.contains(&items[*i].message.id)).collect();
     let Some(duplicates) = settle_duplicates::<DB>(&mut tx, items, &unsettled, inserted).await? else {
@@ -205,8 +207,7 @@ async fn settle_duplicates<DB: Backend>(
         .iter()
         .filter_map(|i| Some((&items[*i].scope, items[*i].message.fingerprint.as_deref()?)))
         .collect();
-    let holders =
-        if claims.is_empty() { Vec::new() } else { inserted.holders_of::<DB>(conn, &claims).await? };
+    let holders = if claims.is_empty() { Vec::new() } else { inserted.holders_of(conn, &claims).await? };
     let (mut events, mut finished, mut answers) = (Vec::new(), Vec::new(), Vec::new());
     for &i in unsettled {
         let q = items[i];
@@ -222,8 +223,8 @@ async fn settle_duplicates<DB: Backend>(
         finished.push((&q.scope, key, text, message_id));
         answers.push((i, answer));
     }
-    DB::insert_audits(conn, &events).await?;
-    DB::finish_keys(conn, &finished).await?;
+    conn.insert_audits(&events).await?;
+    conn.finish_keys(&finished).await?;
     Ok(Some(answers))
 }
 
@@ -239,7 +240,7 @@ async fn settle_repeats<DB: Backend>(
     let mut session = pool.session().await?;
     let keys: Vec<_> =
         repeats.iter().filter_map(|i| Some((&items[*i].scope, items[*i].key.as_ref()?))).collect();
-    let states = DB::key_states(&mut session, &keys).await?;
+    let states = session.key_states(&keys).await?;
     session.done(()).await?;
     let mut decided: Vec<(usize, IngestOutcome)> = Vec::new();
     let mut events: Events = Vec::new();

@@ -14,7 +14,7 @@ use super::queued::{Queued, Verdict};
 use crate::Scope;
 use crate::backend::Backend;
 use crate::ingest::decide::duplicate_of;
-use crate::ingest::statements::Row;
+use crate::ingest::statements::{IngestSql, Row};
 use crate::session::Sessions;
 
 pub(super) fn row(q: &Queued) -> Row<'_> {
@@ -41,7 +41,7 @@ pub(super) async fn without_keys<DB: Backend>(
     let settled = async {
         let mut session = pool.session().await?;
         let rows: Vec<Row<'_>> = items.iter().map(|q| row(q)).collect();
-        let inserted = DB::insert_messages(&mut session, &rows).await?;
+        let inserted = session.insert_messages(&rows).await?;
         // Committed before any row counts as stored (behind a pooler the
         // session is a transaction); the duplicates are a second one.
         let inserted = session.done(inserted).await?;
@@ -60,7 +60,7 @@ pub(super) async fn without_keys<DB: Backend>(
             inserted.holders
         } else {
             let mut session = pool.session().await?;
-            let holders = inserted.holders_of::<DB>(&mut session, &claims).await?;
+            let holders = inserted.holders_of(&mut *session, &claims).await?;
             session.done(holders).await?
         };
         let mut events = Vec::new();

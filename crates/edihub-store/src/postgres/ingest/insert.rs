@@ -1,0 +1,92 @@
+//! PostgreSQL's message insert: one statement that claims each row's
+//! fingerprint, inserts the messages that claimed theirs (or have none),
+//! writes their outbox rows and answers with the inserted ids and the
+//! holders it saw of the fingerprints it could not claim.
+//!
+//! `messages` is partitioned by time, and a unique index on a partitioned
+//! table must include the partition key, so a fingerprint's claim is a row
+//! of `message_claims`, an unpartitioned table whose primary key (tenant,
+//! environment, fingerprint) is the arbiter; releasing a claim deletes its
+//! row, and message rows are never updated after their insert (see
+//! docs/scale.md, "Partitioning"). The outbox rows are a CTE over the
+//! insert's `RETURNING` (migration 0013 says why not a trigger).
+
+use sqlx::query_builder::Separated;
+use sqlx::types::Json;
+use sqlx::{PgConnection, Postgres, QueryBuilder};
+
+use crate::Result;
+use crate::ingest::insert_answer::{InsertAnswer, Inserted};
+use crate::ingest::statements::Row;
+
+/// Binds one message row: the 19 columns of `v` (the fingerprint twice,
+/// as the claim's and as the message's `key_fingerprint`).
+pub(super) fn push_row(b: &mut Separated<'_, Postgres, &'static str>, r: &Row<'_>) {
+    let m = r.message;
+    b.push_bind(m.id)
+        .push_bind(&r.scope.tenant_id)
+        .push_bind(&r.scope.environment_id)
+        .push_bind(&m.message_type)
+        .push_bind(&m.mestyp)
+        .push_bind(&m.docnum)
+        .push_bind(&m.sender)
+        .push_bind(&m.fingerprint)
+        .push_bind(&m.fingerprint)
+        .push_bind(&m.fingerprint_basis)
+        .push_bind(r.expires_at())
+        .push_bind(Json(&m.key_values))
+        .push_bind(&m.idempotency_key)
+        .push_bind(&m.provider_event_id)
+        .push_bind(m.packet_index)
+        .push_bind(&m.content_type)
+        .push_bind(r.stored_payload())
+        .push_bind(r.now)
+        .push_bind(r.payload_holder);
+}
+
+/// Inserts `rows` (see the module docs). `v` is read twice (claims, then
+/// messages), and PostgreSQL materialises a CTE read twice: every row,
+/// payload included, copied into a tuple store that spills to a temporary
+/// file past `work_mem`; inlined (`NOT MATERIALIZED`), each read takes the
+/// bound parameters as they are (BENCHMARKS.md, "Large bodies"). The
+/// answer's holders are the claims as the statement's snapshot shows them:
+/// those committed before it, not those `c` inserted, one primary-key probe
+/// per row that `c` did not claim. A holder that committed while the
+/// statement ran, or a row earlier in the same list, is not among them.
+pub(crate) async fn insert_messages(conn: &mut PgConnection, rows: &[Row<'_>]) -> Result<Inserted> {
+    let mut q = QueryBuilder::<Postgres>::new(
+        "WITH v (id, tenant_id, environment_id, message_type, mestyp, docnum, sender, fingerprint, \
+        key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, idempotency_key, \
+        provider_event_id, packet_index, content_type, payload, received_at, payload_message_id) AS NOT MATERIALIZED (",
+    );
+    q.push_values(rows, |mut b, r| push_row(&mut b, r));
+    q.push(
+        "), c AS (INSERT INTO message_claims \
+        (tenant_id, environment_id, fingerprint, message_id, expires_at, message_type, mestyp, docnum, \
+        received_at) SELECT tenant_id, environment_id, fingerprint, id, fingerprint_expires_at, \
+        message_type, mestyp, docnum, received_at FROM v \
+        WHERE fingerprint IS NOT NULL ON CONFLICT DO NOTHING RETURNING message_id), \
+        m AS (INSERT INTO messages (id, tenant_id, environment_id, message_type, mestyp, docnum, sender, \
+        key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, idempotency_key, \
+        provider_event_id, packet_index, content_type, payload, received_at, payload_message_id) SELECT id, tenant_id, environment_id, message_type, mestyp, docnum, sender, \
+        key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, idempotency_key, \
+        provider_event_id, packet_index, content_type, payload, received_at, payload_message_id \
+        FROM v WHERE v.fingerprint IS NULL OR v.id IN (SELECT message_id FROM c) \
+        RETURNING id, tenant_id, environment_id, message_type, received_at)\
+        , o AS (INSERT INTO deliveries \
+        (message_id, destination_id, status, attempts, next_attempt_at, created_at, updated_at) \
+        SELECT m.id, d.id, 'pending', 0, m.received_at, m.received_at, m.received_at FROM m \
+        JOIN destinations d ON d.tenant_id = m.tenant_id AND d.environment_id = m.environment_id \
+        WHERE d.enabled AND (d.message_types IS NULL OR d.message_types ? m.message_type)) \
+        SELECT id, NULL::text AS holder_tenant_id, \
+        NULL::text AS holder_environment_id, NULL::text AS message_type, NULL::text AS mestyp, \
+        NULL::text AS docnum, NULL::text AS fingerprint, NULL::timestamptz AS received_at, \
+        NULL::timestamptz AS fingerprint_expires_at FROM m UNION ALL \
+        SELECT h.message_id, h.tenant_id, h.environment_id, h.message_type, h.mestyp, h.docnum, \
+        h.fingerprint, h.received_at, NULLIF(h.expires_at, 'infinity') FROM v JOIN message_claims h \
+        ON h.tenant_id = v.tenant_id AND h.environment_id = v.environment_id \
+        AND h.fingerprint = v.fingerprint WHERE v.id NOT IN (SELECT message_id FROM c)",
+    );
+    let answer: Vec<InsertAnswer> = q.build_query_as().fetch_all(&mut *conn).await?;
+    Inserted::from_answer(answer)
+}
