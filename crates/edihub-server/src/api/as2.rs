@@ -200,11 +200,13 @@ async fn process(
     state: &AppState,
     key: &As2Key,
     envelope: &Envelope,
-    opened: Opened,
+    mut opened: Opened,
     station: &Station,
     partner: &PartnerProfile,
 ) -> Result<Response, ApiError> {
-    let stored = match crate::ingest::as2::intake(state, station, &opened).await {
+    // The payload moves to the intake (the MDN needs only the MIC).
+    let payload = bytes::Bytes::from(std::mem::take(&mut opened.payload));
+    let stored = match crate::ingest::as2::intake(state, station, payload, &opened.content_type).await {
         Ok(stored) => stored,
         Err(e) => {
             state.store.release_as2_message(key).await?;

@@ -97,7 +97,8 @@ fn kind_of(layer: &Layer<'_>) -> Result<Kind, As2Error> {
 struct Unwrapped {
     encryption: Option<EncryptionAlgorithm>,
     compressed: bool,
-    signature: Option<(MicAlgorithm, Vec<u8>)>,
+    /// The signature's digest and the MIC over the signed entity.
+    signature: Option<(MicAlgorithm, Mic)>,
 }
 
 /// Opens a message to `station` from `partner`: HTTP headers `http`
@@ -142,9 +143,11 @@ pub fn open(
             Kind::Signed if done.signature.is_none() => {
                 let body = layer.body()?;
                 let verified = signed::read(&layer.content_type, &body, &partner.certificate, now)?;
-                let content = verified.content.into_owned();
-                done.signature = Some((verified.algorithm, content.clone()));
-                Layer::entity(content)?
+                // The MIC covers the signed entity as verified; computed
+                // here, so the entity is kept once, as the next layer.
+                let mic = Mic::compute(mic_asked.unwrap_or(verified.algorithm), &verified.content)?;
+                done.signature = Some((verified.algorithm, mic));
+                Layer::entity(verified.content.into_owned())?
             }
             _ => return Err(As2Error::malformed("the message applies the same protection twice")),
         };
@@ -172,12 +175,12 @@ fn finish(
             partner.as2_id
         )));
     }
-    let algorithm = mic_asked.or(done.signature.as_ref().map(|(a, _)| *a)).unwrap_or(partner.mic_algorithm);
-    // Signed: the signed entity. Unsigned: the innermost entity with its
-    // headers, or for a plain message the HTTP body (the outermost layer).
+    // Signed: the signed entity's, computed when it was verified. Unsigned:
+    // the innermost entity with its headers, or for a plain message the
+    // HTTP body (the outermost layer).
     let mic = match &done.signature {
-        Some((_, signed)) => Mic::compute(algorithm, signed)?,
-        None => Mic::compute(algorithm, &layer.bytes)?,
+        Some((_, mic)) => mic.clone(),
+        None => Mic::compute(mic_asked.unwrap_or(partner.mic_algorithm), &layer.bytes)?,
     };
     let filename = layer
         .headers

@@ -356,9 +356,17 @@ fn delimiter_line(body: &[u8], at: usize, len: usize) -> Option<DelimiterLine> {
     Some(DelimiterLine { before: before.min(at), after, close })
 }
 
-/// The first position of `needle` in `haystack`.
+/// The first position of `needle` in `haystack` at the start of a line (a
+/// delimiter is only ever there): only the line starts are compared, so a
+/// large part costs one scan for line breaks.
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
+    let mut at = 0;
+    loop {
+        if haystack[at..].starts_with(needle) {
+            return Some(at);
+        }
+        at += haystack[at..].iter().position(|&b| b == b'\n')? + 1;
+    }
 }
 
 /// `bytes` with every bare LF made CRLF (the canonical form of text, RFC

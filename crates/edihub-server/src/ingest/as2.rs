@@ -11,7 +11,6 @@ use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 use super::{MessageSource, build_messages, parse, store};
-use crate::as2::inbound::Opened;
 use crate::as2::partner::Station;
 use crate::auth::SenderIdentity;
 use crate::edi::interchange::{interchange_claim, interchange_content, reused_number};
@@ -19,15 +18,21 @@ use crate::error::ApiError;
 use crate::producers::Producer;
 use crate::state::AppState;
 
-/// Stores `opened`'s payload in `station`'s environment; the id of the
+/// Stores `payload` (an opened AS2 message's, labelled `content_type`) in
+/// `station`'s environment; the id of the
 /// message stored (the first, for an interchange of several), of the one
 /// it repeats, or `None` for a repeat answered by a key kept before
 /// answers were data.
-pub async fn intake(state: &AppState, station: &Station, opened: &Opened) -> Result<Option<Uuid>, ApiError> {
+pub async fn intake(
+    state: &AppState,
+    station: &Station,
+    payload: bytes::Bytes,
+    content_type: &str,
+) -> Result<Option<Uuid>, ApiError> {
     let sender = SenderIdentity::of_scope(&state.config, &station.tenant, &station.environment)
         .ok_or_else(|| ApiError::NotFound(format!("the environment of AS2 station `{}`", station.as2_id)))?;
-    let bytes = bytes::Bytes::from(opened.payload.clone());
-    let content_type = Some(opened.content_type.clone());
+    let bytes = payload;
+    let content_type = Some(content_type.to_string());
     let parsed = parse(&state.idoc_descriptions, &bytes, content_type.as_deref()).await?;
     let limit = state.config.max_idocs_per_packet;
     if parsed.documents.len() > limit {
