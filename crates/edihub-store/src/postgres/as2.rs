@@ -12,23 +12,7 @@ use crate::{MDN_PENDING, MDN_PROCESSING, MDN_SENT, Result, StoreError};
 /// two (its message failed and released it): then the insert is tried again.
 pub(crate) async fn claim(conn: &mut PgConnection, new: &NewAs2Message) -> Result<As2Claim> {
     for _ in 0..3 {
-        let inserted = sqlx::query(
-            "INSERT INTO as2_messages (station, partner, message_id, tenant_id, environment_id, \
-            payload_sha256, received_at, mdn_mode, mdn_status) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
-            ON CONFLICT (station, partner, message_id) DO NOTHING",
-        )
-        .bind(&new.key.station)
-        .bind(&new.key.partner)
-        .bind(&new.key.message_id)
-        .bind(&new.scope.tenant_id)
-        .bind(&new.scope.environment_id)
-        .bind(&new.payload_sha256)
-        .bind(new.received_at)
-        .bind(&new.mdn_mode)
-        .bind(MDN_PROCESSING)
-        .execute(&mut *conn)
-        .await?;
-        if inserted.rows_affected() == 1 {
+        if insert(conn, new).await? {
             return Ok(As2Claim::New);
         }
         if let Some(row) = get(conn, &new.key).await? {
@@ -37,6 +21,29 @@ pub(crate) async fn claim(conn: &mut PgConnection, new: &NewAs2Message) -> Resul
         }
     }
     Err(StoreError::Invariant(format!("the AS2 Message-ID {} neither claimed nor held", new.key.message_id)))
+}
+
+/// Inserts `new`'s row unless its Message-ID is held; whether it did. On
+/// its own (autocommit) it is the whole claim of a new Message-ID, which
+/// is the common case: only a repeat needs [`claim`]'s transaction.
+pub(crate) async fn insert(conn: &mut PgConnection, new: &NewAs2Message) -> Result<bool> {
+    let inserted = sqlx::query(
+        "INSERT INTO as2_messages (station, partner, message_id, tenant_id, environment_id, \
+        payload_sha256, received_at, mdn_mode, mdn_status) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+        ON CONFLICT (station, partner, message_id) DO NOTHING",
+    )
+    .bind(&new.key.station)
+    .bind(&new.key.partner)
+    .bind(&new.key.message_id)
+    .bind(&new.scope.tenant_id)
+    .bind(&new.scope.environment_id)
+    .bind(&new.payload_sha256)
+    .bind(new.received_at)
+    .bind(&new.mdn_mode)
+    .bind(MDN_PROCESSING)
+    .execute(&mut *conn)
+    .await?;
+    Ok(inserted.rows_affected() == 1)
 }
 
 /// The row of `key`.

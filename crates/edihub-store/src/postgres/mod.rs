@@ -458,6 +458,13 @@ impl Store for PgStore {
     }
 
     async fn claim_as2_message(&self, new: &NewAs2Message) -> Result<As2Claim> {
+        // A new Message-ID takes one statement; a held one reads its row
+        // and audits the repeat in a transaction.
+        let mut session = self.db.session().await?;
+        let inserted = as2::insert(&mut session, new).await?;
+        if session.done(inserted).await? {
+            return Ok(As2Claim::New);
+        }
         let mut attempt = 0;
         loop {
             attempt += 1;
