@@ -72,6 +72,9 @@ fn multipart_parts_are_the_exact_spans_between_delimiters() {
     // A boundary that is only a prefix of a line is not a delimiter.
     let body = b"--b1\r\nA: 1\r\n\r\n--b1x is text\r\n--b1--";
     assert_eq!(split_multipart(body, "b1").unwrap(), vec![&b"A: 1\r\n\r\n--b1x is text"[..]]);
+    // Nor is one inside a line, even followed by a line break.
+    let body = b"--b1\r\nA: 1\r\n\r\nsee --b1\r\nx --b1--\r\n--b1--";
+    assert_eq!(split_multipart(body, "b1").unwrap(), vec![&b"A: 1\r\n\r\nsee --b1\r\nx --b1--"[..]]);
 }
 
 #[test]
