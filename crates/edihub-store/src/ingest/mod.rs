@@ -28,6 +28,7 @@ mod transaction;
 
 use group::{Batchers, Queued, Verdict};
 use packet::{Chunk, ChunkDone, Progress, TX_CHUNK};
+use sqlx::Connection;
 
 use crate::backend::Backend;
 use crate::ingest::keys::KeySql;
@@ -76,7 +77,9 @@ impl<DB: Backend> SqlStore<DB> {
         loop {
             attempt += 1;
             let mut tx = self.begin().await?;
-            match transaction::ingest_in::<DB>(&mut tx, &req).await {
+            let stored = transaction::ingest_in::<DB>(&mut tx, &req).await;
+            release_buffers::<DB>(&mut tx, &req);
+            match stored {
                 Ok(outcome) => {
                     tx.commit().await?;
                     return Ok(outcome);
@@ -126,7 +129,9 @@ impl<DB: Backend> SqlStore<DB> {
             attempt += 1;
             let turn = self.batchers.write_turn().await;
             let mut tx = self.begin().await?;
-            match transaction::packet_chunk_in::<DB>(&mut tx, req, chunk).await {
+            let stored = transaction::packet_chunk_in::<DB>(&mut tx, req, chunk).await;
+            release_buffers::<DB>(&mut tx, req);
+            match stored {
                 Ok(done) => {
                     tx.commit().await?;
                     return Ok(done);
@@ -154,6 +159,22 @@ impl<DB: Backend> SqlStore<DB> {
             return Ok(true);
         }
         Ok(pause_before_retry(e, attempt).await)
+    }
+}
+
+/// A payload of this size or more is stored through a connection whose
+/// buffers give back their room afterwards (see [`release_buffers`]).
+const LARGE_PAYLOAD: usize = 1024 * 1024;
+
+/// Gives back the room a large payload took in the connection's buffers.
+/// sqlx writes a statement with its arguments into the connection's write
+/// buffer and keeps that buffer's size, so without this every pooled
+/// connection that once stored a 10 MB IDoc would hold 10 MB for its
+/// lifetime. Small requests leave the buffers as they are (they stay at
+/// their initial size).
+fn release_buffers<DB: Backend>(conn: &mut DB::Connection, req: &IngestRequest<'_>) {
+    if req.messages.iter().any(|m| m.payload.len() >= LARGE_PAYLOAD) {
+        conn.shrink_buffers();
     }
 }
 
