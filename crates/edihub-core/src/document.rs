@@ -6,8 +6,10 @@
 //! root element it came under. Keeping the rendering rather than the XML
 //! tree means every question asked of a document (key paths, JSONPath, the
 //! content fingerprint) is answered from one value, the same for XML and
-//! JSON input. An EDI message keeps its segments instead and renders them
-//! on first use (see `edi`); its positional key paths read the segments.
+//! JSON input. An IDoc of a large XML body keeps its text instead and
+//! renders the segments a key path names, or the whole element, when asked
+//! (see `idoc::deferred`). An EDI message keeps its segments and renders
+//! them on first use (see `edi`); its positional key paths read the segments.
 //!
 //! The message type follows the product contract: an explicit type from the
 //! request wins; then the extension type `CIMTYP`, but only when a type of
@@ -23,6 +25,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::edi::{EdiHeader, EdiMessage, Text};
+use crate::idoc::deferred::DeferredIdoc;
 use crate::path::KeyPath;
 use crate::{CoreError, eval};
 
@@ -91,7 +94,7 @@ impl ControlRecord {
 }
 
 /// Name of the IDoc control record segment.
-const CONTROL_RECORD: &str = "EDI_DC40";
+pub(crate) const CONTROL_RECORD: &str = "EDI_DC40";
 
 /// Where an IDoc sits in its packet (1-based), for error messages.
 #[derive(Debug, Clone, Copy)]
@@ -111,16 +114,30 @@ fn repeated_field(dc40: &Value) -> Option<String> {
 
 /// One message: an IDoc (from XML or JSON), a plain JSON object, or an
 /// EDIFACT message / X12 transaction set.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Document {
     root: Option<String>,
     control: Option<ControlRecord>,
-    /// The rendering of an IDoc or plain JSON; `Null` for EDI, whose
-    /// message renders its own.
+    /// The rendering of an IDoc or plain JSON; `Null` for EDI and deferred
+    /// IDocs, which render their own.
     value: Value,
     plain_docnum: Option<String>,
     /// Boxed: IDocs, the hot path, do not pay for its size.
     edi: Option<Box<EdiMessage>>,
+    /// The text of an IDoc of a large XML body (boxed, as `edi`).
+    deferred: Option<Box<DeferredIdoc>>,
+}
+
+/// Two documents are equal when they say the same: their renderings are
+/// compared, whether built or deferred.
+impl PartialEq for Document {
+    fn eq(&self, other: &Self) -> bool {
+        self.root == other.root
+            && self.control == other.control
+            && self.plain_docnum == other.plain_docnum
+            && self.edi == other.edi
+            && self.value() == other.value()
+    }
 }
 
 impl Document {
@@ -141,7 +158,14 @@ impl Document {
             return Err(CoreError::ControlFieldRepeated { index: at.index, total: at.total, field });
         }
         let control = Some(ControlRecord::from_value(dc40));
-        Ok(Document { root, control, value: idoc, plain_docnum: None, edi: None })
+        Ok(Document { root, control, value: idoc, plain_docnum: None, edi: None, deferred: None })
+    }
+
+    /// This IDoc answered from `deferred`, its element in the XML text,
+    /// instead of the rendering it was checked with (which holds only the
+    /// control record).
+    pub(crate) fn deferring_to(self, deferred: DeferredIdoc) -> Document {
+        Document { value: Value::Null, deferred: Some(Box::new(deferred)), ..self }
     }
 
     /// A plain JSON message (the caller checked it is an object).
@@ -152,7 +176,7 @@ impl Document {
             _ => None,
         }
         .filter(|s| !s.is_empty());
-        Document { root: None, control: None, value, plain_docnum, edi: None }
+        Document { root: None, control: None, value, plain_docnum, edi: None, deferred: None }
     }
 
     /// An EDIFACT message or X12 transaction set: its envelope and its
@@ -164,7 +188,14 @@ impl Document {
             value: Value::Null,
             plain_docnum: None,
             edi: Some(Box::new(EdiMessage::new(header, text, segments))),
+            deferred: None,
         }
+    }
+
+    /// The deferred element of an IDoc of a large XML body (for tests).
+    #[cfg(test)]
+    pub(crate) fn deferred_idoc(&self) -> Option<&DeferredIdoc> {
+        self.deferred.as_deref()
     }
 
     /// The envelope of an EDIFACT message or X12 transaction set.
@@ -191,9 +222,10 @@ impl Document {
     /// The document as JSON: the rendered `IDOC` element, or the plain JSON
     /// object without its `idempotencyKey`. Content fingerprints hash this.
     pub fn value(&self) -> &Value {
-        match &self.edi {
-            Some(message) => message.value(),
-            None => &self.value,
+        match (&self.edi, &self.deferred) {
+            (Some(message), _) => message.value(),
+            (None, Some(idoc)) => idoc.value(),
+            (None, None) => &self.value,
         }
     }
 
@@ -207,9 +239,10 @@ impl Document {
 
     /// The document as JSON, taken rather than copied (see [`Document::value`]).
     pub fn into_value(self) -> Value {
-        match self.edi {
-            Some(message) => message.into_value(),
-            None => self.value,
+        match (self.edi, self.deferred) {
+            (Some(message), _) => message.into_value(),
+            (None, Some(idoc)) => idoc.into_value(),
+            (None, None) => self.value,
         }
     }
 
@@ -287,6 +320,14 @@ impl Document {
         if let Some(message) = &self.edi {
             return message.values(path);
         }
+        if let Some(idoc) = &self.deferred {
+            // An IDoc path is walked in the segments its first step names.
+            let named = match path {
+                KeyPath::Idoc(p) => p.steps.first().and_then(|step| idoc.segments_named(&step.name)),
+                KeyPath::Json(_) => None,
+            };
+            return eval::values(named.as_ref().unwrap_or_else(|| idoc.value()), path);
+        }
         eval::values(&self.value, path)
     }
 }
@@ -302,7 +343,7 @@ impl Serialize for DocumentJson<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match &self.0.edi {
             Some(message) => message.serialize_rendering(serializer),
-            None => self.0.value.serialize(serializer),
+            None => self.0.value().serialize(serializer),
         }
     }
 }

@@ -16,42 +16,86 @@
 //! SAP's other form, the fixed-width flat file of file ports, is read in
 //! `flat` with the record layouts of `layout` and, to split segment data
 //! into fields, the IDoc type descriptions of `description`.
+//!
+//! The IDocs of a large XML body are deferred: checked in full but
+//! rendered only when asked (see `deferred`).
 
+pub(crate) mod deferred;
 pub(crate) mod description;
 pub(crate) mod flat;
 pub(crate) mod layout;
 
+use std::sync::Arc;
+
+use deferred::{DEFER_FROM, DeferredIdoc};
 use serde_json::{Map, Value};
 
 use crate::body_format::BodyFormat;
-use crate::document::{Document, PacketPosition};
+use crate::document::{CONTROL_RECORD, Document, PacketPosition};
 use crate::parsed::ParsedBody;
-use crate::xml::{self, Root, SoapBody};
+use crate::xml::{self, DEFERRED_MEMBER, Deferral, Deferred, Root, SoapBody};
 use crate::{CoreError, json, render};
 
 /// Name of the element that holds one IDoc.
 const IDOC: &str = "IDOC";
 
-/// Documents of an IDoc-XML text (SOAP envelope unwrapped).
+/// Documents of an IDoc-XML text (SOAP envelope unwrapped); those of a
+/// text of [`DEFER_FROM`] bytes or more are deferred.
 pub(crate) fn from_xml(text: &str) -> Result<Vec<Document>, CoreError> {
-    let (name, value) = unwrap_soap(xml::parse(text)?)?;
-    if name == IDOC {
-        return documents(None, vec![value]);
+    if text.len() < DEFER_FROM {
+        return from_root(xml::parse(text)?, None);
     }
-    // Repeated `IDOC` children were merged into one array in document
-    // order; a single element never renders as an array.
-    let idocs = match value {
-        Value::Object(mut members) => match members.remove(IDOC) {
-            Some(Value::Array(items)) => items,
-            Some(one) => vec![one],
-            None => Vec::new(),
-        },
-        _ => Vec::new(),
+    from_xml_deferred(Arc::from(text))
+}
+
+/// [`from_xml`] with every IDoc deferred, whatever the text's size.
+pub(crate) fn from_xml_deferred(text: Arc<str>) -> Result<Vec<Document>, CoreError> {
+    let deferral = Deferral { container: IDOC, kept: CONTROL_RECORD };
+    let root = xml::parse_deferring(&text, deferral)?;
+    from_root(root, Some(&text))
+}
+
+/// The documents of a parsed XML text; with `text`, those its parse
+/// deferred are answered from it.
+fn from_root(mut root: Root, text: Option<&Arc<str>>) -> Result<Vec<Document>, CoreError> {
+    let mut deferred: Vec<Option<Deferred>> =
+        std::mem::take(&mut root.deferred).into_iter().map(Some).collect();
+    let (name, value) = unwrap_soap(root)?;
+    let (root_name, mut idocs) = if name == IDOC {
+        (None, vec![value])
+    } else {
+        // Repeated `IDOC` children were merged into one array in document
+        // order; a single element never renders as an array.
+        let idocs = match value {
+            Value::Object(mut members) => match members.remove(IDOC) {
+                Some(Value::Array(items)) => items,
+                Some(one) => vec![one],
+                None => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
+        if idocs.is_empty() {
+            return Err(CoreError::NoIdoc(name));
+        }
+        (Some(name), idocs)
     };
-    if idocs.is_empty() {
-        return Err(CoreError::NoIdoc(name));
-    }
-    documents(Some(name), idocs)
+    let marks: Vec<Option<usize>> = idocs.iter_mut().map(take_mark).collect();
+    let documents = documents(root_name, idocs)?;
+    let defer = |(document, mark): (Document, Option<usize>)| {
+        let found = mark.and_then(|i| deferred.get_mut(i)).and_then(Option::take);
+        match (text, found) {
+            (Some(text), Some(found)) => document.deferring_to(DeferredIdoc::new(Arc::clone(text), found)),
+            _ => document,
+        }
+    };
+    Ok(documents.into_iter().zip(marks).map(defer).collect())
+}
+
+/// Takes the [`DEFERRED_MEMBER`] out of an `IDOC` rendering: the index of
+/// its deferred element, if it was deferred.
+fn take_mark(idoc: &mut Value) -> Option<usize> {
+    let mark = idoc.as_object_mut()?.remove(DEFERRED_MEMBER)?;
+    mark.as_u64().and_then(|i| usize::try_from(i).ok())
 }
 
 /// Takes the single element out of `Envelope/Body`; other roots pass through.

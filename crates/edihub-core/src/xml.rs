@@ -24,8 +24,15 @@
 //! closes (see [`SoapBody`]): whether it holds exactly one element cannot be
 //! told from the rendering afterwards, where an element named `#text` or
 //! `@x` would look like text or an attribute.
+//!
+//! With a [`Deferral`] (large IDocs, see `idoc::deferred`), the children of
+//! each outermost container element (`IDOC`) are checked as thoroughly but
+//! not rendered, except the kept one (`EDI_DC40`): the parser notes where
+//! each child lies in the text instead ([`Deferred`]), and
+//! [`render_element`] renders one later from those bytes.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use quick_xml::Reader;
 use quick_xml::errors::{Error as XmlError, IllFormedError, SyntaxError};
@@ -59,7 +66,45 @@ pub(crate) struct Root {
     /// For an `Envelope` root, what its first `Body` child held; `None`
     /// when there is no such child (or the root is not an `Envelope`).
     pub soap_body: Option<SoapBody>,
+    /// The elements whose children were deferred, in the order they
+    /// closed; each one's rendering holds its index here under
+    /// [`DEFERRED_MEMBER`]. Empty without a [`Deferral`].
+    pub deferred: Vec<Deferred>,
 }
+
+/// Which children a parse leaves unrendered: those of each outermost
+/// element named `container`, except the ones named `kept`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Deferral<'n> {
+    /// Local name of the elements whose children are deferred.
+    pub container: &'n str,
+    /// Local name of the children rendered all the same.
+    pub kept: &'n str,
+}
+
+/// A container element whose children were deferred.
+#[derive(Debug)]
+pub(crate) struct Deferred {
+    /// The element's bytes in the text, start tag to end tag.
+    pub span: Range<usize>,
+    /// Every child element (kept ones too) in document order; `None` when a
+    /// child's name could not be placed in the text.
+    pub segments: Option<Vec<Segment>>,
+}
+
+/// A child element of a [`Deferred`] element.
+#[derive(Debug, Clone)]
+pub(crate) struct Segment {
+    /// Its local name's bytes in the text.
+    pub name: Range<usize>,
+    /// Its bytes in the text, start tag to end tag.
+    pub span: Range<usize>,
+}
+
+/// The member that marks a deferred element's rendering, holding its index
+/// in [`Root::deferred`]. No parsed name contains a NUL (control characters
+/// are refused), so it never meets an element or attribute.
+pub(crate) const DEFERRED_MEMBER: &str = "\u{0}deferred";
 
 /// What the first `Body` child of an `Envelope` root held.
 #[derive(Debug, PartialEq)]
@@ -82,6 +127,30 @@ struct Frame<'a> {
     elements: usize,
     /// Name of the last child element closed.
     last: Cow<'a, str>,
+    /// Where its start tag begins in the text.
+    start: usize,
+    /// What becomes of it.
+    role: Role,
+}
+
+/// What becomes of an open element under a [`Deferral`].
+enum Role {
+    /// Rendered into its parent (every element without a deferral).
+    Render,
+    /// A container: rendered with its kept children only, the others noted.
+    Deferring(Children),
+    /// Rendered: a kept child of a container, or inside one.
+    Kept,
+    /// Checked, not rendered: a deferred child, or inside one.
+    Skipped,
+}
+
+/// The children a container has noted so far.
+#[derive(Default)]
+struct Children {
+    segments: Vec<Segment>,
+    /// False once a child's name could not be placed in the text.
+    unplaced: bool,
 }
 
 /// Parser state over one document text.
@@ -91,37 +160,73 @@ struct Parser<'a> {
     stack: Vec<Frame<'a>>,
     root: Option<(Cow<'a, str>, Value)>,
     soap_body: Option<SoapBody>,
+    deferral: Option<Deferral<'a>>,
+    deferred: Vec<Deferred>,
 }
 
 /// Parses decoded XML text into its root element's name and rendering.
 pub(crate) fn parse(text: &str) -> Result<Root, CoreError> {
     check_document(text)?;
-    let parser = Parser {
-        text,
-        reader: Reader::from_str(text),
-        stack: Vec::with_capacity(16),
-        root: None,
-        soap_body: None,
-    };
-    parser.run()
+    Parser::new(text, None).run()
+}
+
+/// [`parse`], leaving the children `deferral` names unrendered (see
+/// [`Root::deferred`]).
+pub(crate) fn parse_deferring<'a>(text: &'a str, deferral: Deferral<'a>) -> Result<Root, CoreError> {
+    check_document(text)?;
+    Parser::new(text, Some(deferral)).run()
+}
+
+/// The rendering of one element of a text [`parse_deferring`] accepted
+/// (a [`Deferred`] element or one of its segments), given its bytes.
+/// Those passed every check as part of the whole text, so they pass again;
+/// were that broken, the element would render as `null`.
+pub(crate) fn render_element(element: &str) -> Value {
+    let parsed = Parser::new(element, None).run();
+    debug_assert!(parsed.is_ok(), "an element of a checked text failed to parse: {parsed:?}");
+    parsed.map(|root| root.value).unwrap_or_default()
 }
 
 impl<'a> Parser<'a> {
+    fn new(text: &'a str, deferral: Option<Deferral<'a>>) -> Parser<'a> {
+        Parser {
+            text,
+            reader: Reader::from_str(text),
+            stack: Vec::with_capacity(16),
+            root: None,
+            soap_body: None,
+            deferral,
+            deferred: Vec::new(),
+        }
+    }
+
+    /// The reader's offset in the text.
+    fn position(&self) -> usize {
+        usize::try_from(self.reader.buffer_position()).unwrap_or(usize::MAX)
+    }
+
     /// Reads every event, then requires a complete document with one root.
     fn run(mut self) -> Result<Root, CoreError> {
         loop {
+            // Where the next event begins: a start tag's `<`, since text
+            // before it is an event of its own.
+            let at = self.position();
             let event = self.reader.read_event().map_err(|e| map_error(e, &self.reader, &self.stack))?;
             match event {
                 Event::Start(start) => {
-                    let frame = self.open(&start)?;
+                    let frame = self.open(&start, at)?;
                     self.stack.push(frame);
                 }
                 Event::Empty(start) => {
-                    let frame = self.open(&start)?;
-                    self.close(frame);
+                    let frame = self.open(&start, at)?;
+                    let end = self.position();
+                    self.close(frame, end);
                 }
                 Event::End(end) => match self.stack.pop() {
-                    Some(frame) => self.close(frame),
+                    Some(frame) => {
+                        let end = self.position();
+                        self.close(frame, end);
+                    }
                     None => {
                         return Err(CoreError::XmlSyntax {
                             offset: self.reader.buffer_position(),
@@ -159,20 +264,51 @@ impl<'a> Parser<'a> {
             return Err(CoreError::XmlTruncated(open.name.to_string()));
         }
         let (name, value) = self.root.ok_or(CoreError::NoRoot)?;
-        Ok(Root { name: name.into_owned(), value, soap_body: self.soap_body })
+        Ok(Root { name: name.into_owned(), value, soap_body: self.soap_body, deferred: self.deferred })
     }
 
-    /// Finishes an element: renders it and attaches it to its parent (or
-    /// makes it the root).
-    fn close(&mut self, frame: Frame<'a>) {
-        let Frame { name, mut members, text, elements, last } = frame;
+    /// The role of a child named `name` of the open element.
+    fn role_of(&self, name: &str) -> Role {
+        match (self.stack.last().map(|open| &open.role), self.deferral) {
+            (Some(Role::Skipped), _) => Role::Skipped,
+            (Some(Role::Kept), _) => Role::Kept,
+            (Some(Role::Deferring(_)), Some(d)) if d.kept == name => Role::Kept,
+            (Some(Role::Deferring(_)), _) => Role::Skipped,
+            (_, Some(d)) if d.container == name => Role::Deferring(Children::default()),
+            _ => Role::Render,
+        }
+    }
+
+    /// Finishes an element ending at `end`: renders it and attaches it to
+    /// its parent (or makes it the root); a deferred one is only noted.
+    fn close(&mut self, frame: Frame<'a>, end: usize) {
+        let span = frame.start..end;
+        if let Some(Frame { role: Role::Deferring(children), .. }) = self.stack.last_mut() {
+            match span_in(self.text, &frame.name) {
+                Some(name) => children.segments.push(Segment { name, span: span.clone() }),
+                None => children.unplaced = true,
+            }
+        }
+        if matches!(frame.role, Role::Skipped) {
+            if let Some(parent) = self.stack.last_mut() {
+                parent.elements += 1;
+                parent.last = frame.name;
+            }
+            return;
+        }
+        let Frame { name, mut members, text, elements, last, start: _, role } = frame;
         let first_soap_body = self.soap_body.is_none()
             && name == SOAP_BODY
             && matches!(self.stack.as_slice(), [envelope] if envelope.name == SOAP_ENVELOPE);
         if first_soap_body {
             self.soap_body = Some(take_only_child(&mut members, elements, &last));
         }
-        let value = render::element(members, trimmed(text));
+        let mut value = render::element(members, trimmed(text));
+        if let (Role::Deferring(children), Value::Object(members)) = (role, &mut value) {
+            members.insert(DEFERRED_MEMBER.to_string(), Value::from(self.deferred.len()));
+            let segments = (!children.unplaced).then_some(children.segments);
+            self.deferred.push(Deferred { span, segments });
+        }
         match self.stack.last_mut() {
             Some(parent) => {
                 let repeat = parent.last == name;
@@ -190,6 +326,9 @@ impl<'a> Parser<'a> {
     /// character references as they were resolved.)
     fn keeps_text(&self, raw: &str) -> Result<bool, CoreError> {
         match self.stack.last() {
+            // A deferred element's text is not kept (nor refused: it is
+            // inside an element).
+            Some(Frame { role: Role::Skipped, .. }) => Ok(false),
             // Leading whitespace is trimmed at the close anyway: skipping it
             // here keeps the indentation between elements out of the text
             // (and spares it the line-end normalisation).
@@ -247,11 +386,17 @@ fn trimmed(text: Cow<'_, str>) -> String {
 /// `text` itself so that it outlives the event (a copy if it is not a slice
 /// of `text`). This spares every element name an allocation of its own.
 fn reborrow<'a>(text: &'a str, part: &str) -> Cow<'a, str> {
-    let start = part.as_ptr().addr().wrapping_sub(text.as_ptr().addr());
-    match text.get(start..start.wrapping_add(part.len())) {
-        Some(slice) if slice.as_ptr() == part.as_ptr() => Cow::Borrowed(slice),
-        _ => Cow::Owned(part.to_string()),
+    match span_in(text, part) {
+        Some(span) => Cow::Borrowed(&text[span]),
+        None => Cow::Owned(part.to_string()),
     }
+}
+
+/// Where `part` lies in `text`, if it is a slice of it.
+fn span_in(text: &str, part: &str) -> Option<Range<usize>> {
+    let start = part.as_ptr().addr().wrapping_sub(text.as_ptr().addr());
+    let span = start..start.wrapping_add(part.len());
+    text.get(span.clone()).filter(|slice| slice.as_ptr() == part.as_ptr()).map(|_| span)
 }
 
 /// Maps a quick-xml error to a [`CoreError`] with a useful message.

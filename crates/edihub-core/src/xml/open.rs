@@ -16,13 +16,13 @@ use quick_xml::events::BytesStart;
 use serde_json::{Map, Value};
 
 use super::chars::check_chars;
-use super::{Frame, MAX_DEPTH, Parser, reborrow};
+use super::{Frame, MAX_DEPTH, Parser, Role, reborrow};
 use crate::CoreError;
 
 impl<'a> Parser<'a> {
-    /// A frame for a start tag, after refusing a second root and nesting
-    /// deeper than [`MAX_DEPTH`].
-    pub(super) fn open(&self, start: &BytesStart<'a>) -> Result<Frame<'a>, CoreError> {
+    /// A frame for a start tag beginning at `at`, after refusing a second
+    /// root and nesting deeper than [`MAX_DEPTH`].
+    pub(super) fn open(&self, start: &BytesStart<'a>, at: usize) -> Result<Frame<'a>, CoreError> {
         if let Some((first, _)) = &self.root {
             return Err(CoreError::MultipleRoots {
                 first: first.to_string(),
@@ -33,13 +33,29 @@ impl<'a> Parser<'a> {
             return Err(CoreError::XmlTooDeep(MAX_DEPTH));
         }
         let name = reborrow(self.text, start.local_name().into_inner());
-        let members = attributes(start, &name, self.reader.buffer_position())?;
-        Ok(Frame { name, members, text: Cow::Borrowed(""), elements: 0, last: Cow::Borrowed("") })
+        let role = self.role_of(&name);
+        let keep = !matches!(role, Role::Skipped);
+        let members = attributes(start, &name, self.reader.buffer_position(), keep)?;
+        Ok(Frame {
+            name,
+            members,
+            text: Cow::Borrowed(""),
+            elements: 0,
+            last: Cow::Borrowed(""),
+            start: at,
+            role,
+        })
     }
 }
 
-/// The attributes of `<element …>` (whose tag ends at `offset`) as members.
-fn attributes(start: &BytesStart, element: &str, offset: u64) -> Result<Map<String, Value>, CoreError> {
+/// The attributes of `<element …>` (whose tag ends at `offset`) as members;
+/// only checked, and left out, unless `keep`.
+fn attributes(
+    start: &BytesStart,
+    element: &str,
+    offset: u64,
+    keep: bool,
+) -> Result<Map<String, Value>, CoreError> {
     let mut members = Map::new();
     // Most IDoc elements are fields without attributes.
     if start.attributes_raw().is_empty() {
@@ -69,6 +85,9 @@ fn attributes(start: &BytesStart, element: &str, offset: u64) -> Result<Map<Stri
             });
         }
         check_chars(&value, offset)?;
+        if !keep {
+            continue;
+        }
         let local = key.local_name().into_inner();
         let mut name = String::with_capacity(local.len() + 1);
         name.push('@');
