@@ -60,9 +60,10 @@ pub enum ApiError {
     /// 503: the database is unreachable; the sender should retry.
     #[error("the database is unavailable")]
     Unavailable(#[source] StoreError),
-    /// 500: a bug or an unexpected database failure.
+    /// 500: a bug or an unexpected failure (the database's, or one of
+    /// edihub's own invariants); its cause goes to the log only.
     #[error("internal error")]
-    Internal(#[source] StoreError),
+    Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl From<CoreError> for ApiError {
@@ -82,11 +83,17 @@ impl From<CoreError> for ApiError {
 
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
-        if e.is_unavailable() { ApiError::Unavailable(e) } else { ApiError::Internal(e) }
+        if e.is_unavailable() { ApiError::Unavailable(e) } else { ApiError::internal(e) }
     }
 }
 
 impl ApiError {
+    /// A 500 caused by `cause`: a bug or an unexpected failure, logged with
+    /// the request and never shown to the client.
+    pub fn internal(cause: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        ApiError::Internal(cause.into())
+    }
+
     /// The HTTP status of this error.
     pub fn status(&self) -> StatusCode {
         match self {

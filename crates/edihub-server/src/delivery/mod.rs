@@ -24,7 +24,8 @@
 //!   parsed once for all its messages;
 //! - `claim.rs`: which claim a destination makes (recent messages, the whole
 //!   queue, or the head of its line);
-//! - `destination.rs`: a destination taken up, its credentials read;
+//! - `destination.rs`: a destination taken up, its credentials read, once
+//!   per change of its definition;
 //! - `envelope.rs`: the envelope body, which the pull feed lists too;
 //! - `http.rs`: the HTTP client (shared with AS2) and how its failures are told;
 //! - `recorder.rs`: verdicts written in batches, one commit for many attempts;
@@ -58,7 +59,7 @@ use tokio_util::task::TaskTracker;
 
 pub use address_policy::AddressPolicy;
 use claim::Lane;
-use destination::Destination;
+use destination::{Destination, TakenUp};
 pub use http::client;
 pub(crate) use http::describe;
 pub use schedule::jitter_factor;
@@ -137,16 +138,14 @@ impl Worker {
     async fn claim_until(self: &Arc<Self>, shutdown: &CancellationToken, attempts: &TaskTracker) {
         let poll = Duration::from_millis(self.state.config.delivery.poll_interval_ms);
         let mut lanes = Lanes::new();
+        let mut taken_up = TakenUp::default();
         let mut destinations = Vec::new();
         let mut next_listing = Instant::now();
         loop {
             let listing = Instant::now() >= next_listing;
             if listing {
                 match self.state.store.list_destinations().await {
-                    Ok(rows) => {
-                        destinations =
-                            rows.iter().filter(|r| r.enabled).filter_map(|r| self.usable(r)).collect()
-                    }
+                    Ok(rows) => destinations = taken_up.refresh(&rows, |row| self.destination(row)),
                     Err(e) => tracing::warn!(error = %e, "delivery: listing destinations failed"),
                 }
                 next_listing = Instant::now() + poll;
@@ -158,18 +157,6 @@ impl Worker {
                 () = shutdown.cancelled() => break,
                 () = tokio::time::sleep_until(next_listing) => {}
                 () = self.wake.notified() => {}
-            }
-        }
-    }
-
-    /// A row's definition with its signing key, or `None` (logged) if it
-    /// cannot be used.
-    fn usable(&self, row: &DestinationRow) -> Option<Arc<Destination>> {
-        match self.destination(row) {
-            Ok(d) => Some(Arc::new(d)),
-            Err(e) => {
-                tracing::warn!(destination = %row.id, error = %e, "delivery: unusable destination skipped");
-                None
             }
         }
     }

@@ -196,7 +196,7 @@ fn ack_time() -> AckTime {
 /// `requested` only lets through acknowledgements of the body's syntax:
 /// another would be a bug (500).
 fn other_syntax() -> ApiError {
-    ApiError::Internal(edihub_store::StoreError::Invariant("acknowledgement of the other syntax".into()))
+    ApiError::internal("acknowledgement of the other syntax")
 }
 
 /// The answer to an interchange refused while it was read (`error`, a 400

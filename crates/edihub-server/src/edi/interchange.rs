@@ -32,7 +32,7 @@ use crate::ingest::MAX_KEY_LEN;
 /// interchange's claim so a repeat is answered with it.
 pub fn envelope(interchange: &Interchange) -> Result<Value, ApiError> {
     // A struct of strings always serialises; an error would be a bug (500).
-    serde_json::to_value(interchange).map_err(|e| ApiError::Internal(edihub_store::StoreError::Json(e)))
+    serde_json::to_value(interchange).map_err(ApiError::internal)
 }
 
 fn party(p: &Party) -> String {

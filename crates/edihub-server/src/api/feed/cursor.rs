@@ -20,8 +20,10 @@ use aes_siv::KeyInit;
 use aes_siv::siv::Aes128Siv;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use edihub_store::{FeedPosition, Scope, Store, StoreError};
+use edihub_store::{FeedPosition, Scope, Store};
 use tokio::sync::OnceCell;
+
+use crate::error::ApiError;
 
 /// Bytes of a position: the major part, then the message id.
 const POSITION_BYTES: usize = 24;
@@ -38,14 +40,14 @@ pub struct Cursors {
 
 impl Cursors {
     /// The key, read from `store` the first time.
-    pub async fn key(&self, store: &dyn Store) -> Result<&CursorKey, StoreError> {
+    pub async fn key(&self, store: &dyn Store) -> Result<&CursorKey, ApiError> {
         self.key
             .get_or_try_init(|| async {
                 let secret = store.feed_cursor_key().await?;
                 let secret: [u8; 32] = secret
                     .as_slice()
                     .try_into()
-                    .map_err(|_| StoreError::Invariant("the feed cursor key is not 32 bytes".into()))?;
+                    .map_err(|_| ApiError::internal("the feed cursor key is not 32 bytes"))?;
                 Ok(CursorKey::new(&secret))
             })
             .await

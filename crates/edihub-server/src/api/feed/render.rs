@@ -24,13 +24,14 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use edihub_store::{FeedMessage, FeedPage, FeedPosition, Store, StoreError};
+use edihub_store::{FeedMessage, FeedPage, FeedPosition, Store};
 use hyper::body::{Frame, SizeHint};
 use serde_json::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use uuid::Uuid;
 
 use crate::delivery::envelope::{documents, envelope_of};
+use crate::error::ApiError;
 
 /// How many times its stored size a body takes while it is parsed: the
 /// documents' JSON trees (measured at 14–16 times for EDI of short
@@ -106,7 +107,7 @@ pub async fn render(
     budget: &RenderBudget,
     page: FeedPage,
     page_bytes: usize,
-) -> Result<Rendered, StoreError> {
+) -> Result<Rendered, ApiError> {
     if page.messages.is_empty() {
         return Ok(Rendered { envelopes: b"[]".to_vec(), written: 0, next: page.next, share: None });
     }
@@ -135,7 +136,7 @@ fn write_envelopes(
     messages: &[FeedMessage],
     mut bodies: HashMap<Uuid, Bytes>,
     page_bytes: usize,
-) -> Result<(Vec<u8>, usize), StoreError> {
+) -> Result<(Vec<u8>, usize), ApiError> {
     let last_use: HashMap<Uuid, usize> = messages.iter().enumerate().map(|(i, m)| (m.body_id, i)).collect();
     let mut parsed: HashMap<Uuid, Vec<Value>> = HashMap::new();
     let mut out = vec![b'['];
@@ -149,8 +150,7 @@ fn write_envelopes(
         if written > 0 {
             out.push(b',');
         }
-        serde_json::to_writer(&mut out, &envelope_of(&m.meta, documents))
-            .map_err(|e| StoreError::Invariant(format!("feed envelope: {e}")))?;
+        serde_json::to_writer(&mut out, &envelope_of(&m.meta, documents)).map_err(ApiError::internal)?;
         // `]` still follows.
         if written > 0 && out.len() + 1 > page_bytes {
             out.truncate(mark);
