@@ -15,8 +15,8 @@
 //! An IDoc the hub received is rewritten for SAP with
 //! [`SapIdoc::from_document`]: the control record is readdressed, the
 //! segments keep their values, ordered by the IDoc type's description
-//! (SAP's syntax check compares the order with the definition, which the
-//! rendering, keyed by name, no longer holds). Status IDocs come from
+//! (SAP's syntax check compares the order with the definition, and the
+//! rendering, keyed by name, does not keep it). Status IDocs come from
 //! [`status_idocs`]: ALEAUD01 (the ALE audit confirmation that SAP's
 //! report RBDSTATE sends) or SYSTAT01 (the status message of EDI
 //! subsystems), several confirmations per IDoc.

@@ -64,9 +64,9 @@ impl Pace {
 /// mints together when it parses the request, so a sibling outside `p` is
 /// at most a request's time from it: the probe looks one day either side,
 /// never further. That lets PostgreSQL plan it over the two neighbouring
-/// partitions alone; over all of them, a connection that had not opened
-/// them yet spent 166 ms planning it (BENCHMARKS.md, "T over the whole
-/// retention run").
+/// partitions alone; over all of them, a connection that has not opened
+/// them yet spends long enough planning it to stall the retention run
+/// (BENCHMARKS.md, "T over the whole retention run").
 async fn kept(conn: &mut PgConnection, p: &Partition, cutoff: DateTime<Utc>) -> Result<bool> {
     let (Some(from), Some(to)) = (p.from, p.to) else { return Ok(true) };
     let day = chrono::Duration::days(1);

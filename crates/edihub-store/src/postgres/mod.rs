@@ -53,9 +53,10 @@ use crate::{
     StoreError, partition_drop, partitions,
 };
 
-/// Group-insert batches of each kind in flight at once (see [`crate::ingest::group`]).
-/// Measured on 2 cores: 1 keyed batch at a time made larger but slower
-/// batches (S2 4,354 against 5,450 req/s with 4).
+/// Group-insert batches of each kind in flight at once (see [`crate::ingest::group`]):
+/// one at a time makes larger batches, but each waits for the commit of the
+/// one before it, which under `make bench`'s S2 load on 2 cores costs more
+/// throughput than the larger batches save.
 const GROUP_INSERTS: usize = 4;
 
 /// A [`crate::Store`] on PostgreSQL.

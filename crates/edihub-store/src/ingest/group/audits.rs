@@ -2,21 +2,18 @@
 //! fingerprint duplicates and key repeats) appended in one statement.
 //!
 //! A duplicate or a repeated key is answered only once its audit event is
-//! committed, so an admin sees every request the hub blocked. Each batch
-//! used to write its events in a statement and a commit of its own after
-//! its insert: under a load of repeats (make bench's S2, half of whose
-//! requests are repeats) those were a third of all statements, most of
-//! them one or two rows. The batches now hand their events to one writer,
-//! which appends whatever is waiting as one multi-row insert, one
-//! statement at a time: an event waits at most for the statement in
+//! committed, so an admin sees every request the hub blocked. A statement
+//! and a commit per batch for its events would be, under a load of repeats,
+//! a large share of all statements, most of them one or two rows; so the
+//! batches hand their events to one writer, which appends whatever is
+//! waiting as one multi-row insert, one statement at a time: an event waits at most for the statement in
 //! flight, and the busier the hub the more events share a commit. There is
 //! no timer, as in the group insert itself.
 //!
 //! Nothing about the outcome changes. A batch still waits for its events'
 //! commit before it answers; a statement that fails fails every batch in
 //! it, whose duplicates and repeats then run their own ingest transaction
-//! (which decides again and writes its event itself), as when a batch's own
-//! audit insert failed. The writer takes no batch slot: on SQLite, whose
+//! (which decides again and writes its event itself). The writer takes no batch slot: on SQLite, whose
 //! batches hold the one writer slot while they wait here, it takes the
 //! database's write lock like any other writer.
 
