@@ -23,8 +23,7 @@ use edihub_store::{KeyReusePolicy, Scope};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use crate::config::Config;
-use crate::config::DEFAULT_INTERCHANGE_WINDOW_DAYS;
+use crate::config::{Config, Window};
 use crate::error::ApiError;
 
 /// Who a sender key belongs to.
@@ -36,8 +35,8 @@ pub struct SenderIdentity {
     pub on_key_reuse: KeyReusePolicy,
     /// The only message types the environment's keys may send, if listed.
     pub message_types: Option<Vec<String>>,
-    /// How long an interchange control number blocks a repeat, in seconds.
-    pub interchange_window_seconds: i64,
+    /// How long an interchange control number blocks a repeat.
+    pub interchange_window: Window,
 }
 
 impl SenderIdentity {
@@ -50,10 +49,7 @@ impl SenderIdentity {
             scope: Scope::new(&tenant.id, &env.id),
             on_key_reuse: env.on_key_reuse,
             message_types: env.message_types.clone(),
-            // Validated at start; the fallback is never reached.
-            interchange_window_seconds: config
-                .interchange_window_of(t, e)
-                .unwrap_or(i64::from(DEFAULT_INTERCHANGE_WINDOW_DAYS) * 86_400),
+            interchange_window: env.interchange_window(),
         }
     }
 

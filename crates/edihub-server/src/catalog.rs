@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use edihub_core::{FingerprintScope, FingerprintSpec, KeyPath};
 use edihub_store::{GLOBAL_TENANT, MessageTypeRow, SOURCE_CONFIG, Store, StoreError};
 
-use crate::config::{Config, DEFAULT_WINDOW_SECONDS};
+use crate::config::{Config, Window};
 
 /// The parsed rules of one message type.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,7 +33,7 @@ impl Default for TypeRule {
         Self {
             key_fields: Vec::new(),
             exclude_fields: Vec::new(),
-            window_seconds: DEFAULT_WINDOW_SECONDS,
+            window_seconds: Window::DEFAULT_DEDUP.seconds(),
             scope: FingerprintScope::NONE,
         }
     }
@@ -143,14 +143,12 @@ pub fn seed_rows(config: &Config, now: DateTime<Utc>) -> Vec<MessageTypeRow> {
     config
         .message_types
         .iter()
-        .enumerate()
-        .map(|(i, mt)| MessageTypeRow {
+        .map(|mt| MessageTypeRow {
             tenant_id: mt.tenant.clone().unwrap_or_default(),
             id: mt.id.clone(),
             duplicate_key_fields: sqlx_json(mt.duplicate_key_fields.clone()),
             exclude_fields: sqlx_json(mt.exclude_fields.clone()),
-            // validate() already checked every window.
-            duplicate_window_seconds: config.window_of(i).unwrap_or(DEFAULT_WINDOW_SECONDS),
+            duplicate_window_seconds: mt.window().seconds(),
             fingerprint_scope: sqlx_json(mt.fingerprint_scope.clone()),
             source: SOURCE_CONFIG.to_string(),
             updated_at: now,

@@ -145,7 +145,7 @@ fn request_key(
     Ok(match interchange {
         Some(ic) => {
             let content = digest(interchange_content(bytes));
-            Some(interchange_claim(ic, content, sender.interchange_window_seconds)?)
+            Some(interchange_claim(ic, content, sender.interchange_window)?)
         }
         None => idempotency_key.map(|key| KeyClaim {
             kind: DetectedBy::IdempotencyKey,

@@ -38,7 +38,7 @@ pub use delivery::{
     DeliveryBasicAuth, DeliveryConfig, DeliveryFormat, DeliveryOrdering, DeliverySignatureConfig,
     DestinationConfig,
 };
-pub use duration::{DEFAULT_INTERCHANGE_WINDOW_DAYS, DEFAULT_WINDOW_SECONDS, parse_delay, parse_window};
+pub use duration::{Window, parse_delay};
 pub use env::{DatabaseUrlSource, LoadNotes};
 pub use error::ConfigError;
 pub use names::{MAX_TYPE_LEN, check_secret_env, check_type};

@@ -6,6 +6,8 @@
 use edihub_store::KeyReusePolicy;
 use serde::{Deserialize, Serialize};
 
+use super::duration::Window;
+
 /// Retention policies; a `*_days` of 0 keeps those rows forever.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -138,19 +140,56 @@ pub struct EnvironmentConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_types: Option<Vec<String>>,
     /// Days an EDIFACT / X12 interchange control number blocks a repeat
-    /// from the same sender to the same receiver (default 30); a repeat
-    /// after it is a new interchange. At most `retention.keys_days`, which
-    /// keeps the claims.
+    /// from the same sender to the same receiver (default 30, or
+    /// `retention.keys_days` when that is shorter); a repeat after it is a
+    /// new interchange. At most `retention.keys_days`, which keeps the
+    /// claims. `interchange_window`, when set, wins over it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interchange_window_days: Option<u32>,
-    /// The interchange window with a unit (`2s`, `15m`, `12h`, `7d`);
-    /// overrides `interchange_window_days`.
+    /// The interchange window with a unit (`2s`, `15m`, `12h`, `7d`); wins
+    /// over `interchange_window_days` when both are set. At most
+    /// `retention.keys_days` too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interchange_window: Option<String>,
     /// The SAP system this environment exchanges IDocs with (absent: none),
     /// which its `sap-idoc-xml` destinations address.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sap: Option<super::SapSystemConfig>,
+    /// The interchange window in effect, read from `interchange_window` or
+    /// `interchange_window_days` when the configuration is validated (see
+    /// [`EnvironmentConfig::interchange_window`]). Never part of the file.
+    #[serde(skip, default = "default_interchange")]
+    pub(super) resolved_interchange_window: Window,
+}
+
+fn default_interchange() -> Window {
+    Window::DEFAULT_INTERCHANGE
+}
+
+impl EnvironmentConfig {
+    /// An environment with nothing set but its id: no keys, no type list,
+    /// no SAP system, the default key reuse policy and interchange window.
+    pub fn new(id: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            api_keys_sha256: Vec::new(),
+            consumer_keys_sha256: Vec::new(),
+            on_key_reuse: KeyReusePolicy::default(),
+            message_types: None,
+            interchange_window_days: None,
+            interchange_window: None,
+            sap: None,
+            resolved_interchange_window: Window::DEFAULT_INTERCHANGE,
+        }
+    }
+
+    /// How long an interchange control number blocks a repeat: the window
+    /// the configuration's validation read from this environment's
+    /// `interchange_window` or `interchange_window_days` (or its default,
+    /// which follows `retention.keys_days`).
+    pub fn interchange_window(&self) -> Window {
+        self.resolved_interchange_window
+    }
 }
 
 /// Dedup rules of one message type.
@@ -169,10 +208,12 @@ pub struct MessageTypeConfig {
     /// Paths removed before a whole-payload fingerprint (volatile fields).
     #[serde(default)]
     pub exclude_fields: Vec<String>,
-    /// Dedup window in hours (default 168).
+    /// Dedup window in hours (default 168). `duplicate_window`, when set,
+    /// wins over it.
     #[serde(default)]
     pub duplicate_window_hours: Option<u64>,
-    /// Dedup window with a unit (`2s`, `15m`, `12h`, `7d`); overrides hours.
+    /// Dedup window with a unit (`2s`, `15m`, `12h`, `7d`); wins over
+    /// `duplicate_window_hours` when both are set.
     #[serde(default)]
     pub duplicate_window: Option<String>,
     /// The parties a fingerprint is taken together with: `["receiver"]`
@@ -181,6 +222,39 @@ pub struct MessageTypeConfig {
     /// fingerprints stay those of the type without a scope.
     #[serde(default)]
     pub fingerprint_scope: Vec<String>,
+    /// The dedup window in effect, read from `duplicate_window` or
+    /// `duplicate_window_hours` when the configuration is validated (see
+    /// [`MessageTypeConfig::window`]). Never part of the file.
+    #[serde(skip, default = "default_dedup")]
+    pub(super) resolved_window: Window,
+}
+
+fn default_dedup() -> Window {
+    Window::DEFAULT_DEDUP
+}
+
+impl MessageTypeConfig {
+    /// A global message type with nothing set but its id: no key fields
+    /// (the fingerprint falls back to DOCNUM), no scope, the default window.
+    pub fn new(id: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            tenant: None,
+            duplicate_key_fields: Vec::new(),
+            exclude_fields: Vec::new(),
+            duplicate_window_hours: None,
+            duplicate_window: None,
+            fingerprint_scope: Vec::new(),
+            resolved_window: Window::DEFAULT_DEDUP,
+        }
+    }
+
+    /// The dedup window: the one the configuration's validation read from
+    /// this type's `duplicate_window` or `duplicate_window_hours` (or the
+    /// default, 168 hours).
+    pub fn window(&self) -> Window {
+        self.resolved_window
+    }
 }
 
 /// A partner webhook endpoint, `POST /api/webhook/{id}`.

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use super::{Config, SecretSource, parse_window};
+use super::{Config, SecretSource, Window};
 
 const SHA: &str = "ca4822ad34afb4cf7d32beabed6d8fd80ba2d29b05690c67464b0227c6475074";
 
@@ -171,13 +171,25 @@ fn unknown_scheme_is_named_once_the_secret_exists() {
 
 #[test]
 fn windows_parse_with_units() {
-    assert_eq!(parse_window("2s"), Ok(2));
-    assert_eq!(parse_window("15m"), Ok(900));
-    assert_eq!(parse_window("12h"), Ok(43_200));
-    assert_eq!(parse_window("7d"), Ok(604_800));
-    assert!(parse_window("0s").is_err());
-    assert!(parse_window("m").is_err());
-    assert!(parse_window("3w").is_err());
+    let seconds = |text: &str| Window::parse(text).map(Window::seconds);
+    assert_eq!(seconds("2s"), Ok(2));
+    assert_eq!(seconds("15m"), Ok(900));
+    assert_eq!(seconds("12h"), Ok(43_200));
+    assert_eq!(seconds("7d"), Ok(604_800));
+    assert_eq!(seconds(" 90 s "), Ok(90), "white space around the number and the unit");
+    for bad in ["0s", "m", "3w", "15", "-1s", "1.5h", "", "99999999999999999d"] {
+        assert!(Window::parse(bad).is_err(), "{bad:?}");
+    }
+    // Shown in the largest unit that divides it; read back, the same window.
+    for (text, shown) in [("2s", "2s"), ("90s", "90s"), ("15m", "15m"), ("120m", "2h"), ("7d", "168h")] {
+        let window = Window::parse(text).unwrap();
+        assert_eq!(window.to_string(), shown);
+        assert_eq!(Window::parse(shown), Ok(window));
+    }
+    assert_eq!(
+        (Window::from_seconds(0), Window::from_hours(0), Window::from_hours(u64::MAX)),
+        (None, None, None)
+    );
 }
 
 #[test]
@@ -295,8 +307,8 @@ fn secret_variables_are_not_settings() {
 fn interchange_windows() {
     let b = base();
     let window = |text: &str| {
-        let c = Config::from_toml(text).unwrap();
-        c.interchange_window_of(0, 0).unwrap()
+        let c = Config::from_toml(text).unwrap_or_else(|e| panic!("{e}\nfor:\n{text}"));
+        c.tenants[0].environments[0].interchange_window().seconds()
     };
     assert_eq!(window(&b), 30 * 86_400, "default 30 days");
     // The default follows shorter-lived keys, as the window did before it could be set.
@@ -308,6 +320,176 @@ fn interchange_windows() {
     );
     assert_eq!(window(&format!("{b}  interchange_window_days = 30\n")), 30 * 86_400);
     assert_eq!(window(&format!("{b}  interchange_window = \"2s\"\ninterchange_window_days = 9\n")), 2);
+    // Both spellings of one window are one window.
+    assert_eq!(window(&format!("{b}  interchange_window = \"14d\"\n")), 14 * 86_400);
+    assert_eq!(window(&format!("{b}  interchange_window = \"336h\"\n")), 14 * 86_400);
+    assert_eq!(window(&format!("{b}  interchange_window_days = 14\n")), 14 * 86_400);
+    // The unit form wins, even over a number of days that alone is refused.
+    assert_eq!(window(&format!("{b}  interchange_window = \"1d\"\n  interchange_window_days = 0\n")), 86_400);
+    assert_eq!(
+        window(&format!(
+            "[retention]\nkeys_days = 7\n{b}  interchange_window = \"7d\"\n  interchange_window_days = 400\n"
+        )),
+        7 * 86_400
+    );
+    // Each environment reads its own.
+    let two = format!("{b}  interchange_window = \"2s\"\n  [[tenants.environments]]\n  id = \"qa\"\n");
+    let c = Config::from_toml(&two).unwrap();
+    let windows: Vec<i64> =
+        c.tenants[0].environments.iter().map(|e| e.interchange_window().seconds()).collect();
+    assert_eq!(windows, [2, 30 * 86_400]);
+}
+
+#[test]
+fn message_type_windows() {
+    let windows = |rules: &[&str]| {
+        let text = rules
+            .iter()
+            .enumerate()
+            .fold(base(), |text, (i, rule)| format!("{text}[[message_types]]\nid = \"T{i}\"\n{rule}\n"));
+        let c = Config::from_toml(&text).unwrap_or_else(|e| panic!("{e}\nfor:\n{text}"));
+        c.message_types.iter().map(|m| m.window().seconds()).collect::<Vec<_>>()
+    };
+    let week = 168 * 3600;
+    // The default, and one week in either spelling.
+    assert_eq!(
+        windows(&[
+            "",
+            "duplicate_window_hours = 168",
+            "duplicate_window = \"168h\"",
+            "duplicate_window = \"7d\"",
+            "duplicate_window = \"10080m\"",
+        ]),
+        [week; 5]
+    );
+    assert_eq!(windows(&["duplicate_window_hours = 2", "duplicate_window = \"2h\""]), [7200, 7200]);
+    // The unit form wins, even over a number of hours that alone is refused.
+    assert_eq!(
+        windows(&[
+            "duplicate_window = \"15m\"\nduplicate_window_hours = 2",
+            "duplicate_window = \"2s\"\nduplicate_window_hours = 0",
+        ]),
+        [900, 2]
+    );
+}
+
+/// The whole refusal of `text`: the key and why.
+fn refusal(text: &str) -> String {
+    Config::from_toml_with_secrets(text, SecretSource::Fixed(HashMap::new()))
+        .expect_err("must be refused")
+        .to_string()
+}
+
+#[test]
+fn dedup_window_refusals_name_the_key_written() {
+    let b = base();
+    let types =
+        |rule: &str| format!("{b}[[message_types]]\nid = \"X\"\n[[message_types]]\nid = \"Y\"\n{rule}\n");
+    let at = "config key `message_types[1]";
+    let cases = [
+        (
+            types("duplicate_window = \"5 fortnights\""),
+            format!("{at}.duplicate_window`: unknown unit `fortnights` (use s, m, h or d)"),
+        ),
+        (
+            types("duplicate_window = \"0s\""),
+            format!("{at}.duplicate_window`: `0s` must be a positive duration"),
+        ),
+        (
+            types("duplicate_window = \"m\""),
+            format!("{at}.duplicate_window`: `m` is not a number with a unit (2s, 15m, 12h, 7d)"),
+        ),
+        // The unit form is read, and refused, whatever the hours say.
+        (
+            types("duplicate_window = \"-1s\"\nduplicate_window_hours = 2"),
+            format!("{at}.duplicate_window`: `-1s` is not a number with a unit (2s, 15m, 12h, 7d)"),
+        ),
+        (types("duplicate_window_hours = 0"), format!("{at}.duplicate_window_hours`: must be at least 1")),
+        (
+            types(&format!("duplicate_window_hours = {}", i64::MAX)),
+            format!("{at}.duplicate_window_hours`: too large"),
+        ),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(refusal(&text), expected, "for:\n{text}");
+    }
+    // A number without its unit, and a value of the wrong type, are named by the same key.
+    assert_eq!(key_of(&types("duplicate_window = \"15\"")), "message_types[1].duplicate_window");
+    assert_eq!(key_of(&types("duplicate_window_hours = -1")), "message_types[1].duplicate_window_hours");
+    assert_eq!(key_of(&types("duplicate_window = 15")), "message_types[1].duplicate_window");
+}
+
+#[test]
+fn interchange_window_refusals_name_the_key_written() {
+    let b = base();
+    let envs = |keys_days: u32, window: &str| {
+        format!(
+            "[retention]\nkeys_days = {keys_days}\n{b}  [[tenants.environments]]\n  id = \"qa\"\n  {window}\n"
+        )
+    };
+    let at = "config key `tenants[0].environments[1]";
+    let longer = "is longer than retention.keys_days (10 days), which keeps the interchange claims: raise retention.keys_days or shorten the window";
+    let cases = [
+        (
+            envs(30, "interchange_window = \"2 weeks\""),
+            format!("{at}.interchange_window`: unknown unit `weeks` (use s, m, h or d)"),
+        ),
+        (
+            envs(30, "interchange_window = \"0d\""),
+            format!("{at}.interchange_window`: `0d` must be a positive duration"),
+        ),
+        (
+            envs(30, "interchange_window_days = 0"),
+            format!("{at}.interchange_window_days`: must be at least 1"),
+        ),
+        (envs(10, "interchange_window_days = 11"), format!("{at}.interchange_window_days`: {longer}")),
+        (envs(10, "interchange_window = \"241h\""), format!("{at}.interchange_window`: {longer}")),
+        // The unit form is the one checked against the keys' lifetime.
+        (
+            envs(10, "interchange_window = \"11d\"\n  interchange_window_days = 5"),
+            format!("{at}.interchange_window`: {longer}"),
+        ),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(refusal(&text), expected, "for:\n{text}");
+    }
+    assert_eq!(
+        key_of(&envs(30, "interchange_window_days = -1")),
+        "tenants[0].environments[1].interchange_window_days"
+    );
+    // Exactly the keys' lifetime is allowed, and so is any window when keys are kept forever.
+    for ok in [
+        envs(10, "interchange_window = \"240h\""),
+        envs(10, "interchange_window_days = 10"),
+        envs(0, "interchange_window_days = 4000"),
+    ] {
+        Config::from_toml(&ok).unwrap_or_else(|e| panic!("{e}\nfor:\n{ok}"));
+    }
+}
+
+#[test]
+#[allow(clippy::result_large_err)] // figment's Jail API fixes the closure's error type
+fn environment_overrides_set_windows_in_either_spelling() {
+    figment::Jail::expect_with(|jail| {
+        jail.create_file("edihub.toml", &format!("{}  interchange_window_days = 20\n", base()))?;
+        let path = std::path::Path::new("edihub.toml");
+        let types = r#"[{id="A", duplicate_window_hours=2},
+            {id="B", duplicate_window="15m", duplicate_window_hours=2}]"#;
+        jail.set_env("EDIHUB_MESSAGE_TYPES", types);
+        let c = Config::load(Some(path)).expect("loads");
+        let windows: Vec<i64> = c.message_types.iter().map(|m| m.window().seconds()).collect();
+        assert_eq!(windows, [7200, 900]);
+        assert_eq!(c.tenants[0].environments[0].interchange_window().seconds(), 20 * 86_400);
+        // Shorter-lived keys from the environment refuse the file's window, naming its key.
+        jail.set_env("EDIHUB_RETENTION__KEYS_DAYS", "10");
+        let err = Config::load(Some(path)).unwrap_err();
+        assert_eq!(err.key, "tenants[0].environments[0].interchange_window_days");
+        jail.set_env("EDIHUB_MESSAGE_TYPES", r#"[{id="A", duplicate_window="soon"}]"#);
+        jail.set_env("EDIHUB_RETENTION__KEYS_DAYS", "30");
+        let err = Config::load(Some(path)).unwrap_err();
+        assert_eq!(err.key, "message_types[0].duplicate_window");
+        Ok(())
+    });
 }
 
 #[test]

@@ -21,8 +21,10 @@ pub(super) fn check_sha256(key: &str, value: &str) -> Result<(), ConfigError> {
 }
 
 impl Config {
-    /// Checks every rule; the first violation is returned.
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    /// Checks every rule, and reads each message type's and environment's
+    /// window into the value the hub reads (so a change to a window's key
+    /// takes effect through this call); the first violation is returned.
+    pub fn validate(&mut self) -> Result<(), ConfigError> {
         self.listen
             .parse::<SocketAddr>()
             .map_err(|e| ConfigError::new("listen", format!("`{}` is not host:port ({e})", self.listen)))?;
@@ -58,6 +60,7 @@ impl Config {
         }
         self.validate_tenants()?;
         self.validate_types()?;
+        self.resolve_windows()?;
         self.validate_integrations()?;
         self.validate_delivery()?;
         self.validate_as2()?;

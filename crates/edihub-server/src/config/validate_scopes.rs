@@ -2,18 +2,21 @@
 //! and the duplicate windows they set: each rule names the offending key.
 
 use std::collections::HashSet;
+use std::num::NonZeroU32;
 
 use edihub_core::KeyPath;
 
-use super::duration::{DEFAULT_INTERCHANGE_WINDOW_DAYS, DEFAULT_WINDOW_SECONDS, parse_window};
+use super::duration::Window;
 use super::names::{check_id, check_type};
+use super::sections::{EnvironmentConfig, MessageTypeConfig};
 use super::validate::check_sha256;
 use super::{Config, ConfigError};
 
 impl Config {
     /// Tenants and their environments: ids unique and well-formed, the
-    /// interchange window, the message types admitted, and every sender
-    /// and consumer key a SHA-256 digest used nowhere else.
+    /// message types admitted, and every sender and consumer key a SHA-256
+    /// digest used nowhere else (the interchange window is read by
+    /// [`Config::resolve_windows`]).
     pub(super) fn validate_tenants(&self) -> Result<(), ConfigError> {
         let mut tenants = HashSet::new();
         let mut keys = HashSet::new();
@@ -35,7 +38,6 @@ impl Config {
                         format!("environment `{}` is defined twice", env.id),
                     ));
                 }
-                self.interchange_window_of(t, e)?;
                 for (k, t) in env.message_types.iter().flatten().enumerate() {
                     check_type(t)
                         .map_err(|reason| ConfigError::new(format!("{at}.message_types[{k}]"), reason))?;
@@ -64,8 +66,9 @@ impl Config {
     }
 
     /// Message types: ids unique per tenant, a known tenant, key and
-    /// excluded field paths that parse, a valid window, a fingerprint scope
-    /// of known parties named once each.
+    /// excluded field paths that parse, a fingerprint scope of known
+    /// parties named once each (the window is read by
+    /// [`Config::resolve_windows`]).
     pub(super) fn validate_types(&self) -> Result<(), ConfigError> {
         let mut seen = HashSet::new();
         for (i, mt) in self.message_types.iter().enumerate() {
@@ -92,68 +95,78 @@ impl Config {
                         .map_err(|e| ConfigError::new(format!("{at}.{list}[{p}]"), e.to_string()))?;
                 }
             }
-            self.window_of(i)?;
             edihub_core::FingerprintScope::parse(&mt.fingerprint_scope)
                 .map_err(|e| ConfigError::new(format!("{at}.fingerprint_scope"), e))?;
         }
         Ok(())
     }
 
-    /// The interchange window of `tenants[t].environments[e]` in seconds:
-    /// default 30 days (or `retention.keys_days` when that is shorter), and
-    /// a configured one never longer than `retention.keys_days` (when that
-    /// purges at all), since the claims that make the window are request
-    /// keys and would be deleted before the window ends.
-    pub fn interchange_window_of(&self, t: usize, e: usize) -> Result<i64, ConfigError> {
-        let env = &self.tenants[t].environments[e];
-        let at = format!("tenants[{t}].environments[{e}]");
-        let (key, seconds) = match (&env.interchange_window, env.interchange_window_days) {
-            (Some(text), _) => {
-                let key = format!("{at}.interchange_window");
-                (key.clone(), parse_window(text).map_err(|r| ConfigError::new(key, r))?)
-            }
-            (None, Some(0)) => {
-                return Err(ConfigError::new(format!("{at}.interchange_window_days"), "must be at least 1"));
-            }
-            (None, Some(days)) => (format!("{at}.interchange_window_days"), i64::from(days) * 86_400),
-            // The default is cut to the keys' lifetime, as the window was
-            // before it could be set.
-            (None, None) => {
-                let days = match self.retention.keys_days {
-                    0 => DEFAULT_INTERCHANGE_WINDOW_DAYS,
-                    keys => keys.min(DEFAULT_INTERCHANGE_WINDOW_DAYS),
-                };
-                return Ok(i64::from(days) * 86_400);
-            }
-        };
+    /// Reads every environment's interchange window and every message
+    /// type's dedup window, from whichever spelling it uses, into the one
+    /// value the hub reads ([`EnvironmentConfig::interchange_window`],
+    /// [`MessageTypeConfig::window`]); a refusal names the key written.
+    pub(super) fn resolve_windows(&mut self) -> Result<(), ConfigError> {
         let keys_days = self.retention.keys_days;
-        if keys_days > 0 && seconds > i64::from(keys_days) * 86_400 {
-            return Err(ConfigError::new(
-                key,
-                format!(
-                    "is longer than retention.keys_days ({keys_days} days), which keeps the interchange claims: raise retention.keys_days or shorten the window"
-                ),
-            ));
+        for (t, tenant) in self.tenants.iter_mut().enumerate() {
+            for (e, env) in tenant.environments.iter_mut().enumerate() {
+                let at = format!("tenants[{t}].environments[{e}]");
+                env.resolved_interchange_window = interchange_window(env, &at, keys_days)?;
+            }
         }
-        Ok(seconds)
+        for (i, mt) in self.message_types.iter_mut().enumerate() {
+            mt.resolved_window = dedup_window(mt, &format!("message_types[{i}]"))?;
+        }
+        Ok(())
     }
+}
 
-    /// The window of `message_types[i]` in seconds.
-    pub fn window_of(&self, i: usize) -> Result<i64, ConfigError> {
-        let mt = &self.message_types[i];
-        if let Some(text) = &mt.duplicate_window {
-            return parse_window(text)
-                .map_err(|r| ConfigError::new(format!("message_types[{i}].duplicate_window"), r));
+/// The interchange window of the environment at `at`: `interchange_window`
+/// when set, else `interchange_window_days`, else 30 days (or
+/// `retention.keys_days` when that is shorter). A configured window is
+/// never longer than `retention.keys_days` (when that purges at all),
+/// since the claims that make the window are request keys and would be
+/// deleted before the window ends.
+fn interchange_window(env: &EnvironmentConfig, at: &str, keys_days: u32) -> Result<Window, ConfigError> {
+    let keys = NonZeroU32::new(keys_days).map(Window::from_days);
+    let (key, window) = match (&env.interchange_window, env.interchange_window_days) {
+        (Some(text), _) => {
+            let key = format!("{at}.interchange_window");
+            let window = Window::parse(text).map_err(|r| ConfigError::new(key.clone(), r))?;
+            (key, window)
         }
-        match mt.duplicate_window_hours {
-            None => Ok(DEFAULT_WINDOW_SECONDS),
-            Some(0) => Err(ConfigError::new(
-                format!("message_types[{i}].duplicate_window_hours"),
-                "must be at least 1",
-            )),
-            Some(h) => i64::try_from(h).ok().and_then(|h| h.checked_mul(3600)).ok_or_else(|| {
-                ConfigError::new(format!("message_types[{i}].duplicate_window_hours"), "too large")
-            }),
+        (None, Some(days)) => {
+            let key = format!("{at}.interchange_window_days");
+            let days =
+                NonZeroU32::new(days).ok_or_else(|| ConfigError::new(key.clone(), "must be at least 1"))?;
+            (key, Window::from_days(days))
         }
+        // The default is cut to the keys' lifetime, so it never outlasts
+        // the claims.
+        (None, None) => {
+            return Ok(keys.map_or(Window::DEFAULT_INTERCHANGE, |k| k.min(Window::DEFAULT_INTERCHANGE)));
+        }
+    };
+    match keys {
+        Some(keys) if window > keys => Err(ConfigError::new(
+            key,
+            format!(
+                "is longer than retention.keys_days ({keys_days} days), which keeps the interchange claims: raise retention.keys_days or shorten the window"
+            ),
+        )),
+        _ => Ok(window),
+    }
+}
+
+/// The dedup window of the message type at `at`: `duplicate_window` when
+/// set, else `duplicate_window_hours`, else 168 hours.
+fn dedup_window(mt: &MessageTypeConfig, at: &str) -> Result<Window, ConfigError> {
+    if let Some(text) = &mt.duplicate_window {
+        return Window::parse(text).map_err(|r| ConfigError::new(format!("{at}.duplicate_window"), r));
+    }
+    let key = || format!("{at}.duplicate_window_hours");
+    match mt.duplicate_window_hours {
+        None => Ok(Window::DEFAULT_DEDUP),
+        Some(0) => Err(ConfigError::new(key(), "must be at least 1")),
+        Some(hours) => Window::from_hours(hours).ok_or_else(|| ConfigError::new(key(), "too large")),
     }
 }

@@ -14,9 +14,9 @@
 //! messages must never be answered (or acknowledged) as accepted with it.
 //! The content is the interchange's bytes without a byte order mark and
 //! the white space around them, which the parse ignores too. A claim blocks
-//! for the environment's interchange window (`interchange_window_days`,
-//! default 30): a repeat after it is a new interchange, which claims the
-//! number anew. The claims are request keys, kept for
+//! for the environment's interchange window (`interchange_window` or
+//! `interchange_window_days`, default 30 days): a repeat after it is a new
+//! interchange, which claims the number anew. The claims are request keys, kept for
 //! `retention.keys_days`, so a window may not be longer than that (refused
 //! at start).
 
@@ -24,6 +24,7 @@ use edihub_core::{Interchange, Party};
 use edihub_store::{DetectedBy, KeyClaim, KeyReusePolicy};
 use serde_json::Value;
 
+use crate::config::Window;
 use crate::error::ApiError;
 use crate::ingest::MAX_KEY_LEN;
 
@@ -46,7 +47,7 @@ fn party(p: &Party) -> String {
 pub fn interchange_claim(
     interchange: &Interchange,
     request_sha256: String,
-    window_seconds: i64,
+    window: Window,
 ) -> Result<KeyClaim, ApiError> {
     let key = format!(
         "{}|{}|{}|{}",
@@ -66,7 +67,7 @@ pub fn interchange_claim(
         key,
         request_sha256,
         on_reuse: KeyReusePolicy::Reject,
-        window_seconds: Some(window_seconds),
+        window_seconds: Some(window.seconds()),
     })
 }
 

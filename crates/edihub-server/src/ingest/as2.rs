@@ -65,5 +65,5 @@ pub async fn intake(
 /// The interchange's control-number claim, as a sender's request makes it.
 fn claim(ic: &Interchange, bytes: &[u8], sender: &SenderIdentity) -> Result<KeyClaim, ApiError> {
     let content = hex::encode(Sha256::digest(interchange_content(bytes)));
-    interchange_claim(ic, content, sender.interchange_window_seconds)
+    interchange_claim(ic, content, sender.interchange_window)
 }

@@ -11,7 +11,6 @@
 
 use crate::support::webhook::*;
 use crate::support::*;
-use edihub_server::config::EnvironmentConfig;
 use edihub_store::KeyReusePolicy;
 use serde_json::json;
 
@@ -185,10 +184,8 @@ async fn admin_secret_env_is_restricted(backend: Backend) {
 const INITECH: &str = "initech-prod-key";
 
 async fn environment_list_limits_its_api_keys(backend: Backend) {
-    let initech = EnvironmentConfig {
-        message_types: Some(strings(["ORDERS05"])),
-        ..environment("prod", &[INITECH], KeyReusePolicy::default())
-    };
+    let mut initech = environment("prod", &[INITECH], KeyReusePolicy::default());
+    initech.message_types = Some(strings(["ORDERS05"]));
     let app = TestApp::start(backend, TestConfig::new().environment("initech", initech)).await;
     let json_body = r#"{"docnum":"1","order":{"id":"O-1"}}"#;
     for t in ["free.event", "shop.order"] {

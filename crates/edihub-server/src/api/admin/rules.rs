@@ -155,23 +155,24 @@ pub(crate) async fn save_type(
     tenant: Option<String>,
     b: TypeBody,
 ) -> Result<Value, ApiError> {
-    let candidate = MessageTypeConfig {
-        id: id.clone(),
-        tenant: tenant.filter(|t| !t.is_empty()),
-        duplicate_key_fields: b.duplicate_key_fields,
-        exclude_fields: b.exclude_fields,
-        duplicate_window_hours: b.duplicate_window_hours,
-        duplicate_window: b.duplicate_window,
-        fingerprint_scope: b.fingerprint_scope,
-    };
-    let probe = validate_with(state, |c| c.message_types.push(candidate.clone()))?;
+    let mut candidate = MessageTypeConfig::new(id);
+    candidate.tenant = tenant.filter(|t| !t.is_empty());
+    candidate.duplicate_key_fields = b.duplicate_key_fields;
+    candidate.exclude_fields = b.exclude_fields;
+    candidate.duplicate_window_hours = b.duplicate_window_hours;
+    candidate.duplicate_window = b.duplicate_window;
+    candidate.fingerprint_scope = b.fingerprint_scope;
+    let mut probe = validate_with(state, |c| c.message_types.push(candidate))?;
+    // The one type the probe holds, its window read by the validation.
+    let checked = probe.message_types.swap_remove(0);
+    let window = checked.window();
     let row = MessageTypeRow {
-        tenant_id: candidate.tenant.clone().unwrap_or_default(),
-        id,
-        duplicate_key_fields: edihub_store::Json(candidate.duplicate_key_fields),
-        exclude_fields: edihub_store::Json(candidate.exclude_fields),
-        duplicate_window_seconds: probe.window_of(0).map_err(|e| ApiError::Unprocessable(e.to_string()))?,
-        fingerprint_scope: edihub_store::Json(candidate.fingerprint_scope),
+        tenant_id: checked.tenant.unwrap_or_default(),
+        id: checked.id,
+        duplicate_key_fields: edihub_store::Json(checked.duplicate_key_fields),
+        exclude_fields: edihub_store::Json(checked.exclude_fields),
+        duplicate_window_seconds: window.seconds(),
+        fingerprint_scope: edihub_store::Json(checked.fingerprint_scope),
         source: SOURCE_ADMIN.into(),
         updated_at: now(),
     };

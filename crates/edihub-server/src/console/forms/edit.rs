@@ -16,7 +16,7 @@ use utoipa_axum::routes;
 use crate::api::admin::rules::{TypeBody, save_type};
 use crate::api::doc::errors::{BadInput, FormForged, FormRefused, Unauthenticated, Unavailable};
 use crate::config::{
-    DeliveryBasicAuth, DeliveryOrdering, DeliverySignatureConfig, DestinationConfig, choice_name,
+    DeliveryBasicAuth, DeliveryOrdering, DeliverySignatureConfig, DestinationConfig, Window, choice_name,
     parse_choice,
 };
 use crate::console::forms::form::{Field, Form, Kind, lines, refusal, render};
@@ -85,13 +85,11 @@ fn type_action(id: &str, tenant: Option<&str>) -> String {
     }
 }
 
-/// A window as the form takes it (`168h`, `15m`, `2s`).
+/// A stored window as the form takes it (`168h`, `15m`, `2s`): a stored
+/// number of seconds that is no window (none edihub writes) shows as such,
+/// and the form refuses it when it is sent back.
 fn window_text(seconds: i64) -> String {
-    match seconds {
-        s if s % 3600 == 0 => format!("{}h", s / 3600),
-        s if s % 60 == 0 => format!("{}m", s / 60),
-        s => format!("{s}s"),
-    }
+    Window::from_seconds(seconds).map_or_else(|| format!("{seconds}s"), |w| w.to_string())
 }
 
 /// The edit form of a message type.

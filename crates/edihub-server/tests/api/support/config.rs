@@ -43,15 +43,7 @@ pub fn strings<const N: usize>(items: [&str; N]) -> Vec<String> {
 /// A message type rule with nothing set but its id (no key fields: the
 /// fingerprint falls back to DOCNUM; the default window).
 pub fn message_type(id: &str) -> MessageTypeConfig {
-    MessageTypeConfig {
-        id: id.into(),
-        tenant: None,
-        duplicate_key_fields: Vec::new(),
-        exclude_fields: Vec::new(),
-        duplicate_window_hours: None,
-        duplicate_window: None,
-        fingerprint_scope: Vec::new(),
-    }
+    MessageTypeConfig::new(id)
 }
 
 /// An integration of `acme/prod` with nothing set but its id: no type, no
@@ -72,16 +64,10 @@ pub fn integration(id: &str) -> IntegrationConfig {
 
 /// An environment whose senders use `api_keys` (plain; stored as digests).
 pub fn environment(id: &str, api_keys: &[&str], on_key_reuse: KeyReusePolicy) -> EnvironmentConfig {
-    EnvironmentConfig {
-        id: id.into(),
-        api_keys_sha256: api_keys.iter().map(|k| sha256_hex(k)).collect(),
-        consumer_keys_sha256: Vec::new(),
-        on_key_reuse,
-        message_types: None,
-        interchange_window_days: None,
-        interchange_window: None,
-        sap: None,
-    }
+    let mut env = EnvironmentConfig::new(id);
+    env.api_keys_sha256 = api_keys.iter().map(|k| sha256_hex(k)).collect();
+    env.on_key_reuse = on_key_reuse;
+    env
 }
 
 /// A configuration under construction; see the module documentation.
