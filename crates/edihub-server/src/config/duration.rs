@@ -33,6 +33,11 @@ impl Window {
             "m" => 60,
             "h" => 3600,
             "d" => 86_400,
+            "" => {
+                return Err(format!(
+                    "`{text}` has no unit (write it as {text}s, {text}m, {text}h or {text}d)"
+                ));
+            }
             other => return Err(format!("unknown unit `{other}` (use s, m, h or d)")),
         };
         n.checked_mul(factor)

@@ -180,6 +180,11 @@ fn windows_parse_with_units() {
     for bad in ["0s", "m", "3w", "15", "-1s", "1.5h", "", "99999999999999999d"] {
         assert!(Window::parse(bad).is_err(), "{bad:?}");
     }
+    assert_eq!(
+        Window::parse("15"),
+        Err("`15` has no unit (write it as 15s, 15m, 15h or 15d)".to_string()),
+        "a number without its unit says which units it takes"
+    );
     // Shown in the largest unit that divides it; read back, the same window.
     for (text, shown) in [("2s", "2s"), ("90s", "90s"), ("15m", "15m"), ("120m", "2h"), ("7d", "168h")] {
         let window = Window::parse(text).unwrap();
