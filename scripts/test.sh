@@ -146,28 +146,59 @@ if [ $# -gt 0 ] && [ "${EDIHUB_TEST_POOLED:-}" = 1 ]; then
     export EDIHUB_TEST_POOLER_URL="$POOLER_URL"
 fi
 
-cargo test --workspace --locked "$@"
+# A filtered run (`make chaos`) is that run alone.
+if [ $# -gt 0 ]; then
+    cargo test --workspace --locked "$@"
+    exit 0
+fi
+
+# The whole suite builds every test binary once and runs them all; the runs
+# that follow execute those same binaries. (Another cargo selection, such
+# as `-p edihub-server --test api`, resolves other features and builds the
+# crates again: about ten minutes on two cores.)
+TEST_BINARIES="$ROOT/target/test-binaries.json"
+cargo test --workspace --locked --no-run --message-format=json-render-diagnostics >"$TEST_BINARIES"
+cargo test --workspace --locked
+
+# run_test_binary NAME ARGS…: the test binary NAME (an integration test's
+# file or folder name) built above, run as cargo runs it (from its package's
+# folder, with CARGO_MANIFEST_DIR set).
+run_test_binary() {
+    local name=$1 found exe dir
+    shift
+    found=$(python3 - "$TEST_BINARIES" "$name" <<'PY'
+import json, os, sys
+for line in open(sys.argv[1]):
+    m = json.loads(line) if line.startswith("{") else {}
+    t = m.get("target", {})
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and t.get("name") == sys.argv[2] and "test" in t.get("kind", []):
+        print(m["executable"], os.path.dirname(m["manifest_path"]))
+        break
+PY
+)
+    [ -n "$found" ] || { log "no test binary $name in $TEST_BINARIES"; exit 1; }
+    read -r exe dir <<<"$found"
+    log "$name $*"
+    (cd "$dir" && CARGO_MANIFEST_DIR="$dir" "$exe" "$@")
+}
 
 # The PostgreSQL tests of the store, and the API tests of ingest, keys,
 # packets, acknowledgements, webhooks, delivery claims, the feed, retention and
 # the admin API, again with the hub's pools behind PgBouncer in transaction
 # mode, and the four-replica fault test F9 (database_pooler = "transaction"; the tests create and drop their
-# databases directly). Only for the whole suite. docs/scale.md, "PgBouncer".
+# databases directly). docs/scale.md, "PgBouncer".
 POOLED_API_TESTS=(receive_ edi_acks:: webhook_dedup:: webhook_races:: delivery feed:: retention:: admin_api:: audit_api::)
-if [ $# -eq 0 ]; then
-    start_pgbouncer "$EDIHUB_TEST_DATABASE_URL" "$PGB_DIR" 20 56433
-    export EDIHUB_TEST_POOLER_URL="$POOLER_URL"
-    cargo test --locked -p edihub-store --test conformance postgres
-    cargo test --locked -p edihub-server --test api -- --skip sqlite:: "${POOLED_API_TESTS[@]}"
-    # F9: four replicas through PgBouncer, one SIGKILLed (RELIABILITY.md). The
-    # same cargo selection as the first run, so nothing is built again.
-    cargo test --workspace --locked --test faults -- f9_
-    unset EDIHUB_TEST_POOLER_URL
-    stop_pgbouncer
-fi
+start_pgbouncer "$EDIHUB_TEST_DATABASE_URL" "$PGB_DIR" 20 56433
+export EDIHUB_TEST_POOLER_URL="$POOLER_URL"
+run_test_binary conformance postgres
+run_test_binary api --skip sqlite:: "${POOLED_API_TESTS[@]}"
+# F9: four replicas through PgBouncer, one SIGKILLed (RELIABILITY.md).
+run_test_binary faults f9_
+unset EDIHUB_TEST_POOLER_URL
+stop_pgbouncer
 
-# The documents' examples, against a fresh hub (docs/testing.md, "Docs that run").
-# Only for the whole suite: a filtered run (`make chaos`) skips them.
-if [ $# -eq 0 ]; then
-    ./scripts/docs-check.sh
-fi
+# The documents' examples, against a fresh hub (docs/testing.md,
+# "Docs that run"), with the binary the suite built and tested: its `testing` feature
+# only adds the test-support modules, and building it without them would
+# compile the crates once more.
+EDIHUB_BIN_DIR="$ROOT/target/debug" ./scripts/docs-check.sh
