@@ -12,6 +12,8 @@ use std::fmt::Write;
 use axum::http::{HeaderMap, header};
 use axum::response::Html;
 
+use crate::config::Window;
+
 /// Escapes text for HTML element content and attribute values.
 pub fn esc(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -109,6 +111,14 @@ pub fn layout(title: &str, section: &str, body: &str) -> Html<String> {
     Html(out)
 }
 
+/// A window in seconds as the configuration file and the console's forms
+/// write it (`168h`, `15m`, `2s`), so that a page shows what an admin types.
+/// A number of seconds that is no window (none edihub writes) shows as such,
+/// and a form refuses it when it is sent back.
+pub fn window_text(seconds: i64) -> String {
+    Window::from_seconds(seconds).map_or_else(|| format!("{seconds}s"), |w| w.to_string())
+}
+
 /// A labelled text input that keeps its value.
 pub fn input(out: &mut String, name: &str, label: &str, value: Option<&str>) {
     let _ = write!(
@@ -120,7 +130,7 @@ pub fn input(out: &mut String, name: &str, label: &str, value: Option<&str>) {
 
 #[cfg(test)]
 mod tests {
-    use super::{esc, query_string, url_encode};
+    use super::{esc, query_string, url_encode, window_text};
 
     #[test]
     fn escapes_markup_and_quotes() {
@@ -134,5 +144,13 @@ mod tests {
     fn encodes_query_values() {
         assert_eq!(url_encode("a b&c=d/é"), "a%20b%26c%3Dd%2F%C3%A9");
         assert_eq!(query_string(&[("a", Some("1 2")), ("b", None), ("c", Some(""))]), "a=1%202");
+    }
+
+    #[test]
+    fn windows_in_the_largest_whole_unit() {
+        assert_eq!(window_text(604_800), "168h");
+        assert_eq!(window_text(900), "15m");
+        assert_eq!(window_text(2), "2s");
+        assert_eq!(window_text(0), "0s");
     }
 }

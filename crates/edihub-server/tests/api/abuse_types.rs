@@ -139,7 +139,8 @@ async fn repeated_webhook_headers_are_refused(backend: Backend) {
         let res = app.post_webhook("shop", body.as_str(), &twice).await;
         res.expect_problem(400, &format!("the {name} header is repeated"));
     }
-    // Two timestamps in one Stripe-Signature: the later one used to win.
+    // Two timestamps in one Stripe-Signature: refused, since which of them
+    // the signature covers would be a guess.
     let stripe = r#"{"id":"evt_t2","type":"payment_intent.succeeded","data":{"object":{"id":"pi_t2"}}}"#;
     let now = now_secs();
     let signed = stripe_headers(stripe, now).remove(0).1;

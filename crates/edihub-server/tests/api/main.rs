@@ -1,9 +1,9 @@
 //! The HTTP integration tests of `edihub-server`, as one test binary (one
 //! link of the application and of `support`, instead of one per file).
 //!
-//! Each module below was once its own test file and keeps its name, so
-//! `cargo test -p edihub-server --test api receive_dedup::` runs what
-//! `--test receive_dedup` used to. Most tests run once per backend
+//! Each module is one area, and a filter picks it:
+//! `cargo test -p edihub-server --test api receive_dedup::` runs the
+//! ingest's dedup tests alone. Most tests run once per backend
 //! (`<module>::sqlite::<name>` and `<module>::postgres::<name>`, see
 //! [`backend_tests!`]); PostgreSQL comes from `EDIHUB_TEST_DATABASE_URL`.
 //! `support` holds the harness: the typed test configuration, the

@@ -16,12 +16,12 @@ use utoipa_axum::routes;
 use crate::api::admin::rules::{TypeBody, save_type};
 use crate::api::doc::errors::{BadInput, FormForged, FormRefused, Unauthenticated, Unavailable};
 use crate::config::{
-    DeliveryBasicAuth, DeliveryOrdering, DeliverySignatureConfig, DestinationConfig, Window, choice_name,
+    DeliveryBasicAuth, DeliveryOrdering, DeliverySignatureConfig, DestinationConfig, choice_name,
     parse_choice,
 };
 use crate::console::forms::form::{Field, Form, Kind, lines, refusal, render};
 use crate::console::forms::token::{ConsoleForm, FormSigner};
-use crate::console::layout::url_encode;
+use crate::console::layout::{url_encode, window_text};
 use crate::error::ApiError;
 use crate::extract::{ApiPath, ApiQuery};
 use crate::state::AppState;
@@ -83,13 +83,6 @@ fn type_action(id: &str, tenant: Option<&str>) -> String {
         Some(t) => format!("/admin/forms/message-types/{}?tenant={}", url_encode(id), url_encode(t)),
         None => format!("/admin/forms/message-types/{}", url_encode(id)),
     }
-}
-
-/// A stored window as the form takes it (`168h`, `15m`, `2s`): a stored
-/// number of seconds that is no window (none edihub writes) shows as such,
-/// and the form refuses it when it is sent back.
-fn window_text(seconds: i64) -> String {
-    Window::from_seconds(seconds).map_or_else(|| format!("{seconds}s"), |w| w.to_string())
 }
 
 /// The edit form of a message type.

@@ -18,7 +18,7 @@ use chrono::{DateTime, Utc};
 use edihub_store::{AuditEvent, MessageRow};
 use serde_json::Value;
 
-use crate::console::layout::{esc, layout, url_encode};
+use crate::console::layout::{esc, layout, url_encode, window_text};
 use crate::console::pages::message::payload::view;
 
 /// Everything the page shows beyond the message itself.
@@ -62,15 +62,6 @@ fn metadata(out: &mut String, m: &MessageRow) {
 
 fn text_of(v: &Value) -> String {
     v.as_str().map_or_else(|| v.to_string(), str::to_string)
-}
-
-/// A duration in the largest whole unit that fits (`168 h`, `15 min`, `2 s`).
-fn duration_text(seconds: i64) -> String {
-    match seconds {
-        s if s % 3600 == 0 => format!("{} h", s / 3600),
-        s if s % 60 == 0 => format!("{} min", s / 60),
-        s => format!("{s} s"),
-    }
 }
 
 fn inputs(out: &mut String, m: &MessageRow, ctx: &Context<'_>) {
@@ -127,7 +118,7 @@ fn window(out: &mut String, m: &MessageRow, now: DateTime<Utc>) {
     let _ = write!(
         out,
         "<p id=\"window\">Window {} — until {} UTC ({state}).</p>",
-        duration_text(seconds),
+        window_text(seconds),
         expires.format("%Y-%m-%d %H:%M:%S")
     );
 }
@@ -202,16 +193,4 @@ pub fn render(m: &MessageRow, ctx: &Context<'_>) -> Html<String> {
     sap_status::render(&mut out, ctx.sap_status);
     payload(&mut out, m);
     layout("edihub message", "/admin/messages", &out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::duration_text;
-
-    #[test]
-    fn durations_in_whole_units() {
-        assert_eq!(duration_text(604_800), "168 h");
-        assert_eq!(duration_text(900), "15 min");
-        assert_eq!(duration_text(2), "2 s");
-    }
 }

@@ -8,7 +8,7 @@ use axum::response::Html;
 use edihub_store::{IntegrationRow, MessageTypeRow};
 use serde_json::Value;
 
-use crate::console::layout::{esc, layout, url_encode};
+use crate::console::layout::{esc, layout, url_encode, window_text};
 
 fn list(items: &[String]) -> String {
     if items.is_empty() {
@@ -18,18 +18,10 @@ fn list(items: &[String]) -> String {
     format!("<ul class=\"kv\">{li}</ul>")
 }
 
-fn window(seconds: i64) -> String {
-    match seconds {
-        s if s % 3600 == 0 => format!("{} h", s / 3600),
-        s if s % 60 == 0 => format!("{} min", s / 60),
-        s => format!("{s} s"),
-    }
-}
-
 /// The message types page.
 pub fn types(rows: &[MessageTypeRow]) -> Html<String> {
     let mut out = String::from(
-        "<p class=\"muted\">A type nobody configured falls back to the IDoc number and 168 h.</p>\
+        "<p class=\"muted\">A type nobody configured falls back to the IDoc number and 168h.</p>\
          <div class=\"scroll\"><table id=\"types\"><thead><tr><th>Type</th><th>Tenant</th><th>Key fields</th>\
          <th>Excluded fields</th><th>Window</th><th>Fingerprint scope</th><th>Source</th><th>Updated (UTC)</th><th>Change</th></tr></thead><tbody>",
     );
@@ -44,7 +36,7 @@ pub fn types(rows: &[MessageTypeRow]) -> Html<String> {
             esc(tenant),
             list(&r.duplicate_key_fields.0),
             list(&r.exclude_fields.0),
-            window(r.duplicate_window_seconds),
+            window_text(r.duplicate_window_seconds),
             list(&r.fingerprint_scope.0),
             esc(&r.source),
             r.updated_at.format("%Y-%m-%d %H:%M:%S"),
