@@ -14,8 +14,8 @@
 # 5. stops everything it started and removes the cluster and its files.
 #
 # Knobs (environment): BENCH_DURATION (20), BENCH_WARMUP (3), BENCH_CONNECTIONS
-# (32), BENCH_THREADS (wrk's, 2), BENCH_SCENARIOS (S1,S2,S7,R,S3,S4,S5,D,A,S6,T,P; D alone
-# runs its own S1 baseline; R is R1, one replica through PgBouncer, and R2, two; A is
+# (32), BENCH_THREADS (wrk's, 2), BENCH_SCENARIOS (S1,F,S2,S7,R,S3,S4,S5,D,A,S6,T,P; F reads
+# the pull feed of what ran before it, scripts/bench/feed.py; D alone runs its own S1 baseline; R is R1, one replica through PgBouncer, and R2, two; A is
 # AS2 against the plain endpoint, scripts/bench/as2.py), BENCH_AS2_MESSAGES (A's
 # messages per path, 5000), BENCH_AS2_WARMUP (A's warm-up messages per path, 100),
 # BENCH_AS2_CONNECTIONS (A's sender connections, 8), BENCH_S6_ROWS (5000000),

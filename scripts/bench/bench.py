@@ -26,6 +26,7 @@ sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True  # no __pycache__ in the work tree
 import as2  # noqa: E402
 import delivery  # noqa: E402
+import feed  # noqa: E402
 import gen  # noqa: E402
 import packet  # noqa: E402
 import partitions  # noqa: E402
@@ -42,7 +43,7 @@ DURATION = int(E.get("BENCH_DURATION", "20"))
 WARMUP = int(E.get("BENCH_WARMUP", "3"))
 CONNS = int(E.get("BENCH_CONNECTIONS", "32"))
 THREADS = int(E.get("BENCH_THREADS", "2"))
-SCENARIOS = [s.strip().upper() for s in E.get("BENCH_SCENARIOS", "S1,S2,S7,R,S3,S4,S5,D,A,S6,T,P").split(",") if s.strip()]
+SCENARIOS = [s.strip().upper() for s in E.get("BENCH_SCENARIOS", "S1,F,S2,S7,R,S3,S4,S5,D,A,S6,T,P").split(",") if s.strip()]
 S6_ROWS = int(E.get("BENCH_S6_ROWS", "5000000"))
 # Scenario T (scripts/bench/partitions.py): the day retention drops, and how old it is.
 T_ROWS = int(E.get("BENCH_T_ROWS", "5000000"))
@@ -791,6 +792,9 @@ def render(res):
                  f"{fmt(t.get('quiet_min_per_s'), 0)}). Messages per second "
                  f"over the measured window: {t['per_second']}.")
         L.append("")
+    if S.get("F"):
+        L.extend(feed.render(S["F"]))
+        L.append("")
     if S.get("D"):
         L.extend(delivery.render(S["D"]))
         L.append("")
@@ -809,7 +813,7 @@ def render(res):
     L.append("")
     L.append("| run | wall s | edihub | PostgreSQL | load generator | everything else | steal | load avg at start |")
     L.append("|---|--:|--:|--:|--:|--:|--:|--:|")
-    for key in ("S1", "S1_ceiling", "R1", "R2", "S2", "S7", "S3", "S4", "S5", "D_base", "D", "A_plain", "A", "S6",
+    for key in ("S1", "S1_ceiling", "F", "R1", "R2", "S2", "S7", "S3", "S4", "S5", "D_base", "D", "A_plain", "A", "S6",
                 "S6_ceiling", "T"):
         s = S.get(key)
         if s:
@@ -901,6 +905,7 @@ def targets(res):
             f"slowest second {min(tr['during_per_s']):,})")
     elif S.get("T"):
         add("T", "the day's drop < 1 s (≥ 5 M messages)", False, "no drop of the day was logged during the run")
+    t.extend(feed.targets(S.get("F")))
     t.extend(delivery.targets(S.get("D")))
     if S.get("R1") and s1:
         add("R1", "none (PgBouncer, one replica)", None, f"{S['R1']['rps'] / s1['rps']:.2f} × S1")
@@ -915,7 +920,7 @@ def targets(res):
             worst = min(inputs, key=lambda c: c["mb_s"])
             add("core", f"≥ {floor} MB/s parse + fingerprint, {target} (slowest input)", worst["mb_s"] >= floor,
                 f"{worst['mb_s']:.1f} MB/s ({worst['id']})")
-    if res.get("total_s") and set(SCENARIOS) >= {"S1", "S2", "S7", "R", "S3", "S4", "S5", "D", "A", "S6", "T", "P"}:
+    if res.get("total_s") and set(SCENARIOS) >= {"S1", "F", "S2", "S7", "R", "S3", "S4", "S5", "D", "A", "S6", "T", "P"}:
         add("make bench", "the whole run ≤ 20 min", res["total_s"] <= 20 * 60, f"{res['total_s'] / 60:.1f} min")
     return t
 
@@ -961,7 +966,7 @@ def main():
     recv = "/api/edi-hub/receive-message"
     pg = sqlite = None
     try:
-        if any(s in SCENARIOS for s in ("S1", "S2", "S4", "S5", "D", "A", "S6", "T", "P")):
+        if any(s in SCENARIOS for s in ("S1", "F", "S2", "S4", "S5", "D", "A", "S6", "T", "P")):
             pg = Server("pg", os.path.join(WORK, "edihub-pg.toml"), PORT_PG)
             # A database that has run for months: a partition per day behind today
             # (BENCH_PARTITION_DAYS=0 keeps a new database's layout).
@@ -975,6 +980,9 @@ def main():
         if "S1" in SCENARIOS:
             S["S1"] = scenario("S1", pg, recv, "unique", orders, 1 * 10**14, body_bytes=orders_bytes)
             S["S1_ceiling"] = ceiling("S1_ceiling")
+        if "F" in SCENARIOS:
+            # The feed of what the scenarios before it stored (S1's messages).
+            S["F"] = feed.run(sys.modules[__name__], pg, DURATION)
         if "R" in SCENARIOS:
             S.update(pooled.run(sys.modules[__name__], orders, orders_bytes))
         if "S2" in SCENARIOS:

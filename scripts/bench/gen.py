@@ -23,6 +23,8 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 API_KEY = "bench-sender-key"
+# The pull feed's consumer (scripts/bench/feed.py).
+CONSUMER_KEY = "bench-consumer-key"
 ADMIN_TOKEN = "bench-admin-token"
 TENANT, ENV = "bench", "prod"
 ORDERS_KEYS = ["E1EDK01.BELNR", "E1EDK02[QUALF=001].BELNR"]
@@ -206,6 +208,7 @@ id = "{TENANT}"
   [[tenants.environments]]
   id = "{ENV}"
   api_keys_sha256 = ["{sha(API_KEY)}"]
+  consumer_keys_sha256 = ["{sha(CONSUMER_KEY)}"]
   on_key_reuse = "reject"
 
 [[message_types]]
