@@ -66,7 +66,7 @@ impl Pace {
 /// never further. That lets PostgreSQL plan it over the two neighbouring
 /// partitions alone; over all of them, a connection that has not opened
 /// them yet spends long enough planning it to stall the retention run
-/// (BENCHMARKS.md, "T over the whole retention run").
+/// (BENCHMARKS.md, scenario T).
 async fn kept(conn: &mut PgConnection, p: &Partition, cutoff: DateTime<Utc>) -> Result<bool> {
     let (Some(from), Some(to)) = (p.from, p.to) else { return Ok(true) };
     let day = chrono::Duration::days(1);
@@ -160,7 +160,7 @@ async fn timed(sessions: &Sessions<Postgres>, sql: String, working: &mut std::ti
 /// once per table. Each detach makes every session that uses the parent
 /// plan its statements again, so `pace` waits between the detaches: the
 /// replanning of a busy hub's connections is spread over several seconds
-/// instead of taken from one (BENCHMARKS.md, "T with a cheaper, paced run").
+/// instead of taken from one (BENCHMARKS.md, scenario T).
 /// A table a crashed or stopped run already detached (or dropped) is
 /// skipped, so the next run finishes the period instead of failing on it.
 async fn drop_period(

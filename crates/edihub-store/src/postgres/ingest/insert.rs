@@ -20,6 +20,9 @@ use crate::Result;
 use crate::ingest::insert_answer::{InsertAnswer, Inserted};
 use crate::ingest::statements::Row;
 
+/// The columns of `v`, bound per row by [`push_row`].
+const ROW_COLUMNS: usize = 19;
+
 /// Binds one message row: the [`ROW_COLUMNS`] columns of `v` (the fingerprint twice,
 /// as the claim's and as the message's `key_fingerprint`).
 pub(super) fn push_row(b: &mut Separated<'_, Postgres, &'static str>, r: &Row<'_>) {
@@ -60,14 +63,11 @@ fn arguments_for(rows: &[Row<'_>]) -> PgArguments {
     arguments
 }
 
-/// The columns of `v`, bound per row by [`push_row`].
-const ROW_COLUMNS: usize = 19;
-
 /// Inserts `rows` (see the module docs). `v` is read twice (claims, then
 /// messages), and PostgreSQL materialises a CTE read twice: every row,
 /// payload included, copied into a tuple store that spills to a temporary
 /// file past `work_mem`; inlined (`NOT MATERIALIZED`), each read takes the
-/// bound parameters as they are (BENCHMARKS.md, "Large bodies"). The
+/// bound parameters as they are (BENCHMARKS.md, scenario S5). The
 /// answer's holders are the claims as the statement's snapshot shows them:
 /// those committed before it, not those `c` inserted, one primary-key probe
 /// per row that `c` did not claim. A holder that committed while the
