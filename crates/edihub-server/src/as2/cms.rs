@@ -32,6 +32,8 @@ use ::cms::enveloped_data::EnvelopedData;
 use ::cms::signed_data::{
     CertificateSet, EncapsulatedContentInfo, SignedData, SignerIdentifier, SignerInfo, SignerInfos,
 };
+use std::borrow::Cow;
+
 use chrono::{DateTime, Utc};
 use der::asn1::{Any, Null, ObjectIdentifier, OctetString, SetOfVec, UtcTime};
 use der::{Decode, Encode};
@@ -148,6 +150,25 @@ pub(crate) fn to_der(input: &[u8]) -> Result<Vec<u8>, ErrorStack> {
     CmsContentInfo::from_der(input)?.to_der()
 }
 
+/// What `read` makes of `input`, with the DER it read: `input` itself
+/// when it is DER, else OpenSSL's DER re-encoding of it (some AS2 products
+/// stream BER, which RustCrypto's `der` does not read). Most partners send
+/// DER, which then skips OpenSSL's parse and re-encoding; an input `read`
+/// refuses is read again as OpenSSL re-encodes it, so its error is the
+/// same either way. `not_cms` words the error of an input OpenSSL cannot
+/// read either.
+fn read_der<T>(
+    input: &[u8],
+    read: impl Fn(&[u8]) -> Result<T, As2Error>,
+    not_cms: impl FnOnce(String) -> As2Error,
+) -> Result<(T, Cow<'_, [u8]>), As2Error> {
+    if let Ok(value) = read(input) {
+        return Ok((value, Cow::Borrowed(input)));
+    }
+    let der = to_der(input).map_err(|e| not_cms(reasons(&e)))?;
+    Ok((read(&der)?, Cow::Owned(der)))
+}
+
 /// The reasons of an OpenSSL error stack, for messages (never key material).
 fn reasons(e: &ErrorStack) -> String {
     let texts: Vec<String> = e
@@ -239,10 +260,9 @@ pub fn verify(
     now: DateTime<Utc>,
 ) -> Result<MicAlgorithm, As2Error> {
     partner.check_valid_at(now)?;
-    let der = to_der(signature).map_err(|e| {
-        As2Error::Authentication(format!("the signature is not CMS SignedData ({})", reasons(&e)))
+    let ((der, algorithm), _) = read_der(signature, signature_without_certificates, |e| {
+        As2Error::Authentication(format!("the signature is not CMS SignedData ({e})"))
     })?;
-    let algorithm = signature_digest(&der)?;
     let mut cms = CmsContentInfo::from_der(&der)
         .map_err(|e| As2Error::Authentication(format!("the signature does not read: {}", reasons(&e))))?;
     let pinned = |e: ErrorStack| As2Error::Processing(format!("trust store: {}", reasons(&e)));
@@ -270,8 +290,15 @@ pub fn verify(
     }
 }
 
-/// The digest algorithm of a detached SignedData's one signer.
-fn signature_digest(der: &[u8]) -> Result<MicAlgorithm, As2Error> {
+/// A detached SignedData (DER) as DER without the certificates it carries,
+/// and the digest algorithm of its one signer.
+///
+/// The carried certificates play no part in the check (`NOINTERN`: the
+/// partner's configured certificate is the signer's), and they are
+/// outside what is signed, but OpenSSL 3 decodes each one's public key
+/// through its provider decoders whenever it parses the structure, which
+/// costs more than the signature check itself.
+fn signature_without_certificates(der: &[u8]) -> Result<(Vec<u8>, MicAlgorithm), As2Error> {
     let unreadable = |e: der::Error| As2Error::Authentication(format!("the signature does not read: {e}"));
     let info = ContentInfo::from_der(der).map_err(unreadable)?;
     if info.content_type != ID_SIGNED_DATA {
@@ -280,7 +307,7 @@ fn signature_digest(der: &[u8]) -> Result<MicAlgorithm, As2Error> {
             info.content_type
         )));
     }
-    let signed: SignedData = info.content.decode_as().map_err(unreadable)?;
+    let mut signed: SignedData = info.content.decode_as().map_err(unreadable)?;
     if signed.encap_content_info.econtent.is_some() {
         return Err(As2Error::Authentication(
             "the signature encapsulates its content; AS2 signatures are detached".into(),
@@ -293,7 +320,12 @@ fn signature_digest(der: &[u8]) -> Result<MicAlgorithm, As2Error> {
             signers.len()
         )));
     };
-    MicAlgorithm::from_oid(&signer.digest_alg.oid.to_string())
+    let algorithm = MicAlgorithm::from_oid(&signer.digest_alg.oid.to_string())?;
+    signed.certificates = None;
+    let der = Any::encode_from(&signed)
+        .and_then(|content| ContentInfo { content_type: ID_SIGNED_DATA, content }.to_der())
+        .map_err(unreadable)?;
+    Ok((der, algorithm))
 }
 
 /// `content` encrypted to `partner` with `algorithm`, as DER EnvelopedData.
@@ -319,9 +351,9 @@ pub fn decrypt(
     key: &PrivateKey,
     certificate: &Certificate,
 ) -> Result<(Vec<u8>, EncryptionAlgorithm), As2Error> {
-    let der = to_der(input)
-        .map_err(|e| As2Error::Decryption(format!("the pkcs7-mime body is not CMS ({})", reasons(&e))))?;
-    let algorithm = envelope_algorithm(&der)?;
+    let (algorithm, der) = read_der(input, envelope_algorithm, |e| {
+        As2Error::Decryption(format!("the pkcs7-mime body is not CMS ({e})"))
+    })?;
     let cms = CmsContentInfo::from_der(&der)
         .map_err(|e| As2Error::Decryption(format!("the EnvelopedData does not read: {}", reasons(&e))))?;
     let content = cms.decrypt(key.pkey(), certificate.x509()).map_err(|e| {

@@ -98,6 +98,13 @@ fn edihub_verifies_and_decrypts_what_openssl_makes() {
         let err = cms::verify(CONTENT, &der, &us.certificate(), Utc::now()).unwrap_err();
         assert!(matches!(err, As2Error::Authentication(_)), "{err}");
     }
+    // Some AS2 products send BER with indefinite lengths (OpenSSL's
+    // `-stream` makes that for encryption below; a detached signature is
+    // rewritten here, as the outermost length made indefinite).
+    let ber = indefinite(&std::fs::read(dir.path().join("sig.der")).unwrap());
+    assert_eq!(cms::verify(CONTENT, &ber, &them.certificate(), Utc::now()).unwrap(), MicAlgorithm::Sha512);
+    let err = cms::verify(b"other content", &ber, &them.certificate(), Utc::now()).unwrap_err();
+    assert!(matches!(err, As2Error::Integrity(_)), "{err}");
     // -stream writes indefinite-length BER, as some AS2 products send.
     for (cipher, algorithm) in
         [("-aes-192-cbc", EncryptionAlgorithm::Aes192Cbc), ("-des3", EncryptionAlgorithm::TripleDesCbc)]
@@ -113,6 +120,16 @@ fn edihub_verifies_and_decrypts_what_openssl_makes() {
         let (plain, used) = cms::decrypt(&der, &us.private_key(), &us.certificate()).unwrap();
         assert_eq!((plain.as_slice(), used), (CONTENT, algorithm));
     }
+}
+
+/// DER `der` (a SEQUENCE) with its outermost length made indefinite: BER.
+fn indefinite(der: &[u8]) -> Vec<u8> {
+    assert_eq!(der[0], 0x30, "a SEQUENCE");
+    let header = match der[1] {
+        n if n < 0x80 => 2,
+        n => 2 + usize::from(n & 0x7f),
+    };
+    [&[0x30, 0x80][..], &der[header..], &[0, 0]].concat()
 }
 
 #[test]
