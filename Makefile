@@ -45,13 +45,15 @@ demo-secrets:
 fmt:
 	$(CARGO) fmt --all
 
-## Formatting, clippy with warnings as errors, and no import circle of more than
+## Formatting, clippy and rustdoc with warnings as errors (rustdoc: no doc link
+## that leads nowhere or to a private item), and no import circle of more than
 ## two files in the crates listed (scripts/import-cycles.py).
 CYCLE_FREE_CRATES = crates/edihub-core crates/edihub-store crates/edihub-server crates/edihub
 lint:
 	./scripts/build-deps.sh
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --locked
 	python3 scripts/import-cycles.py $(CYCLE_FREE_CRATES)
 
 build:

@@ -828,11 +828,12 @@ def render(res):
                  f"read into shared_buffers in {res['s6_prewarm_s']:.0f} s, as a running hub holds it.")
         L.append("")
     # The statements of the scenarios whose PostgreSQL work differs: new
-    # messages, repeats and keys, and delivery (its drain once the queue had
-    # enough left to measure by).
+    # messages, repeats and keys, delivery (its drain once the queue had
+    # enough left to measure by) and AS2 against its plain baseline.
     drain = (S.get("D") or {}).get("drain") or {}
     drained = drain if drain.get("delivered", 0) >= 1000 else None
-    for key, s in [(k, S.get(k)) for k in ("S1", "S2", "S7", "D")] + [("D's drain", drained)]:
+    for key, s in [(k, S.get(k)) for k in ("S1", "S2", "S7", "D")] + [("D's drain", drained)] + [
+            (k, S.get(k)) for k in ("A_plain", "A")]:
         if s and s.get("top_statements"):
             L.append(f"<details><summary>pg_stat_statements, {key} (top by total time)</summary>")
             L.append("")

@@ -72,15 +72,18 @@
 //!   partner's message and building one to it, and the stations and
 //!   partner profiles of the `[as2]` configuration section.
 //! - [`api::as2`]: `POST /as2`, partners' AS2 messages answered with MDNs;
-//!   [`ingest::as2`]: their payloads through the intake; [`as2_mdn`]: the
-//!   sender of asynchronous MDNs; [`api::admin::as2`]: the messages received.
+//!   [`ingest::as2`]: their payloads through the intake;
+//!   [`delivery::as2_mdn`]: the sender of asynchronous MDNs;
+//!   [`api::admin::as2`]: the messages received.
 //!
 //! Delivering
 //! - [`delivery`]: the worker that pushes stored messages to their
 //!   destinations: which claim it makes (`claim`), one HTTP attempt
 //!   (`attempt`), the envelope it sends and the feed lists (`envelope`),
 //!   the bodies it reads once per packet (`bodies`), the retry schedule
-//!   (`schedule`) and the verdicts written in batches (`recorder`).
+//!   (`schedule`), the verdicts written in batches (`recorder`), and the
+//!   asynchronous AS2 MDNs posted with the same client and schedule
+//!   (`as2_mdn`).
 //!
 //! Tests
 //! - `tests/api/`: the HTTP tests, one binary with a module per area;
@@ -96,7 +99,6 @@
 pub mod admin_http;
 pub mod api;
 pub mod as2;
-pub mod as2_mdn;
 pub mod auth;
 pub mod catalog;
 pub mod config;
@@ -246,7 +248,7 @@ pub async fn serve(
     tasks.spawn(refresh_catalog(state.clone(), shutdown.clone()));
     tasks.spawn(retention::run(state.clone(), shutdown.clone()));
     tasks.spawn(delivery::run(state.clone(), shutdown.clone()));
-    tasks.spawn(as2_mdn::run(state.clone(), shutdown.clone()));
+    tasks.spawn(delivery::as2_mdn::run(state.clone(), shutdown.clone()));
     tasks.spawn(sap_status::run(state.clone(), shutdown.clone()));
     tasks.spawn(audit_rejections(state.clone(), shutdown.clone()));
     tasks.spawn(console::activity_rollup::run(state.clone(), shutdown.clone()));

@@ -40,7 +40,7 @@
 //!   applies), some over a small trait of the backend's statements.
 //! - `store.rs`: the [`Store`] trait; `sql_store.rs`: [`SqlStore`], the
 //!   pools and queues both stores are made of; `backend.rs`: the
-//!   [`Backend`] trait, what the shared ingest needs of a backend besides
+//!   `Backend` trait, what the shared ingest needs of a backend besides
 //!   its connection's statements (`BEGIN`, the keyed batch's one
 //!   statement, a missing partition);
 //!   `outbox/finish.rs`: recording attempts one by one when their batch
@@ -86,8 +86,6 @@
 //!   destination; `retention.rs`: batched purges.
 //! - `conformance/`, `testing.rs` (feature `testing`): the suite every
 //!   backend must pass, and throwaway test databases.
-//!
-//! [`Backend`]: backend
 
 mod ack_numbers;
 mod activity_rollup;

@@ -11,7 +11,7 @@ use crate::backend::Backend;
 use crate::ingest::group::Batchers;
 use crate::session::Sessions;
 
-/// The [`crate::Store`] over a [`Backend`]'s pools ([`crate::PgStore`],
+/// The [`crate::Store`] over a `Backend`'s pools ([`crate::PgStore`],
 /// [`crate::SqliteStore`]).
 #[derive(Debug, Clone)]
 pub struct SqlStore<DB: Database> {

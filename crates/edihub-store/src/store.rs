@@ -127,7 +127,7 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// [`FeedPage::next`] yields every message once, in a stable order,
     /// even when transactions commit out of order (see the `feed` module).
     async fn feed(&self, query: &FeedQuery<'_>) -> Result<FeedPage>;
-    /// The bodies held by `body_ids` ([`FeedMessage::body_id`]), in no
+    /// The bodies held by `body_ids` ([`crate::FeedMessage::body_id`]), in no
     /// particular order; a purged one is left out.
     async fn message_bodies(&self, body_ids: &[uuid::Uuid]) -> Result<Vec<(uuid::Uuid, bytes::Bytes)>>;
     /// The database's secret key of feed cursors (32 bytes, made by a
@@ -165,7 +165,7 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// the oldest pending delivery (see [`DeliveryBacklog`]).
     async fn delivery_backlog(&self) -> Result<Vec<DeliveryBacklog>>;
     /// Creates PostgreSQL's time partitions of the current and the next
-    /// periods (see [`PartitionLayout`]) that do not exist yet, one replica
+    /// periods (see [`crate::PartitionLayout`]) that do not exist yet, one replica
     /// at a time; returns how many ranges it created (SQLite: none).
     async fn create_partitions(&self, now: chrono::DateTime<chrono::Utc>) -> Result<u64>;
     /// Detaches and drops the PostgreSQL partitions whose whole range ended
@@ -236,7 +236,7 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// The next acknowledgement control number for `partner` in `scope`
     /// (1, 2, 3, …): never the same twice, across restarts and replicas.
     async fn next_ack_number(&self, scope: &Scope, partner: &str) -> Result<i64>;
-    /// Claims an AS2 message's Message-ID (see [`crate::as2`]): one of
+    /// Claims an AS2 message's Message-ID (see the `as2` module): one of
     /// any number of concurrent claims of the same key gets
     /// [`As2Claim::New`]; the others get the row, with its repeat audited
     /// (`as2.duplicate_blocked` or `as2.message_id_reused`) in the same

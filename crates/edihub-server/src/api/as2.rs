@@ -24,7 +24,7 @@
 //! - the payload takes the intake pipeline ([`crate::ingest::as2`]) and
 //!   the MDN (`processed`, with the MIC, signed when asked) is kept with
 //!   the claim, then answered, or posted to `Receipt-Delivery-Option` by
-//!   the background sender ([`crate::as2_mdn`]) after an empty 200.
+//!   the background sender ([`crate::delivery::as2_mdn`]) after an empty 200.
 
 use std::net::SocketAddr;
 use std::time::Duration;

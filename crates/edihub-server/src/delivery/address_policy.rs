@@ -149,7 +149,7 @@ impl AddressPolicy {
     }
 
     /// Refuses `url` if its host is a literal address the policy refuses
-    /// (a host name is checked when it is resolved, see [`CheckedResolver`]).
+    /// (a host name is checked when it is resolved, see `CheckedResolver`).
     pub fn check_url(self, url: &str) -> Result<(), Refused> {
         let Ok(url) = reqwest::Url::parse(url) else { return Ok(()) };
         // The parser writes an IPv4 host in dotted form and an IPv6 one in

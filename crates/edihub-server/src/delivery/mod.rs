@@ -19,6 +19,9 @@
 //! (`recorder.rs`).
 //!
 //! - `address_policy.rs`: which addresses deliveries may connect to;
+//! - `as2_mdn.rs`: asynchronous AS2 MDNs, posted to the partner's URL with
+//!   the same client, address policy and retry schedule;
+//! - `as2_target.rs`: the AS2 destination kind (a partner as a destination);
 //! - `attempt.rs`: one HTTP attempt (body, headers, signature, the answer);
 //! - `bodies.rs`: the bodies attempts send, a packet's shared body read and
 //!   parsed once for all its messages;
@@ -30,9 +33,11 @@
 //! - `http.rs`: the HTTP client (shared with AS2) and how its failures are told;
 //! - `recorder.rs`: verdicts written in batches, one commit for many attempts;
 //! - `render.rs`: envelopes rendered once per message under a memory budget;
+//! - `sap_body.rs`: the IDoc-XML body of a `sap-idoc-xml` destination;
 //! - `schedule.rs`: what happens after an attempt (retry when, or give up).
 
 mod address_policy;
+pub mod as2_mdn;
 mod as2_target;
 mod attempt;
 mod bodies;

@@ -203,7 +203,7 @@ fn other_syntax() -> ApiError {
 /// or 422): its acknowledgement, with that status, when the sender asked
 /// for one (as [`requested`] reads the request) and the interchange's
 /// header could be read (with a sender that can key the counter, see
-/// [`keyable`]); otherwise `error` itself, a problem document.
+/// `keyable`); otherwise `error` itself, a problem document.
 /// Nothing was stored. The control number is taken only once the
 /// acknowledgement is certain to be written, so a refusal wastes none; an
 /// `?ack=` of the other syntax gets the refusal's problem document, which

@@ -26,7 +26,7 @@ impl Candidates {
 
 /// The messages of a request to `scope` that owe their sender a status:
 /// IDocs from the environment's SAP system when its `sap.status` is set,
-/// as [`owed`] says.
+/// as `owed` says.
 pub fn candidates(state: &AppState, scope: &Scope, messages: &[NewMessage]) -> Candidates {
     let Some(system) = reporting_system(state, scope) else {
         return Candidates::default();

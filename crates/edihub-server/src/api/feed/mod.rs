@@ -7,7 +7,7 @@
 //! order, also when transactions commit out of order (the store's `feed`
 //! module says why). `wait` turns an empty answer into a long poll
 //! ([`signal::FeedSignal::page`]). A page ends at its byte budget and is
-//! rendered under the memory budget concurrent reads share ([`render`]); its
+//! rendered under the memory budget concurrent reads share ([`render`](mod@render)); its
 //! cursor is sealed ([`cursor`]).
 
 pub mod cursor;

@@ -17,7 +17,7 @@ use chrono::Utc;
 use edihub_store::{As2MdnAttempt, As2MessageRow, MDN_FAILED, MDN_PENDING, MDN_SENT};
 use tokio_util::sync::CancellationToken;
 
-use crate::delivery::{AddressPolicy, client, describe, jitter_factor};
+use super::{AddressPolicy, client, describe, jitter_factor};
 use crate::state::AppState;
 
 /// How long one post may take.
