@@ -16,12 +16,12 @@
 //! the detaches of one period: on a machine that ingest keeps busy, a
 //! run's statements back to back, and the replanning each detach causes in
 //! every connection, take a visible part of one second from it; spread
-//! out, a small part of several (BENCHMARKS.md,
-//! scenario T). A message is never purged while its fingerprint
-//! still blocks repeats. Each run first creates the partitions of the
-//! coming periods. After a failed run the task waits twice as long each
-//! time, up to an hour, and goes back to `interval_secs` once a run
-//! succeeds. The task stops at the shutdown token.
+//! out, a small part of several (BENCHMARKS.md, scenario T). A message is
+//! never purged while its fingerprint still blocks repeats. Each run first
+//! creates the partitions of the coming periods. After a failed run the
+//! task waits twice as long each time, up to an hour, and goes back to
+//! `interval_secs` once a run succeeds. The task stops at the shutdown
+//! token.
 
 use std::time::Duration;
 
