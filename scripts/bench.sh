@@ -32,7 +32,10 @@
 # BENCH_S6_CEILING=1 (pgbench again after the 5 M rows), BENCH_WRITE=0 (print only),
 # BENCH_CRITERION=0 (skip the criterion benches), BENCH_EDIHUB=/path/to/edihub
 # (measure that binary instead of building this checkout's, e.g. an older
-# commit's release build for a before/after comparison in one harness).
+# commit's release build for a before/after comparison in one harness),
+# BENCH_HUB_ENV (space-separated NAME=value settings for every hub the run
+# starts, e.g. BENCH_HUB_ENV="EDIHUB_MAX_INFLIGHT_BODY_BYTES=12582912" to
+# measure a setting; the caller's own EDIHUB_* variables never reach a hub).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD

@@ -39,6 +39,9 @@ PG_BIN = E["BENCH_PG_BIN"]
 PG_DATA = E["BENCH_PG_DATA"]
 PG_PORT = E["BENCH_PG_PORT"]
 EDIHUB = E["BENCH_EDIHUB"]
+# Settings for every hub (BENCH_HUB_ENV): the caller's own EDIHUB_*
+# variables are dropped, so a setting under test is named here.
+HUB_ENV = dict(item.split("=", 1) for item in E.get("BENCH_HUB_ENV", "").split())
 DURATION = int(E.get("BENCH_DURATION", "20"))
 WARMUP = int(E.get("BENCH_WARMUP", "3"))
 CONNS = int(E.get("BENCH_CONNECTIONS", "32"))
@@ -185,6 +188,7 @@ class Server:
         self.name, self.port = name, port
         self.base = f"http://127.0.0.1:{port}"
         env = {k: v for k, v in E.items() if not (k.startswith("EDIHUB_") or k == "DATABASE_URL")}
+        env.update(HUB_ENV)
         env.update(EDIHUB_LOG=log_filter, BENCH_WH_SECRET="whsec_" + b64(WH_RAW_KEY.encode()))
         self.log_path = os.path.join(WORK, f"edihub-{name}.log")
         self.proc = subprocess.Popen([EDIHUB, "--config", config, "serve"], env=env,
