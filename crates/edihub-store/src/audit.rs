@@ -127,7 +127,7 @@ impl NewAuditEvent {
     }
 
     /// The `message.duplicate_blocked` event of a message whose fingerprint
-    /// `fp` is held by `holder`: written by the ingest transaction and by the
+    /// `fp` is held by `holder`: written by the settle transaction and by the
     /// group insert alike, so both paths audit a duplicate identically.
     pub(crate) fn fingerprint_duplicate(
         scope: &crate::Scope,

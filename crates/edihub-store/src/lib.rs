@@ -60,10 +60,14 @@
 //!     (its ids, and on PostgreSQL the holders it met);
 //!   - `decide.rs`: duplicate or new, replay or mismatch: the decisions all
 //!     paths share;
-//!   - `transaction.rs`: one request in one transaction;
+//!   - `settle.rs`: the settle transaction, the one way a batch of
+//!     requests (or a request on its own, a batch of one) is stored in a
+//!     transaction: keys, then messages (`messages.rs`: a packet's known
+//!     duplicates, then insert rounds), answers, repeats;
 //!   - `group/`: many concurrent requests in one statement (`mod.rs`: the
-//!     queues; `settle.rs`: settling a batch without keys; `keyed.rs`: a
-//!     batch with keys; `audits.rs`: the group audit, one writer of the
+//!     queues; `plain.rs`: settling a batch without keys; `keyed.rs`: a
+//!     batch with keys, one statement where the backend has one, else the
+//!     settle transaction; `audits.rs`: the group audit, one writer of the
 //!     batches' duplicate and repeat events);
 //!   - `packet.rs`: large packets committed in chunks.
 //! - `ack_numbers.rs`: acknowledgement control numbers per partner.

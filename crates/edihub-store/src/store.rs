@@ -105,7 +105,8 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Makes every delivery `filter` selects due now, whatever its status,
     /// audited as one `delivery.replayed` event; returns how many.
     async fn replay_deliveries(&self, filter: &ReplayFilter) -> Result<u64>;
-    /// Runs one request's ingest transaction (see the `ingest` module docs).
+    /// Stores one request's messages exactly once, its key with them; returns
+    /// only after the commit (see the `ingest` module docs).
     async fn ingest(&self, req: IngestRequest<'_>) -> Result<IngestOutcome>;
     /// A message by id, payload included.
     async fn get_message(&self, id: uuid::Uuid) -> Result<Option<MessageRow>>;

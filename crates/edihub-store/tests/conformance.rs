@@ -58,6 +58,7 @@ suite!(
     grouped_duplicates_are_audited_like_single_ones,
     keyed_burst_claims_each_key_once,
     keyed_request_after_an_expired_window,
+    keyed_burst_after_expired_windows,
     keyed_burst_with_duplicates_settles_each,
     interchange_window_releases_its_claim,
     audit_filters_and_pagination,

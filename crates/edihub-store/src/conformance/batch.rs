@@ -122,7 +122,7 @@ pub(super) async fn duplicates_at_once(
 }
 
 /// Duplicates settled by the group insert are answered and audited exactly
-/// like those found by the ingest transaction (here: inside a packet, which
+/// like those found by the settle transaction (here: inside a packet, which
 /// always takes the transaction).
 pub async fn grouped_duplicates_are_audited_like_single_ones(store: StoreRef) {
     let scope = fresh_scope();
@@ -199,9 +199,9 @@ pub async fn keyed_burst_claims_each_key_once(store: StoreRef) {
     assert_eq!(store.list_audit(&events).await.unwrap().len(), BURST - keys + keys / 4);
 }
 
-/// A keyed request meeting a holder whose window has passed cannot be
-/// settled by the batch; the ingest transaction releases the holder and
-/// stores the message, and its key then replays that answer.
+/// A keyed request meeting a holder whose window has passed: the settle
+/// transaction releases the holder and stores the message, and its key
+/// then replays that answer.
 pub async fn keyed_request_after_an_expired_window(store: StoreRef) {
     let scope = fresh_scope();
     let t0 = now();
@@ -219,6 +219,56 @@ pub async fn keyed_request_after_an_expired_window(store: StoreRef) {
             .await;
     assert!(matches!(again, IngestOutcome::Replayed(Replay::Answer(_))), "{again:?}");
     assert_eq!(store.count_messages(&scope).await.unwrap(), 2);
+}
+
+/// A burst of keyed requests with windowed keys (an interchange's), each
+/// key sent twice at once, every message repeating the fingerprint of a
+/// message whose window has passed: the batches release each expired
+/// holder and store the message as the new original, once per key; each
+/// twin replays its key's answer, audited.
+pub async fn keyed_burst_after_expired_windows(store: StoreRef) {
+    let scope = fresh_scope();
+    let t0 = now();
+    let keys = BURST / 2;
+    let mut old = Vec::new();
+    for k in 0..keys {
+        let mut m = message(Some(&format!("kw-{k}")));
+        m.window_seconds = 2;
+        old.push(outcome_id(&processed(ingest_at(&store, &scope, None, vec![m], t0).await)[0]));
+    }
+    let later = t0 + chrono::Duration::seconds(3);
+    let tasks: Vec<_> = (0..BURST)
+        .map(|i| {
+            let (store, scope, k) = (store.clone(), scope.clone(), i % keys);
+            let claim =
+                KeyClaim { window_seconds: Some(3600), ..key(&format!("kw-key-{k}"), &format!("sha-{k}")) };
+            let m = message(Some(&format!("kw-{k}")));
+            tokio::spawn(async move { (k, ingest_at(&store, &scope, Some(claim), vec![m], later).await) })
+        })
+        .collect();
+    let mut first: Vec<Option<Answer>> = vec![None; keys];
+    let mut replays = Vec::new();
+    for t in tasks {
+        match t.await.expect("task") {
+            (k, IngestOutcome::Processed(answer)) => {
+                let MessageOutcome::Accepted(m) = &answer.outcomes[0] else {
+                    panic!("key {k}: past the window the message is new, got {answer:?}")
+                };
+                assert_ne!(m.id, old[k], "key {k}: a new original");
+                assert!(first[k].replace(answer).is_none(), "key {k} processed twice");
+            }
+            (k, IngestOutcome::Replayed(Replay::Answer(answer))) => replays.push((k, answer)),
+            (k, other) => panic!("key {k}: got {other:?}"),
+        }
+    }
+    assert_eq!(replays.len(), BURST - keys);
+    for (k, answer) in replays {
+        assert_eq!(Some(answer), first[k], "key {k} replays its first answer");
+    }
+    assert_eq!(store.count_messages(&scope).await.unwrap(), (2 * keys) as i64);
+    let events = AuditFilter { tenant: Some(scope.tenant_id.clone()), limit: 500, ..Default::default() };
+    let audited = store.list_audit(&events).await.unwrap();
+    assert_eq!(audited.len(), BURST - keys, "one event per replay, none for a released holder");
 }
 
 /// A burst of keyed requests, each with its own new key, where every third

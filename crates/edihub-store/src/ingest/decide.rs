@@ -1,7 +1,7 @@
-//! The decisions of the ingest, written once: the single-request
-//! transaction, a packet's chunks and the group insert all decide here, from
-//! what their statements found, so a request gets the same outcome and the
-//! same audit event whichever path it took.
+//! The decisions of the ingest, written once: the settle transaction (a
+//! batch, a request or a packet's chunk) and the group insert decide here,
+//! from what their statements found, so a request gets the same outcome
+//! and the same audit event whichever path it took.
 //!
 //! - a live holder of the fingerprint other than the message itself makes a
 //!   duplicate; an expired or vanished holder is left to the insert, which

@@ -6,9 +6,10 @@
 //! A key is claimed by inserting it (`ON CONFLICT DO NOTHING`): the claim
 //! that returns a row won, every other request with that key replays its
 //! kept answer (read by [`KeySql::key_states`]) or is refused as a mismatch.
-//! The group insert's keyed batches write each key with the answer of a new
-//! message already in it; the transaction path claims first and stores the
-//! answer with [`KeySql::finish_keys`] once the message is decided.
+//! A request with one message claims its key with the answer of that
+//! message accepted already in it; a packet, or a message that turns out a
+//! duplicate, has its answer stored by [`KeySql::finish_keys`] once its
+//! messages are decided.
 
 use chrono::{DateTime, Utc};
 use sqlx::FromRow;
@@ -17,9 +18,9 @@ use uuid::Uuid;
 use crate::{KeyClaim, Result, Scope};
 
 /// A request key to claim, with its scope and time, and the answer it
-/// keeps if the request turns out as expected (the group insert's keyed
-/// requests expect a new message, so an accepted request's key is written
-/// once, complete; `None` leaves the answer to [`KeySql::finish_keys`]).
+/// keeps if the request turns out as expected (a request with one message
+/// expects it new, so an accepted request's key is written once, complete;
+/// `None` leaves the answer to [`KeySql::finish_keys`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Claim<'a> {
     pub scope: &'a Scope,

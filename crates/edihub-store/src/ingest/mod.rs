@@ -4,16 +4,18 @@
 //! `sqlite/ingest/` behind the connection traits of [`statements`] and
 //! [`keys`].
 //!
-//! A request takes one of three paths, and they all decide in [`decide`]
-//! (what the message insert answers is read in [`insert_answer`]):
-//! - **group insert** ([`group`]): a request with one small message, with or
-//!   without a key, is settled together with the concurrent requests of its
-//!   batch: without keys in one autocommit statement, with keys in one
-//!   transaction per batch;
-//! - **transaction** ([`transaction`]): whatever the group insert cannot
-//!   decide (an expired window, a failed statement) and packets;
-//! - **chunks** ([`packet`]): a large packet whose key (if any) is new, one
-//!   transaction per chunk.
+//! Every request is settled by one of two means, and both decide in
+//! [`decide`] (what the message insert answers is read in
+//! [`insert_answer`]):
+//! - the **group insert** ([`group`]): a request with one small message is
+//!   queued with the concurrent requests of its batch. Without a key the
+//!   batch is one autocommit insert; with keys it is one statement where
+//!   the backend has one (PostgreSQL) and the settle transaction for the
+//!   rest;
+//! - the **settle transaction** ([`settle`]) for a batch of requests: a
+//!   keyed batch, or a request on its own (a packet, a large body, or what
+//!   the group insert left undecided) as a batch of one. A large packet
+//!   whose key (if any) is new runs it once per chunk ([`packet`]).
 //!
 //! Every path returns only after its commit, so a 2xx means stored.
 
@@ -21,13 +23,15 @@ mod decide;
 pub(crate) mod group;
 pub(crate) mod insert_answer;
 pub(crate) mod keys;
+mod messages;
 pub(crate) mod packet;
 pub(crate) mod rendered_keys;
+pub(crate) mod settle;
 pub(crate) mod statements;
-mod transaction;
 
 use group::{Batchers, Queued, Verdict};
-use packet::{Chunk, ChunkDone, Progress, TX_CHUNK};
+use packet::{Progress, TX_CHUNK};
+use settle::{Pending, Settled};
 use sqlx::Connection;
 
 use crate::backend::Backend;
@@ -67,30 +71,15 @@ impl<DB: Backend> SqlStore<DB> {
         Ok(IngestOutcome::Processed(req.answer(vec![outcome])))
     }
 
-    /// The ingest transaction, retried on deadlocks and busy errors; a large
-    /// packet whose key (if any) is new is stored in chunks.
+    /// A request on its own: the settle transaction with a batch of one,
+    /// or, for a large packet whose key (if any) is new, one per chunk.
     async fn ingest_tx(&self, req: IngestRequest<'_>) -> Result<IngestOutcome> {
         if req.messages.len() > TX_CHUNK && !self.key_taken(&req).await? {
             return self.ingest_packet(&req).await;
         }
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let mut tx = self.begin().await?;
-            let stored = transaction::ingest_in::<DB>(&mut tx, &req).await;
-            release_buffers::<DB>(&mut tx, &req);
-            match stored {
-                Ok(outcome) => {
-                    tx.commit().await?;
-                    return Ok(outcome);
-                }
-                Err(e) => {
-                    drop(tx);
-                    if !self.recover(&e, attempt).await? {
-                        return Err(e);
-                    }
-                }
-            }
+        match self.settle_tx(Pending::whole(&req)).await? {
+            Settled::Whole(outcome) => Ok(outcome),
+            Settled::Part { .. } => Err(StoreError::Invariant("a whole request settled in part".into())),
         }
     }
 
@@ -103,39 +92,47 @@ impl<DB: Backend> SqlStore<DB> {
         session.done(!states.is_empty()).await
     }
 
-    /// A large packet, one transaction per chunk (see [`packet`]).
+    /// A large packet, one settle transaction per chunk (see [`packet`]).
     async fn ingest_packet(&self, req: &IngestRequest<'_>) -> Result<IngestOutcome> {
         let mut earlier = Vec::with_capacity(req.messages.len());
         let mut progress = Progress::START;
         let count = req.messages.len().div_ceil(TX_CHUNK);
         for (i, messages) in req.messages.chunks(TX_CHUNK).enumerate() {
-            let chunk = Chunk { messages, progress, earlier: &earlier, last: i + 1 == count };
-            match self.packet_chunk_tx(req, chunk).await? {
-                ChunkDone::Stored { outcomes, progress: after } => {
+            let chunk = Pending {
+                messages,
+                progress,
+                earlier: &earlier,
+                last: i + 1 == count,
+                ..Pending::whole(req)
+            };
+            match self.settle_tx(chunk).await? {
+                Settled::Part { outcomes, progress: after } => {
                     earlier.extend(outcomes);
                     progress = after;
                 }
-                ChunkDone::Final(outcome) => return Ok(outcome),
+                Settled::Whole(outcome) => return Ok(outcome),
             }
         }
         Err(StoreError::Invariant("a packet ended without its last chunk".into()))
     }
 
-    /// One chunk's transaction, retried like the ingest transaction; on a
-    /// single-writer backend it waits its turn with the group insert.
-    async fn packet_chunk_tx(&self, req: &IngestRequest<'_>, chunk: Chunk<'_>) -> Result<ChunkDone> {
+    /// The settle transaction for one request (or chunk), retried on
+    /// deadlocks and busy errors. On a single-writer backend it waits its
+    /// turn with the group insert's batches.
+    async fn settle_tx(&self, pending: Pending<'_>) -> Result<Settled> {
         let mut attempt = 0;
         loop {
             attempt += 1;
             let turn = self.batchers.write_turn().await;
             let mut tx = self.begin().await?;
-            let stored = transaction::packet_chunk_in::<DB>(&mut tx, req, chunk).await;
-            release_buffers::<DB>(&mut tx, req);
-            match stored {
-                Ok(done) => {
+            let settled = settle::settle_in(&mut *tx, std::slice::from_ref(&pending)).await;
+            release_buffers::<DB>(&mut tx, pending.messages);
+            match settled.map(|mut s| s.pop()) {
+                Ok(Some(settled)) => {
                     tx.commit().await?;
-                    return Ok(done);
+                    return Ok(settled);
                 }
+                Ok(None) => return Err(StoreError::Invariant("a batch of one settled nothing".into())),
                 Err(e) => {
                     drop(tx);
                     drop(turn);
@@ -172,8 +169,8 @@ const LARGE_PAYLOAD: usize = 1024 * 1024;
 /// connection that once stored a 10 MB IDoc would hold 10 MB for its
 /// lifetime. Small requests leave the buffers as they are (they stay at
 /// their initial size).
-fn release_buffers<DB: Backend>(conn: &mut DB::Connection, req: &IngestRequest<'_>) {
-    if req.messages.iter().any(|m| m.payload.len() >= LARGE_PAYLOAD) {
+fn release_buffers<DB: Backend>(conn: &mut DB::Connection, messages: &[crate::NewMessage]) {
+    if messages.iter().any(|m| m.payload.len() >= LARGE_PAYLOAD) {
         conn.shrink_buffers();
     }
 }

@@ -7,7 +7,7 @@
 //! genuine retry was rolled back and never answered. Two measures keep a
 //! packet from hurting anyone, its own retry included:
 //!
-//! - **Duplicates are settled set-wise.** Before inserting, the ingest
+//! - **Duplicates are settled set-wise.** Before inserting, the settle
 //!   transaction looks up the holders of up to [`LOOKUP_CHUNK`]
 //!   fingerprints in one statement and writes their
 //!   `message.duplicate_blocked` events in one insert, so a re-sent packet
@@ -26,7 +26,7 @@
 //! With a key (Idempotency-Key), the *last* chunk claims it and stores the
 //! answer, in one transaction with its messages: a claimed key always has
 //! its answer, and before the first chunk a key that is already claimed
-//! sends the request down the ordinary transaction, which replays (or
+//! sends the request down the settle transaction as a whole, which replays (or
 //! refuses) it without touching the messages. Two requests with one key
 //! racing through their chunks settle on the key at the end: the loser's
 //! IDocs are duplicates of the winner's, and it answers with the winner's
@@ -35,8 +35,6 @@
 //! mid-way; the key cannot protect a chunk it does not yet hold.
 
 use uuid::Uuid;
-
-use crate::{IngestOutcome, MessageOutcome, NewMessage};
 
 /// Most IDocs stored per transaction. On SQLite an insert costs about
 /// 0.1 ms, so a chunk holds the write lock for a few tens of milliseconds.
@@ -60,32 +58,4 @@ pub(crate) struct Progress {
 impl Progress {
     /// Before the first message.
     pub(crate) const START: Progress = Progress { holder: None, look_up: true };
-}
-
-/// One chunk of a packet, as the chunk's transaction needs it.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Chunk<'a> {
-    /// The chunk's messages.
-    pub messages: &'a [NewMessage],
-    /// What the earlier chunks left.
-    pub progress: Progress,
-    /// Outcomes of the earlier chunks (part of the last chunk's answer).
-    pub earlier: &'a [MessageOutcome],
-    /// Whether this is the last chunk: it claims the key and keeps the answer.
-    pub last: bool,
-}
-
-/// What a chunk's transaction committed.
-#[derive(Debug)]
-pub(crate) enum ChunkDone {
-    /// An earlier chunk: its outcomes and the progress after it.
-    Stored {
-        /// The chunk's outcomes, in order.
-        outcomes: Vec<MessageOutcome>,
-        /// What this chunk leaves for the next.
-        progress: Progress,
-    },
-    /// The last chunk (or a key claimed by an earlier request): the
-    /// request's outcome.
-    Final(IngestOutcome),
 }

@@ -6,9 +6,9 @@
 //! transaction and decide from what they return ([`super::decide`]).
 //!
 //! Every statement covers a list: `VALUES` lists for inserts, point probes
-//! for lookups. The single-request transaction passes a list of one, the
-//! group insert a whole batch, so both paths bind the same 19 columns in
-//! the same order and read the same rows back. Each list length is its own
+//! for lookups. A packet's insert rounds pass a list of one, a batch a
+//! list of many, so every path binds the same 19 columns in the same
+//! order and reads the same rows back. Each list length is its own
 //! prepared statement in the connection's cache.
 
 use chrono::{DateTime, Utc};
@@ -82,7 +82,7 @@ pub(crate) trait IngestSql {
         fingerprints: &[&str],
     ) -> impl Future<Output = Result<Vec<ScopedHolder>>> + Send;
     /// Takes, in one global order, a transaction-scoped lock on each of
-    /// `fingerprints` in `scope` before the ingest transaction inserts them
+    /// `fingerprints` in `scope` before the settle transaction inserts them
     /// one by one in packet order. Two packets that carry the same
     /// fingerprints in opposite order would otherwise each hold one claim
     /// and wait for the other's (a deadlock PostgreSQL breaks only after

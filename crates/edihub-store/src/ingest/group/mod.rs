@@ -24,10 +24,10 @@
 //! the group audit (`audits`), which appends the events of many batches in
 //! one multi-row `INSERT`, so a duplicate costs no more than a new message.
 //! Anything less clear-cut (the holder's window has passed, the holder
-//! vanished, or a statement failed) is left [`Verdict::Undecided`]
-//! and its caller runs the full ingest transaction, which releases expired
-//! windows and retries; a failed statement changed nothing, so one bad row
-//! cannot fail its neighbours' requests.
+//! vanished, or a statement failed) is left [`Verdict::Undecided`] and its
+//! caller runs the settle transaction as a batch of one, which releases
+//! expired windows and retries; a failed statement changed nothing, so one
+//! bad row cannot fail its neighbours' requests.
 //!
 //! Requests with a key (an Idempotency-Key, a provider's event id or an
 //! interchange) are batched too, in their own queue, but the key's claim,
@@ -37,15 +37,13 @@
 //! is first tried as one autocommit statement, a data-modifying CTE that
 //! claims the keys and inserts the claimed requests' messages without
 //! `ON CONFLICT`: a message that meets a fingerprint holder fails the whole
-//! statement, which keeps nothing. Such a batch (and every keyed batch on
-//! SQLite) runs as one transaction instead: claim all keys in one
-//! statement, insert the claimed requests' messages in one, and only for a
-//! message that turned out a duplicate write its audit event and rewrite
-//! its key's answer; commit. A key that was not claimed belongs to an
-//! earlier request (or an earlier row of this batch); after the commit its
-//! kept answer is read, for all of them in one statement, and replayed or
-//! refused as a mismatch, its audit event through the group audit too (see
-//! `keyed`).
+//! statement, which keeps nothing. What it leaves (and every keyed batch on
+//! SQLite, or with a windowed key) is settled by the settle transaction
+//! ([`crate::ingest::settle`]) as one batch. A key the statement did not
+//! claim belongs to an earlier request (or an earlier row of this batch);
+//! after the commit its kept answer is read, for all of them in one
+//! statement, and replayed or refused as a mismatch, its audit event
+//! through the group audit too (see `keyed`).
 
 use std::sync::Arc;
 
@@ -57,13 +55,13 @@ use crate::{Result, StoreError};
 
 mod audits;
 mod keyed;
+mod plain;
 mod queued;
-mod settle;
 
 use audits::AuditWriter;
 pub(crate) use queued::{MAX_ROWS, Queued, Verdict};
 
-/// Largest payload that is batched; bigger bodies take the transaction path,
+/// Largest payload that is batched; bigger bodies take the settle transaction,
 /// so one statement never carries several large bodies.
 pub(crate) const MAX_PAYLOAD: usize = 64 * 1024;
 /// Payload bytes after which a batch is closed.
@@ -129,7 +127,7 @@ impl Batchers {
     }
 
     /// Whether a request may use the group insert: one message with a small
-    /// payload (packets and large bodies take the transaction path).
+    /// payload (packets and large bodies take the settle transaction).
     pub(crate) fn eligible(req: &crate::IngestRequest<'_>) -> bool {
         req.messages.len() == 1 && req.messages[0].payload.len() <= MAX_PAYLOAD
     }
@@ -140,7 +138,7 @@ impl Batchers {
         let (reply, answer) = oneshot::channel();
         if let Err(mpsc::error::SendError(job)) = queue.send(Job { item, reply }) {
             // The dispatcher's runtime is gone (a store used from another
-            // runtime): the transaction path still works.
+            // runtime): the settle transaction still works.
             return Ok((job.item, Verdict::Undecided));
         }
         // The dispatcher answers every job it takes; a dropped reply means
@@ -181,7 +179,7 @@ async fn dispatch<DB: Backend>(
             let verdicts = if keyed {
                 keyed::with_keys(&pool, &audits, &refs).await
             } else {
-                settle::without_keys(&pool, &audits, &refs).await
+                plain::without_keys(&pool, &audits, &refs).await
             };
             for ((item, verdict), reply) in items.into_iter().zip(verdicts).zip(replies) {
                 let _ = reply.send((item, verdict));

@@ -5,6 +5,8 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::ingest::packet::Progress;
+use crate::ingest::settle::Pending;
 use crate::{IngestOutcome, KeyClaim, MessageSummary, NewMessage, Scope};
 
 /// Most rows in one statement (19 parameters each, far under both backends'
@@ -24,6 +26,22 @@ pub(crate) struct Queued {
     pub envelope: Option<serde_json::Value>,
     /// The message.
     pub message: NewMessage,
+}
+
+impl Queued {
+    /// This request as the settle transaction takes it.
+    pub(crate) fn pending(&self) -> Pending<'_> {
+        Pending {
+            scope: &self.scope,
+            now: self.now,
+            key: self.key.as_ref(),
+            envelope: self.envelope.as_ref(),
+            messages: std::slice::from_ref(&self.message),
+            progress: Progress::START,
+            earlier: &[],
+            last: true,
+        }
+    }
 }
 
 /// What the group insert decided for one message.

@@ -1,10 +1,10 @@
 //! Settling one batch of the group insert without keys: the statements of
 //! [`crate::ingest::statements`] over the whole batch, then each request
-//! decided by [`crate::ingest::decide`], in the same terms as the ingest
+//! decided by [`crate::ingest::decide`], in the same terms as the settle
 //! transaction (the keyed batches are in `keyed`).
 //!
 //! A statement that fails leaves its requests [`Verdict::Undecided`]: nothing
-//! it did was committed, and each request runs its own transaction, so one
+//! it did was committed, and each request runs its own settle transaction, so one
 //! bad row cannot fail its neighbours' requests.
 
 use uuid::Uuid;
