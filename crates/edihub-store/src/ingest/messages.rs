@@ -29,19 +29,23 @@ use crate::{DetectedBy, MessageOutcome, NewMessage, Result, Scope, StoreError};
 /// for ever (each round released an expired holder, or found none).
 const MAX_TRIES: u8 = 4;
 
-/// One request's messages on their way: the outcomes so far, where the
-/// next round starts and how often its current message has tried.
+/// One request's messages on their way: the outcomes so far, the next
+/// message without one (`cursor`) and how often it has tried.
 struct Progressing<'a> {
     pending: &'a Pending<'a>,
     outcomes: Vec<Option<MessageOutcome>>,
     progress: Progress,
+    cursor: usize,
     tries: u8,
 }
 
 impl Progressing<'_> {
-    /// The index of the next message without an outcome.
-    fn next(&self) -> Option<usize> {
-        self.outcomes.iter().position(Option::is_none)
+    /// The index of the next message without an outcome, if any.
+    fn next(&mut self) -> Option<usize> {
+        while self.outcomes.get(self.cursor)?.is_some() {
+            self.cursor += 1;
+        }
+        Some(self.cursor)
     }
 
     /// Records the outcome of message `i`; the first message stored holds
@@ -67,7 +71,7 @@ pub(crate) async fn store_messages<C: IngestSql + Send>(
         let pending = &batch[i];
         let mut progress = pending.progress;
         let outcomes = known_duplicates(conn, pending, &mut progress.look_up).await?;
-        let request = Progressing { pending, outcomes, progress, tries: 0 };
+        let request = Progressing { pending, outcomes, progress, cursor: 0, tries: 0 };
         lock_the_rest(conn, &request).await?;
         requests.push(request);
     }
@@ -104,7 +108,7 @@ async fn lock_the_rest<C: IngestSql>(conn: &mut C, r: &Progressing<'_>) -> Resul
 /// holders of those not inserted. False when no message was left.
 async fn insert_round<C: IngestSql + Send>(conn: &mut C, requests: &mut [Progressing<'_>]) -> Result<bool> {
     let round: Vec<(usize, usize)> =
-        requests.iter().enumerate().filter_map(|(r, p)| Some((r, p.next()?))).collect();
+        requests.iter_mut().enumerate().filter_map(|(r, p)| Some((r, p.next()?))).collect();
     if round.is_empty() {
         return Ok(false);
     }
