@@ -80,17 +80,39 @@ impl<'a> Pending<'a> {
         self.key.filter(|_| self.last)
     }
 
-    /// The answer the key is claimed with (`kept` text and message id):
-    /// that of its one message accepted; `None` for a packet, which
+    /// The answer the key is claimed with: that of its one message
+    /// accepted; `None` for a packet (or without a key to claim), which
     /// finishes its key once its messages are decided.
-    fn expected(&self) -> Result<Option<(String, Option<Uuid>)>> {
+    pub(crate) fn expected(&self) -> Result<Option<Expected>> {
         let [m] = self.messages else { return Ok(None) };
         if self.claimed_key().is_none() || !self.earlier.is_empty() {
             return Ok(None);
         }
         let outcomes = vec![MessageOutcome::Accepted(m.summary(self.now))];
-        kept(&Answer { outcomes, envelope: self.envelope.cloned() }).map(Some)
+        let answer = Answer { outcomes, envelope: self.envelope.cloned() };
+        let kept = kept(&answer)?;
+        Ok(Some(Expected { answer, kept }))
     }
+
+    /// The claim of this request's key with its `expected` answer; `None`
+    /// without a key to claim.
+    pub(crate) fn claim<'c>(&self, expected: Option<&'c Expected>) -> Option<Claim<'c>>
+    where
+        'a: 'c,
+    {
+        let expected = expected.map(|e| (e.kept.0.as_str(), e.kept.1));
+        Some(Claim { scope: self.scope, key: self.claimed_key()?, now: self.now, expected })
+    }
+}
+
+/// The answer a key is claimed with, and what the key keeps of it (the
+/// answer's text and message id, see `decide::kept`).
+#[derive(Debug)]
+pub(crate) struct Expected {
+    /// The answer of the request's one message accepted.
+    pub answer: Answer,
+    /// Its text and message id, as the key keeps them.
+    pub kept: (String, Option<Uuid>),
 }
 
 /// What the settle transaction decided for one [`Pending`].
@@ -127,11 +149,11 @@ pub(crate) async fn settle_in<C: IngestSql + KeySql + Send>(
         }
         let outcomes = p.earlier.iter().cloned().chain(outcomes).collect();
         let answer = Answer { outcomes, envelope: p.envelope.cloned() };
-        if let Some(key) = p.claimed_key() {
+        if let Some(key) = p.claimed_key()
+            && expected[i].as_ref().is_none_or(|e| e.answer != answer)
+        {
             let (text, message_id) = kept(&answer)?;
-            if expected[i].as_ref().is_none_or(|(t, id)| *t != text || *id != message_id) {
-                finished.push((p.scope, key, text, message_id));
-            }
+            finished.push((p.scope, key, text, message_id));
         }
         settled[i] = Some(Settled::Whole(IngestOutcome::Processed(answer)));
     }
@@ -150,18 +172,15 @@ pub(crate) async fn settle_in<C: IngestSql + KeySql + Send>(
 async fn claim_keys<C: KeySql>(
     conn: &mut C,
     batch: &[Pending<'_>],
-    expected: &[Option<(String, Option<Uuid>)>],
+    expected: &[Option<Expected>],
 ) -> Result<Vec<bool>> {
     let mut claimed = vec![true; batch.len()];
-    let keyed: Vec<usize> = (0..batch.len()).filter(|i| batch[*i].claimed_key().is_some()).collect();
-    let claims: Vec<Claim<'_>> = keyed
+    let (keyed, claims): (Vec<usize>, Vec<Claim<'_>>) = batch
         .iter()
-        .filter_map(|&i| {
-            let p = &batch[i];
-            let expected = expected[i].as_ref().map(|(text, id)| (text.as_str(), *id));
-            Some(Claim { scope: p.scope, key: p.claimed_key()?, now: p.now, expected })
-        })
-        .collect();
+        .zip(expected)
+        .enumerate()
+        .filter_map(|(i, (p, e))| Some((i, p.claim(e.as_ref())?)))
+        .unzip();
     if claims.is_empty() {
         return Ok(claimed);
     }

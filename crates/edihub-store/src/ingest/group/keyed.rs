@@ -2,18 +2,16 @@
 //! Idempotency-Key, a provider's event id or an interchange, whose key
 //! claim, message and kept answer commit together (see [`super`]).
 
-use uuid::Uuid;
-
 use super::audits::{AuditWriter, Events};
 use super::plain::row;
 use super::queued::{Queued, Verdict};
 use crate::backend::Backend;
-use crate::ingest::decide::{kept, repeat};
-use crate::ingest::keys::{Claim, KeySql};
+use crate::ingest::decide::repeat;
+use crate::ingest::keys::KeySql;
 use crate::ingest::settle::{Pending, Settled, settle_in};
 use crate::ingest::statements::Row;
 use crate::session::Sessions;
-use crate::{Answer, IngestOutcome, MessageOutcome, Result, StoreError};
+use crate::{IngestOutcome, Result, StoreError};
 
 /// Settles one batch of requests with keys. Where the backend has one
 /// (PostgreSQL, `Backend::claim_and_insert`), the batch is first one
@@ -97,35 +95,6 @@ async fn settle_unclaimed<DB: Backend>(
     }
 }
 
-/// The answer each item expects (its message accepted), with what its key
-/// keeps of it (`kept`: the answer's text and message id).
-type Expected = (Vec<Answer>, Vec<(String, Option<Uuid>)>);
-
-fn expected_answers(items: &[&Queued]) -> Result<Expected> {
-    let accepted: Vec<Answer> = items
-        .iter()
-        .map(|q| Answer {
-            outcomes: vec![MessageOutcome::Accepted(q.message.summary(q.now))],
-            envelope: q.envelope.clone(),
-        })
-        .collect();
-    let kept = accepted.iter().map(kept).collect::<Result<Vec<_>>>()?;
-    Ok((accepted, kept))
-}
-
-/// The claims of `items`, each with its expected answer (`kept` text and id).
-fn claims<'a>(items: &[&'a Queued], expected: &'a [(String, Option<Uuid>)]) -> Result<Vec<Claim<'a>>> {
-    items
-        .iter()
-        .zip(expected)
-        .map(|(q, (text, id))| {
-            let key =
-                q.key.as_ref().ok_or_else(|| StoreError::Invariant("keyed batch without a key".into()))?;
-            Ok(Claim { scope: &q.scope, key, now: q.now, expected: Some((text.as_str(), *id)) })
-        })
-        .collect()
-}
-
 /// A keyed batch as one autocommit statement, where the backend has one
 /// (`None` where not): each key
 /// claimed with the answer of a new message, and the claimed requests'
@@ -141,14 +110,21 @@ async fn claimed_in_one_statement<DB: Backend>(
     items: &[&Queued],
     verdicts: &mut [Verdict],
 ) -> Result<Option<Vec<bool>>> {
-    let (accepted, expected) = expected_answers(items)?;
-    let claims = claims(items, &expected)?;
+    let batch: Vec<Pending<'_>> = items.iter().map(|q| q.pending()).collect();
+    let expected = batch.iter().map(Pending::expected).collect::<Result<Vec<_>>>()?;
+    let claims = batch
+        .iter()
+        .zip(&expected)
+        .map(|(p, e)| {
+            p.claim(e.as_ref()).ok_or_else(|| StoreError::Invariant("keyed batch without a key".into()))
+        })
+        .collect::<Result<Vec<_>>>()?;
     let rows: Vec<Row<'_>> = items.iter().map(|q| row(q)).collect();
     let Some(inserted) = DB::claim_and_insert(pool, &claims, &rows).await? else { return Ok(None) };
     let claimed: Vec<bool> = items.iter().map(|q| inserted.contains(&q.message.id)).collect();
-    for ((verdict, answer), claimed) in verdicts.iter_mut().zip(accepted).zip(&claimed) {
-        if *claimed {
-            *verdict = Verdict::Outcome(IngestOutcome::Processed(answer));
+    for ((verdict, expected), claimed) in verdicts.iter_mut().zip(expected).zip(&claimed) {
+        if let (true, Some(e)) = (*claimed, expected) {
+            *verdict = Verdict::Outcome(IngestOutcome::Processed(e.answer));
         }
     }
     Ok(Some(claimed))
