@@ -244,16 +244,19 @@ INSERT_RS = "crates/edihub-store/src/postgres/ingest/insert.rs"
 
 
 def insert_statement(insert_rs):
-    """The two string literals of `insert_messages` in INSERT_RS: the text
-    before the bound `VALUES` list and the text after it, with Rust's
-    `\\`-newline continuations joined."""
+    """The statement of `insert_messages` in INSERT_RS as S1 runs it (its
+    payload bound): the text before the bound `VALUES` list and the text
+    after it, from the function's three string literals (the payload
+    column's expression between the last two), with Rust's `\\`-newline
+    continuations joined."""
     body = insert_rs[insert_rs.index("pub(crate) async fn insert_messages"):]
     literals = re.findall(r'"((?:[^"\\]|\\.)*)"', body, re.S)
-    if len(literals) < 2:
+    if len(literals) < 3:
         sys.exit(f"gen.py: the statement of insert_messages not found in {INSERT_RS}")
-    head, tail = (re.sub(r"\\\n\s*", "", lit) for lit in literals[:2])
-    if not head.startswith("WITH v (") or "INSERT INTO messages" not in tail:
-        sys.exit(f"gen.py: insert_messages in {INSERT_RS} no longer starts with `WITH v (`")
+    head, before, after = (re.sub(r"\\\n\s*", "", lit) for lit in literals[:3])
+    tail = before + "payload" + after
+    if not head.startswith("WITH v (") or "INSERT INTO messages" not in tail or not after.startswith(", received_at"):
+        sys.exit(f"gen.py: insert_messages in {INSERT_RS} no longer reads `WITH v (` … `content_type, <payload>, received_at`")
     return head, tail
 
 

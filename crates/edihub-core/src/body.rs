@@ -20,6 +20,8 @@
 //! type: XML must be an IDoc (possibly in a SOAP envelope); JSON is an IDoc
 //! when it has the converter shape, otherwise it is a plain JSON message.
 
+use bytes::Bytes;
+
 use crate::body_format::BodyFormat;
 use crate::idoc::description::IdocDescriptions;
 use crate::idoc::flat;
@@ -52,6 +54,27 @@ pub fn parse_body_with(
     content_type: Option<&str>,
     descriptions: &IdocDescriptions,
 ) -> Result<ParsedBody, CoreError> {
+    parse(body, None, content_type, descriptions)
+}
+
+/// [`parse_body_with`] a body held in a shared buffer: the IDocs of a large
+/// UTF-8 IDoc-XML body keep a slice of `body` where the other entry points
+/// keep a copy of its text, so a 10 MB body is held once while it is stored.
+pub fn parse_bytes_with(
+    body: &Bytes,
+    content_type: Option<&str>,
+    descriptions: &IdocDescriptions,
+) -> Result<ParsedBody, CoreError> {
+    parse(body, Some(body), content_type, descriptions)
+}
+
+/// Parses `body`; `shared`, when given, holds the same bytes.
+fn parse(
+    body: &[u8],
+    shared: Option<&Bytes>,
+    content_type: Option<&str>,
+    descriptions: &IdocDescriptions,
+) -> Result<ParsedBody, CoreError> {
     let syntax = match classify(content_type)? {
         Some(syntax) => syntax,
         None => sniff(body)?,
@@ -69,7 +92,7 @@ pub fn parse_body_with(
             if text.trim().is_empty() {
                 return Err(CoreError::EmptyBody);
             }
-            let documents = idoc::from_xml(&text)?;
+            let documents = idoc::from_xml(text, shared)?;
             Ok(ParsedBody {
                 format: BodyFormat::IdocXml,
                 documents,

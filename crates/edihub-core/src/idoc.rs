@@ -25,9 +25,10 @@ pub(crate) mod description;
 pub(crate) mod flat;
 pub(crate) mod layout;
 
-use std::sync::Arc;
+use std::borrow::Cow;
 
-use deferred::{DEFER_FROM, DeferredIdoc};
+use bytes::Bytes;
+use deferred::{DEFER_FROM, DeferredIdoc, SharedText};
 use serde_json::{Map, Value};
 
 use crate::body_format::BodyFormat;
@@ -40,24 +41,30 @@ use crate::{CoreError, json, render};
 const IDOC: &str = "IDOC";
 
 /// Documents of an IDoc-XML text (SOAP envelope unwrapped); those of a
-/// text of [`DEFER_FROM`] bytes or more are deferred.
-pub(crate) fn from_xml(text: &str) -> Result<Vec<Document>, CoreError> {
+/// text of [`DEFER_FROM`] bytes or more are deferred. A text borrowed from
+/// `body` (a UTF-8 body) is kept as a slice of it, so a large body is held
+/// once; a text decoded from another charset is kept as decoded.
+pub(crate) fn from_xml(text: Cow<'_, str>, body: Option<&Bytes>) -> Result<Vec<Document>, CoreError> {
     if text.len() < DEFER_FROM {
-        return from_root(xml::parse(text)?, None);
+        return from_root(xml::parse(&text)?, None);
     }
-    from_xml_deferred(Arc::from(text))
+    let root = xml::parse_deferring(&text, DEFERRAL)?;
+    from_root(root, Some(&SharedText::of(text, body)))
 }
 
 /// [`from_xml`] with every IDoc deferred, whatever the text's size.
-pub(crate) fn from_xml_deferred(text: Arc<str>) -> Result<Vec<Document>, CoreError> {
-    let deferral = Deferral { container: IDOC, kept: CONTROL_RECORD };
-    let root = xml::parse_deferring(&text, deferral)?;
-    from_root(root, Some(&text))
+#[cfg(test)]
+pub(crate) fn from_xml_deferred(text: &str) -> Result<Vec<Document>, CoreError> {
+    let root = xml::parse_deferring(text, DEFERRAL)?;
+    from_root(root, Some(&SharedText::of(Cow::Borrowed(text), None)))
 }
+
+/// What a deferring parse keeps of each `IDOC` element: its control record.
+const DEFERRAL: Deferral = Deferral { container: IDOC, kept: CONTROL_RECORD };
 
 /// The documents of a parsed XML text; with `text`, those its parse
 /// deferred are answered from it.
-fn from_root(mut root: Root, text: Option<&Arc<str>>) -> Result<Vec<Document>, CoreError> {
+fn from_root(mut root: Root, text: Option<&SharedText>) -> Result<Vec<Document>, CoreError> {
     let mut deferred: Vec<Option<Deferred>> =
         std::mem::take(&mut root.deferred).into_iter().map(Some).collect();
     let (name, value) = unwrap_soap(root)?;
@@ -84,7 +91,7 @@ fn from_root(mut root: Root, text: Option<&Arc<str>>) -> Result<Vec<Document>, C
     let defer = |(document, mark): (Document, Option<usize>)| {
         let found = mark.and_then(|i| deferred.get_mut(i)).and_then(Option::take);
         match (text, found) {
-            (Some(text), Some(found)) => document.deferring_to(DeferredIdoc::new(Arc::clone(text), found)),
+            (Some(text), Some(found)) => document.deferring_to(DeferredIdoc::new(text.clone(), found)),
             _ => document,
         }
     };

@@ -147,7 +147,7 @@ mod render;
 pub mod sap;
 mod xml;
 
-pub use body::{FLAT_IDOC_MEDIA, looks_like_message, parse_body, parse_body_with, refusal};
+pub use body::{FLAT_IDOC_MEDIA, looks_like_message, parse_body, parse_body_with, parse_bytes_with, refusal};
 pub use body_format::BodyFormat;
 pub use document::{ControlRecord, Document, DocumentJson};
 pub use edi::{

@@ -31,8 +31,9 @@
 //!   message insert, which also says where a fingerprint's claim lives:
 //!   `message_claims` on PostgreSQL, a column on SQLite), `claims.rs`
 //!   (holder probes, releases, PostgreSQL's fingerprint locks), `keys.rs`
-//!   (request keys) and PostgreSQL's `keyed_batch.rs` (a keyed batch in
-//!   one statement); PostgreSQL's `migrate.rs`: migrations, also behind a
+//!   (request keys), PostgreSQL's `keyed_batch.rs` (a keyed batch in
+//!   one statement) and `upload.rs` (large payloads sent by `COPY`);
+//!   PostgreSQL's `migrate.rs`: migrations, also behind a
 //!   transaction pooler). The concept modules at the crate's root hold
 //!   what both backends share: the types, and the decisions taken the
 //!   same way on either (what seeding deletes, what a change audits, a

@@ -13,7 +13,7 @@ use crate::session::Sessions;
 
 /// The [`crate::Store`] over a `Backend`'s pools ([`crate::PgStore`],
 /// [`crate::SqliteStore`]).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct SqlStore<DB: Database> {
     /// Requests, lookups and admin work.
     pub(crate) db: Sessions<DB>,
@@ -23,6 +23,18 @@ pub struct SqlStore<DB: Database> {
     pub(crate) batchers: Batchers,
     /// PostgreSQL's time partitions (unused on SQLite).
     pub(crate) layout: PartitionLayout,
+}
+
+// Not derived: a derived `Clone` would require `DB: Clone`.
+impl<DB: Database> Clone for SqlStore<DB> {
+    fn clone(&self) -> Self {
+        Self {
+            db: self.db.clone(),
+            batch_db: self.batch_db.clone(),
+            batchers: self.batchers.clone(),
+            layout: self.layout,
+        }
+    }
 }
 
 // Crate-internal methods: the bound names a crate-private trait on purpose

@@ -55,3 +55,81 @@ async fn dropped_calls_leave_no_connection_in_a_transaction() {
     );
     store.close().await;
 }
+
+/// A request with a large payload (which PostgreSQL receives by `COPY`)
+/// whose caller goes away at any point still settles whole: its copy is
+/// never left half sent on a pooled connection, every such request is
+/// stored once with its whole body, and the store keeps working.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn dropped_large_requests_settle_whole() {
+    use edihub_store::{IngestRequest, NewMessage, Scope};
+
+    let db = TestDb::new(Backend::Postgres).await;
+    let store = db.store().await;
+    let database = db.url.rsplit('/').next().expect("database name").to_string();
+    let scope = Scope::new("cut", "prod");
+    let body = bytes::Bytes::from((0..3 * 1024 * 1024).map(|i| (i % 251) as u8).collect::<Vec<u8>>());
+    let message = |n: u32| NewMessage {
+        id: uuid::Uuid::now_v7(),
+        message_type: "INVOIC02".into(),
+        mestyp: Some("INVOIC".into()),
+        docnum: Some(n.to_string()),
+        sender: None,
+        fingerprint: Some(format!("large-{n}")),
+        fingerprint_basis: "key_fields".into(),
+        window_seconds: 3600,
+        key_values: serde_json::json!([]),
+        idempotency_key: None,
+        provider_event_id: None,
+        packet_index: 0,
+        content_type: Some("application/xml".into()),
+        payload: body.clone(),
+    };
+    const CALLS: u32 = 60;
+    let mut ids = Vec::new();
+    for n in 0..CALLS {
+        let (s, scope, m) = (store.clone(), scope.clone(), message(n));
+        ids.push(m.id);
+        let call = tokio::spawn(async move {
+            let req = IngestRequest {
+                scope: &scope,
+                key: None,
+                messages: vec![m],
+                now: chrono::Utc::now(),
+                envelope: None,
+            };
+            s.ingest(req).await
+        });
+        // Cut off after 0 to 30 ms: before, during and after the copy.
+        tokio::time::sleep(Duration::from_micros(u64::from(n) * 500)).await;
+        call.abort();
+        let _ = call.await;
+    }
+    // The settling goes on without its callers; wait for the last of it.
+    for _ in 0..200 {
+        if store.count_messages(&scope).await.expect("count") == i64::from(CALLS) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(store.count_messages(&scope).await.expect("count"), i64::from(CALLS), "every request settled");
+    for id in ids {
+        let stored = store.get_message(id).await.expect("read").expect("stored");
+        assert!(stored.payload == body[..], "message {id} has its whole body");
+    }
+    assert_eq!(
+        idle_in_transaction(&db.url, &database).await,
+        0,
+        "a connection was left inside a transaction"
+    );
+    let after = message(CALLS);
+    let req = IngestRequest {
+        scope: &scope,
+        key: None,
+        messages: vec![after],
+        now: chrono::Utc::now(),
+        envelope: None,
+    };
+    assert!(store.ingest(req).await.is_ok(), "the store still stores large bodies");
+    store.close().await;
+}

@@ -44,6 +44,7 @@ suite!(
     window_expiry_admits_again,
     scopes_are_isolated,
     idempotency_key_replay_and_mismatch,
+    large_payloads_are_stored_whole,
     packet_outcomes_in_order,
     large_packet_chunks_and_resend,
     large_packet_retry_stores_only_the_rest,

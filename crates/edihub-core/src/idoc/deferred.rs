@@ -15,10 +15,16 @@
 //! - the whole rendering (JSONPath, content fingerprints, deliveries) is
 //!   built on first use by parsing the element again, with the parser that
 //!   checked it, so it equals what an eager parse builds.
+//!
+//! The text is the request's own buffer where the body is UTF-8
+//! ([`SharedText`]): a 10 MB body is then held once, not once as received
+//! and again as the text its IDocs answer from.
 
+use std::borrow::Cow;
 use std::ops::Range;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
+use bytes::Bytes;
 use serde_json::{Map, Value};
 
 use crate::render::{self, TEXT_MEMBER};
@@ -29,11 +35,42 @@ use crate::xml::{self, Deferred, Segment};
 /// delivery or feed that renders them parses them once).
 pub(crate) const DEFER_FROM: usize = 1024 * 1024;
 
+/// The decoded text of a large IDoc-XML body, shared by the IDocs of a
+/// packet: a slice of the body's buffer when the body was UTF-8 (no copy),
+/// else the text decoded from its charset.
+#[derive(Clone)]
+pub(crate) struct SharedText(Bytes);
+
+impl SharedText {
+    /// `text`, held as the slice of `body` it borrows from when it borrows
+    /// (then it must lie within `body`: the text of a UTF-8 body is the body
+    /// less its BOM), as its own buffer when it was decoded, else copied.
+    pub(crate) fn of(text: Cow<'_, str>, body: Option<&Bytes>) -> SharedText {
+        SharedText(match (text, body) {
+            (Cow::Borrowed(text), Some(body)) => body.slice_ref(text.as_bytes()),
+            (Cow::Borrowed(text), None) => Bytes::copy_from_slice(text.as_bytes()),
+            (Cow::Owned(text), _) => {
+                // A decoder sizes its output for the worst case; keep the text only.
+                let mut text = text.into_bytes();
+                text.shrink_to_fit();
+                Bytes::from(text)
+            }
+        })
+    }
+
+    /// The text in `range`: an element's or a name's span, which the XML
+    /// parser took at ASCII delimiters (`<`, `>`, whitespace) of the valid
+    /// UTF-8 it read, so the slice is UTF-8 too.
+    fn get(&self, range: Range<usize>) -> &str {
+        std::str::from_utf8(&self.0[range]).expect("a span of the parsed text lies on character boundaries")
+    }
+}
+
 /// One `IDOC` element of a shared IDoc-XML text, rendered on demand.
 #[derive(Clone)]
 pub(crate) struct DeferredIdoc {
     /// The whole decoded text, shared by the IDocs of a packet.
-    text: Arc<str>,
+    text: SharedText,
     /// The `IDOC` element's bytes in `text`.
     span: Range<usize>,
     /// Its child elements in document order; `None` when they could not be
@@ -55,14 +92,14 @@ impl std::fmt::Debug for DeferredIdoc {
 
 impl DeferredIdoc {
     /// The IDoc the parser deferred as `deferred` in `text`.
-    pub fn new(text: Arc<str>, deferred: Deferred) -> DeferredIdoc {
+    pub fn new(text: SharedText, deferred: Deferred) -> DeferredIdoc {
         let Deferred { span, segments } = deferred;
         DeferredIdoc { text, span, segments, rendered: OnceLock::new() }
     }
 
     /// The whole rendering of the `IDOC` element.
     pub fn value(&self) -> &Value {
-        self.rendered.get_or_init(|| xml::render_element(&self.text[self.span.clone()]))
+        self.rendered.get_or_init(|| xml::render_element(self.text.get(self.span.clone())))
     }
 
     /// The whole rendering, taken (rendered first if it was not yet).
@@ -84,10 +121,10 @@ impl DeferredIdoc {
         let mut members = Map::new();
         let mut repeat = false;
         for segment in self.segments.as_ref()? {
-            if self.text[segment.name.clone()] != *name {
+            if self.text.get(segment.name.clone()) != name {
                 continue;
             }
-            let value = xml::render_element(&self.text[segment.span.clone()]);
+            let value = xml::render_element(self.text.get(segment.span.clone()));
             render::insert_child(&mut members, name, value, repeat);
             repeat = true;
         }

@@ -70,7 +70,7 @@ impl Body {
     }
 
     fn parse(&self) -> Vec<Document> {
-        edihub_core::parse_body_with(&self.bytes, self.content_type.as_deref(), &self.descriptions)
+        edihub_core::parse_bytes_with(&self.bytes, self.content_type.as_deref(), &self.descriptions)
             .map(|p| p.documents)
             .unwrap_or_default()
     }

@@ -1,5 +1,6 @@
 //! `max_inflight_body_bytes`: large uploads queue for memory, small ones
-//! never wait, and a queued upload is stored once it gets its turn.
+//! never wait, and a queued upload is stored once it gets its turn. A large
+//! body, buffered in a mapping of its own, is kept whole.
 //!
 //! The real server runs on a port-0 listener and the test speaks raw
 //! HTTP/1.1, so it can hold a large upload half-sent: its share of the budget
@@ -88,4 +89,39 @@ async fn a_body_larger_than_the_budget_is_processed_alone(backend: Backend) {
     assert_eq!(app.state.store.count_messages(&scope).await.unwrap(), 1);
 }
 
-backend_tests!(large_uploads_queue_and_small_ones_pass, a_body_larger_than_the_budget_is_processed_alone);
+/// A body of a megabyte or more (buffered in a mapping of its own, and on
+/// PostgreSQL sent by `COPY`) is stored byte for byte, with a
+/// Content-Length and without one; its repeat is its duplicate; one cut
+/// off before its Content-Length is in stores nothing.
+async fn a_large_body_is_stored_byte_for_byte(backend: Backend) {
+    let app = TestApp::start(backend, TestConfig::new()).await;
+    let server = LiveServer::start(app.state.clone()).await;
+    let scope = edihub_store::Scope::new("acme", "prod");
+    let body = order("4500000005", 3 * 1024 * 1024);
+
+    drop(start_upload(&server, &body, body.len() / 2).await);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(app.state.store.count_messages(&scope).await.unwrap(), 0, "a body cut off stores nothing");
+
+    let len = body.len().to_string();
+    let res = app.post_xml_with(ACME_PROD, body.clone(), &[("content-length", len.as_str())]).await;
+    let id = accepted(&res)["id"].as_str().expect("id").to_string();
+    let stored = app.state.store.get_message(id.parse().unwrap()).await.unwrap().expect("stored");
+    assert!(stored.payload == body, "the body is stored byte for byte ({} bytes)", stored.payload.len());
+    let again = app.post_xml_with(ACME_PROD, body.clone(), &[("content-length", len.as_str())]).await;
+    duplicate_of(&again, &id);
+
+    let chunked = order("4500000006", 3 * 1024 * 1024);
+    let res = app.post_xml(ACME_PROD, chunked.clone()).await;
+    let id = accepted(&res)["id"].as_str().expect("id").to_string();
+    let stored = app.state.store.get_message(id.parse().unwrap()).await.unwrap().expect("stored");
+    assert!(stored.payload == chunked, "a body without a Content-Length is stored byte for byte");
+    assert_eq!(app.state.store.count_messages(&scope).await.unwrap(), 2);
+    server.stop().await;
+}
+
+backend_tests!(
+    large_uploads_queue_and_small_ones_pass,
+    a_body_larger_than_the_budget_is_processed_alone,
+    a_large_body_is_stored_byte_for_byte
+);

@@ -190,3 +190,71 @@ pub async fn interchange_window_releases_its_claim(store: StoreRef) {
     let day = ingest_at(&store, &scope, Some(plain), vec![message(Some("p2"))], t + Duration::days(1)).await;
     assert!(matches!(day, IngestOutcome::Replayed(_)));
 }
+
+/// `size` bytes of every value 0–255 in a pattern of its own (`seed`), so
+/// a payload that lost, moved or re-encoded a byte differs.
+fn binary_payload(size: usize, seed: u8) -> bytes::Bytes {
+    (0..size)
+        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed) ^ (i >> 11) as u8)
+        .collect::<Vec<u8>>()
+        .into()
+}
+
+/// Payloads of a megabyte and more (which PostgreSQL receives by `COPY`,
+/// not as a bound parameter) are stored byte for byte: a packet's shared
+/// body once for all its IDocs, a body of its own in the next request;
+/// their duplicates and key replays answer as small ones do; a request
+/// that fails stores none of them and leaves nothing behind for the next.
+pub async fn large_payloads_are_stored_whole(store: StoreRef) {
+    let scope = fresh_scope();
+    let body = binary_payload(3 * 1024 * 1024 + 5, 7);
+    let packet: Vec<NewMessage> = (0..3)
+        .map(|i| NewMessage {
+            packet_index: i,
+            payload: body.clone(),
+            ..message(Some(&format!("fp-big-{i}")))
+        })
+        .collect();
+    let first = ingest_at(&store, &scope, Some(key("k-big", "sha-big")), packet.clone(), now()).await;
+    let IngestOutcome::Processed(answer) = first else { panic!("first is processed: {first:?}") };
+    assert!(answer.outcomes.iter().all(MessageOutcome::is_new), "{answer:?}");
+    let mut other = message(Some("fp-other"));
+    other.payload = binary_payload(1024 * 1024, 91);
+    assert!(processed(ingest_at(&store, &scope, None, vec![other.clone()], now()).await)[0].is_new());
+    let expected = packet.iter().map(|m| (m.id, &body)).chain([(other.id, &other.payload)]);
+    for (id, payload) in expected {
+        let stored = store.get_message(id).await.unwrap().expect("stored");
+        assert_eq!(stored.payload.len(), payload.len(), "message {id}");
+        assert!(stored.payload == payload[..], "message {id} is stored byte for byte");
+    }
+
+    let again = ingest_at(&store, &scope, Some(key("k-big", "sha-big")), packet.clone(), now()).await;
+    assert_eq!(again, IngestOutcome::Replayed(Replay::Answer(answer)), "the key replays");
+    let repeat = NewMessage { id: uuid::Uuid::now_v7(), ..other.clone() };
+    let dup = processed(ingest_at(&store, &scope, None, vec![repeat], now()).await);
+    assert!(
+        matches!(&dup[0], MessageOutcome::Duplicate { existing, .. } if existing.id == other.id),
+        "a repeat of the large message is its duplicate: {dup:?}"
+    );
+
+    // The second IDoc reuses a stored id: the request fails as a whole.
+    let doomed_body = binary_payload(2 * 1024 * 1024, 3);
+    let doomed = NewMessage { payload: doomed_body.clone(), ..message(Some("fp-doomed")) };
+    let taken = NewMessage { packet_index: 1, payload: doomed_body, fingerprint: None, ..other.clone() };
+    let req = IngestRequest {
+        scope: &scope,
+        key: None,
+        messages: vec![doomed.clone(), taken],
+        now: now(),
+        envelope: None,
+    };
+    assert!(store.ingest(req).await.is_err(), "a request with a taken id fails");
+    assert!(store.get_message(doomed.id).await.unwrap().is_none(), "nothing of the failed request is kept");
+    assert_eq!(store.count_messages(&scope).await.unwrap(), 4);
+
+    let alone = processed(ingest_at(&store, &scope, None, vec![doomed.clone()], now()).await);
+    assert!(alone[0].is_new(), "the large message alone is stored afterwards: {alone:?}");
+    let stored = store.get_message(doomed.id).await.unwrap().expect("stored");
+    assert!(stored.payload == doomed.payload[..], "stored byte for byte");
+    assert_eq!(store.count_messages(&scope).await.unwrap(), 5);
+}

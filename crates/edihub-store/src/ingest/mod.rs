@@ -45,6 +45,9 @@ use crate::{DetectedBy, IngestOutcome, IngestRequest, MessageOutcome, Result, St
 impl<DB: Backend> SqlStore<DB> {
     /// Runs one request (see the module docs for its path).
     pub(crate) async fn run_ingest(&self, mut req: IngestRequest<'_>) -> Result<IngestOutcome> {
+        if req.messages.iter().any(|m| m.payload.len() >= LARGE_PAYLOAD) {
+            return self.ingest_detached(req).await;
+        }
         if !Batchers::eligible(&req) {
             return self.ingest_tx(req).await;
         }
@@ -69,6 +72,28 @@ impl<DB: Backend> SqlStore<DB> {
             }
         };
         Ok(IngestOutcome::Processed(req.answer(vec![outcome])))
+    }
+
+    /// A request with a large payload, settled in a task of its own that
+    /// always completes. PostgreSQL receives a large payload by `COPY`
+    /// (`postgres/ingest/upload.rs`), and a copy cut off midway, as a
+    /// request's future is whenever its client goes away, would return its
+    /// connection to the pool in the middle of the copy. As with the group
+    /// insert's batches, the request is then stored whether or not its
+    /// client is still there for the answer; a retry is answered as a
+    /// repeat.
+    async fn ingest_detached(&self, req: IngestRequest<'_>) -> Result<IngestOutcome> {
+        let (store, scope) = (self.clone(), req.scope.clone());
+        let IngestRequest { key, messages, now, envelope, .. } = req;
+        let settle = async move {
+            store.ingest_tx(IngestRequest { scope: &scope, key, messages, now, envelope }).await
+        };
+        match tokio::spawn(settle).await {
+            Ok(outcome) => outcome,
+            // A panic is a bug: it ends this request as it would have inline.
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(e) => Err(StoreError::Invariant(format!("settling a large request: {e}"))),
+        }
     }
 
     /// A request on its own: the settle transaction with a batch of one,
@@ -159,16 +184,19 @@ impl<DB: Backend> SqlStore<DB> {
     }
 }
 
-/// A payload of this size or more is stored through a connection whose
-/// buffers give back their room afterwards (see [`release_buffers`]).
-const LARGE_PAYLOAD: usize = 1024 * 1024;
+/// A payload of this size or more is large: its request settles in a task
+/// of its own ([`SqlStore::ingest_detached`]), PostgreSQL receives it by
+/// `COPY`, and its connection's buffers give back their room afterwards
+/// (see [`release_buffers`]).
+pub(crate) const LARGE_PAYLOAD: usize = 1024 * 1024;
 
 /// Gives back the room a large payload took in the connection's buffers.
-/// sqlx writes a statement with its arguments into the connection's write
-/// buffer and keeps that buffer's size, so without this every pooled
-/// connection that once stored a 10 MB IDoc would hold 10 MB for its
-/// lifetime. Small requests leave the buffers as they are (they stay at
-/// their initial size).
+/// sqlx keeps a PostgreSQL connection's write buffer at the largest size it
+/// has grown to, here a chunk of the upload that sends a large payload
+/// (`postgres/ingest/upload.rs`); without this every pooled connection
+/// that once stored a large body would keep that room for its lifetime.
+/// (SQLite's connections keep no such buffer.) Small requests leave the
+/// buffers as they are (they stay at their initial size).
 fn release_buffers<DB: Backend>(conn: &mut DB::Connection, messages: &[crate::NewMessage]) {
     if messages.iter().any(|m| m.payload.len() >= LARGE_PAYLOAD) {
         conn.shrink_buffers();

@@ -2,8 +2,10 @@
 //! fingerprints and errors are those of the eager parse, for every XML
 //! fixture and for the shapes the deferral must step around.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
-use std::sync::Arc;
+
+use bytes::Bytes;
 
 use serde_json::json;
 
@@ -28,11 +30,11 @@ const PATHS: &[&str] = &[
 
 fn eager(text: &str) -> Result<Vec<Document>, CoreError> {
     assert!(text.len() < super::DEFER_FROM, "the eager parse is for small texts");
-    from_xml(text)
+    from_xml(Cow::Borrowed(text), None)
 }
 
 fn deferred(text: &str) -> Result<Vec<Document>, CoreError> {
-    from_xml_deferred(Arc::from(text))
+    from_xml_deferred(text)
 }
 
 /// Both parses of `text` give equal documents (or the same error), equal
@@ -175,11 +177,34 @@ fn a_key_path_renders_only_the_segments_it_names() {
 fn only_large_texts_are_deferred() {
     let head = "<X><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40>";
     let small = format!("{head}<E1EDK01><BELNR>B</BELNR></E1EDK01></IDOC></X>");
-    assert!(from_xml(&small).unwrap()[0].deferred_idoc().is_none());
+    assert!(eager(&small).unwrap()[0].deferred_idoc().is_none());
     let filler = "<E1EDP01><P>1</P></E1EDP01>".repeat(super::DEFER_FROM / 20);
     let large = format!("{head}{filler}<E1EDK01><BELNR>B</BELNR></E1EDK01></IDOC></X>");
-    let docs = from_xml(&large).unwrap();
+    let docs = from_xml(Cow::Borrowed(&large), None).unwrap();
     assert!(docs[0].deferred_idoc().is_some());
     assert_eq!(docs[0].values(&KeyPath::parse("E1EDK01.BELNR").unwrap()), [json!("B")]);
     assert_eq!(docs[0].docnum(), Some("1"));
+}
+
+/// A large UTF-8 body's IDocs answer from the body's own buffer (held
+/// once), a text decoded from another charset from the decoded text; both
+/// answer as the eager parse does.
+#[test]
+fn a_large_body_is_held_once() {
+    let filler = "<E1EDP01><P>1</P></E1EDP01>".repeat(super::DEFER_FROM / 20);
+    let text = format!(
+        "<X><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40>{filler}<E1EDK01><BELNR>Ä</BELNR></E1EDK01></IDOC></X>"
+    );
+    let body = Bytes::from(format!("\u{feff}{text}"));
+    let within = |held: &Bytes| body.as_ptr_range().contains(&held.as_ptr());
+    let docs = from_xml(Cow::Borrowed(&std::str::from_utf8(&body).unwrap()[3..]), Some(&body)).unwrap();
+    let idoc = docs[0].deferred_idoc().expect("deferred");
+    assert!(within(&idoc.text.0), "the text is a slice of the body");
+    assert_eq!(idoc.text.0.len(), text.len(), "the BOM is not part of the text");
+    assert_eq!(docs[0].values(&KeyPath::parse("E1EDK01.BELNR").unwrap()), [json!("Ä")]);
+
+    let decoded = from_xml(Cow::Owned(text.clone()), Some(&body)).unwrap();
+    let idoc = decoded[0].deferred_idoc().expect("deferred");
+    assert!(!within(&idoc.text.0), "a decoded text is its own buffer");
+    assert_eq!(decoded, docs);
 }

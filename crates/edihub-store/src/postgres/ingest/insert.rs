@@ -9,7 +9,8 @@
 //! environment, fingerprint) is the arbiter; releasing a claim deletes its
 //! row, and message rows are never updated after their insert (see
 //! docs/scale.md, "Partitioning"). The outbox rows are a CTE over the
-//! insert's `RETURNING` (migration 0013 says why not a trigger).
+//! insert's `RETURNING` (migration 0013 says why not a trigger). Payloads
+//! of a megabyte or more are not bound but uploaded first (`upload`).
 
 use sqlx::postgres::PgArguments;
 use sqlx::query_builder::Separated;
@@ -20,11 +21,15 @@ use crate::Result;
 use crate::ingest::insert_answer::{InsertAnswer, Inserted};
 use crate::ingest::statements::Row;
 
+use super::upload::{self, UPLOADED_PAYLOAD, is_uploaded};
+
 /// The columns of `v`, bound per row by [`push_row`].
 const ROW_COLUMNS: usize = 19;
 
 /// Binds one message row: the [`ROW_COLUMNS`] columns of `v` (the fingerprint twice,
-/// as the claim's and as the message's `key_fingerprint`).
+/// as the claim's and as the message's `key_fingerprint`). An uploaded
+/// payload binds NULL (see `upload`); only [`insert_messages`] uploads, the
+/// keyed batch carries payloads of at most 64 KiB (`group::MAX_PAYLOAD`).
 pub(super) fn push_row(b: &mut Separated<'_, Postgres, &'static str>, r: &Row<'_>) {
     let m = r.message;
     b.push_bind(m.id)
@@ -43,10 +48,13 @@ pub(super) fn push_row(b: &mut Separated<'_, Postgres, &'static str>, r: &Row<'_
         .push_bind(&m.provider_event_id)
         .push_bind(m.packet_index)
         .push_bind(&m.content_type)
-        .push_bind(r.stored_payload())
+        .push_bind((!is_uploaded(r)).then(|| r.stored_payload()))
         .push_bind(r.now)
         .push_bind(r.payload_holder);
 }
+
+/// What `messages.payload` reads from `v` when no payload was uploaded.
+const BOUND_PAYLOAD: &str = "payload";
 
 /// What a row binds besides its payload, generously: ids, names, the
 /// fingerprint twice, key values, timestamps.
@@ -58,7 +66,7 @@ const ROW_BINDS_BYTES: usize = 2048;
 /// it moves); with it, a 10 MB IDoc takes 10 MB here.
 fn arguments_for(rows: &[Row<'_>]) -> PgArguments {
     let mut arguments = PgArguments::default();
-    let payloads: usize = rows.iter().map(|r| r.stored_payload().len()).sum();
+    let payloads: usize = rows.iter().filter(|r| !is_uploaded(r)).map(|r| r.stored_payload().len()).sum();
     arguments.reserve(rows.len() * ROW_COLUMNS, payloads + rows.len() * ROW_BINDS_BYTES);
     arguments
 }
@@ -73,6 +81,7 @@ fn arguments_for(rows: &[Row<'_>]) -> PgArguments {
 /// per row that `c` did not claim. A holder that committed while the
 /// statement ran, or a row earlier in the same list, is not among them.
 pub(crate) async fn insert_messages(conn: &mut PgConnection, rows: &[Row<'_>]) -> Result<Inserted> {
+    let uploaded = upload::upload(conn, rows).await?;
     let mut q = QueryBuilder::<Postgres>::with_arguments(
         "WITH v (id, tenant_id, environment_id, message_type, mestyp, docnum, sender, fingerprint, \
         key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, idempotency_key, \
@@ -90,8 +99,11 @@ pub(crate) async fn insert_messages(conn: &mut PgConnection, rows: &[Row<'_>]) -
         key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, idempotency_key, \
         provider_event_id, packet_index, content_type, payload, received_at, payload_message_id) SELECT id, tenant_id, environment_id, message_type, mestyp, docnum, sender, \
         key_fingerprint, fingerprint_basis, fingerprint_expires_at, key_values, idempotency_key, \
-        provider_event_id, packet_index, content_type, payload, received_at, payload_message_id \
-        FROM v WHERE v.fingerprint IS NULL OR v.id IN (SELECT message_id FROM c) \
+        provider_event_id, packet_index, content_type, ",
+    );
+    q.push(if uploaded { UPLOADED_PAYLOAD } else { BOUND_PAYLOAD });
+    q.push(
+        ", received_at, payload_message_id FROM v WHERE v.fingerprint IS NULL OR v.id IN (SELECT message_id FROM c) \
         RETURNING id, tenant_id, environment_id, message_type, received_at)\
         , o AS (INSERT INTO deliveries \
         (message_id, destination_id, status, attempts, next_attempt_at, created_at, updated_at) \
@@ -107,6 +119,11 @@ pub(crate) async fn insert_messages(conn: &mut PgConnection, rows: &[Row<'_>]) -
         ON h.tenant_id = v.tenant_id AND h.environment_id = v.environment_id \
         AND h.fingerprint = v.fingerprint WHERE v.id NOT IN (SELECT message_id FROM c)",
     );
-    let answer: Vec<InsertAnswer> = q.build_query_as().fetch_all(&mut *conn).await?;
+    // The statement that reads uploads names a table of this transaction:
+    // it is not kept prepared.
+    let answer: Vec<InsertAnswer> = q.build_query_as().persistent(!uploaded).fetch_all(&mut *conn).await?;
+    if uploaded {
+        upload::clear(conn).await?;
+    }
     Inserted::from_answer(answer)
 }

@@ -1,8 +1,9 @@
 //! PostgreSQL's statements of the ingest, each written whole beside the
 //! function that runs it: the message insert (`insert.rs`), the
 //! fingerprint claims' probes, locks and releases (`claims.rs`), the
-//! request keys (`keys.rs`) and the keyed batch's one statement
-//! (`keyed_batch.rs`). The paths that run them and the decisions they
+//! request keys (`keys.rs`), the keyed batch's one statement
+//! (`keyed_batch.rs`) and the upload of large payloads by `COPY`
+//! (`upload.rs`). The paths that run them and the decisions they
 //! feed are in [`crate::ingest`]; the audit insert is the audit log's
 //! (`postgres/audit.rs`).
 
@@ -10,6 +11,7 @@ mod claims;
 mod insert;
 mod keyed_batch;
 mod keys;
+mod upload;
 
 use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
