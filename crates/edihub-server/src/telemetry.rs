@@ -6,7 +6,11 @@
 //! to every log line of the request and returned in the response header.
 //! A handler that exceeds `request_timeout_secs` is dropped (its transaction
 //! rolls back, nothing half-stored) and the sender gets 503 with Retry-After,
-//! never a hanging connection.
+//! never a hanging connection. A request with a payload of 1 MiB or more is
+//! settled by the store in a task of its own, which finishes after the 503
+//! (its transaction commits or rolls back whole); the retry is then answered
+//! as a repeat, unless the message has no fingerprint, as with any answer
+//! lost on the way.
 
 use std::time::{Duration, Instant};
 

@@ -90,6 +90,10 @@ async fn dropped_large_requests_settle_whole() {
     for n in 0..CALLS {
         let (s, scope, m) = (store.clone(), scope.clone(), message(n));
         ids.push(m.id);
+        // The call signals once it is running: it then reaches the store's
+        // own task without yielding, so every cut below falls after the
+        // request began (a call cut before it began settles nothing).
+        let (running, started) = tokio::sync::oneshot::channel();
         let call = tokio::spawn(async move {
             let req = IngestRequest {
                 scope: &scope,
@@ -98,9 +102,11 @@ async fn dropped_large_requests_settle_whole() {
                 now: chrono::Utc::now(),
                 envelope: None,
             };
+            let _ = running.send(());
             s.ingest(req).await
         });
-        // Cut off after 0 to 30 ms: before, during and after the copy.
+        started.await.expect("the call runs");
+        // Cut off 0 to 30 ms in: before, during and after the copy.
         tokio::time::sleep(Duration::from_micros(u64::from(n) * 500)).await;
         call.abort();
         let _ = call.await;

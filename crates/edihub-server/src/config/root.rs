@@ -39,9 +39,11 @@ pub struct Config {
     /// time and memory, not the database's lock.
     pub max_idocs_per_packet: usize,
     /// Total bytes of request bodies over 64 KiB that are processed at once.
-    /// A body is held once while it is parsed and stored, beside what its
-    /// parse builds (a fraction of a large IDoc's size), so this bounds
-    /// memory under many large uploads: a request that would exceed it waits
+    /// A large UTF-8 IDoc-XML body is held once while it is parsed and stored
+    /// on PostgreSQL, beside what its parse builds (a fraction of its size);
+    /// other formats, other charsets and SQLite take a few times the body's
+    /// size. So this bounds memory under many large uploads: a request that
+    /// would exceed it waits
     /// for its turn (within `request_timeout_secs`), and a body larger than
     /// the whole budget is processed alone. Smaller bodies never wait.
     pub max_inflight_body_bytes: usize,

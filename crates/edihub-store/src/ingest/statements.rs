@@ -9,7 +9,9 @@
 //! for lookups. A packet's insert rounds pass a list of one, a batch a
 //! list of many, so every path binds the same 19 columns in the same
 //! order and reads the same rows back. Each list length is its own
-//! prepared statement in the connection's cache.
+//! prepared statement in the connection's cache (but for PostgreSQL's
+//! insert that reads uploaded payloads, which names a table of its
+//! transaction and is not kept).
 
 use chrono::{DateTime, Utc};
 use sqlx::FromRow;

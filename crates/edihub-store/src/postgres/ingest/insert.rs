@@ -60,10 +60,11 @@ const BOUND_PAYLOAD: &str = "payload";
 /// fingerprint twice, key values, timestamps.
 const ROW_BINDS_BYTES: usize = 2048;
 
-/// Arguments with room for `rows`' binds. Without it the buffer grows by
-/// doubling, and a large payload pushed whole and then followed by one more
+/// Arguments with room for `rows`' binds, their bound payloads (of under
+/// 1 MiB; larger ones are uploaded) included. Without it the buffer grows
+/// by doubling, and a payload pushed whole and then followed by one more
 /// bind leaves it at twice the payload's size (and both copies alive while
-/// it moves); with it, a 10 MB IDoc takes 10 MB here.
+/// it moves).
 fn arguments_for(rows: &[Row<'_>]) -> PgArguments {
     let mut arguments = PgArguments::default();
     let payloads: usize = rows.iter().filter(|r| !is_uploaded(r)).map(|r| r.stored_payload().len()).sum();

@@ -16,7 +16,10 @@
 //! compressed value as it is. The rows are deleted once the insert has
 //! run, so the next insert round of the transaction starts from an empty
 //! table. Every caller of the insert runs it in a transaction, and a
-//! request with a large payload in a task of its own, never cancelled.
+//! request with a large payload in a task of its own, never cancelled (a
+//! SAP status IDoc, stored by a batcher that is never cancelled either, is
+//! far below the size). The table needs the `TEMPORARY` privilege on the
+//! database, which PostgreSQL grants to every role unless it is revoked.
 
 use sqlx::PgConnection;
 use uuid::Uuid;
