@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use edihub_store::testing::{Backend, TestDb};
+use edihub_store::{IngestRequest, NewMessage, Scope};
 use sqlx::Connection;
 
 /// Connections of `database` that sit inside a transaction between statements.
@@ -62,8 +63,6 @@ async fn dropped_calls_leave_no_connection_in_a_transaction() {
 /// stored once with its whole body, and the store keeps working.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn dropped_large_requests_settle_whole() {
-    use edihub_store::{IngestRequest, NewMessage, Scope};
-
     let db = TestDb::new(Backend::Postgres).await;
     let store = db.store().await;
     let database = db.url.rsplit('/').next().expect("database name").to_string();
@@ -95,13 +94,7 @@ async fn dropped_large_requests_settle_whole() {
         // request began (a call cut before it began settles nothing).
         let (running, started) = tokio::sync::oneshot::channel();
         let call = tokio::spawn(async move {
-            let req = IngestRequest {
-                scope: &scope,
-                key: None,
-                messages: vec![m],
-                now: chrono::Utc::now(),
-                envelope: None,
-            };
+            let req = alone(&scope, m);
             let _ = running.send(());
             s.ingest(req).await
         });
@@ -129,13 +122,20 @@ async fn dropped_large_requests_settle_whole() {
         "a connection was left inside a transaction"
     );
     let after = message(CALLS);
-    let req = IngestRequest {
-        scope: &scope,
+    let id = after.id;
+    assert!(store.ingest(alone(&scope, after)).await.is_ok(), "the store still stores large bodies");
+    let stored = store.get_message(id).await.expect("read").expect("stored");
+    assert!(stored.payload == body[..], "with its whole body");
+    store.close().await;
+}
+
+/// A request of one message, without a key, now.
+fn alone(scope: &Scope, message: NewMessage) -> IngestRequest<'_> {
+    edihub_store::IngestRequest {
+        scope,
         key: None,
-        messages: vec![after],
+        messages: vec![message],
         now: chrono::Utc::now(),
         envelope: None,
-    };
-    assert!(store.ingest(req).await.is_ok(), "the store still stores large bodies");
-    store.close().await;
+    }
 }

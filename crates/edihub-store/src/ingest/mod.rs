@@ -45,7 +45,7 @@ use crate::{DetectedBy, IngestOutcome, IngestRequest, MessageOutcome, Result, St
 impl<DB: Backend> SqlStore<DB> {
     /// Runs one request (see the module docs for its path).
     pub(crate) async fn run_ingest(&self, mut req: IngestRequest<'_>) -> Result<IngestOutcome> {
-        if req.messages.iter().any(|m| m.payload.len() >= LARGE_PAYLOAD) {
+        if has_large_payload(&req.messages) {
             return self.ingest_detached(req).await;
         }
         if !Batchers::eligible(&req) {
@@ -190,6 +190,11 @@ impl<DB: Backend> SqlStore<DB> {
 /// (see [`release_buffers`]).
 pub(crate) const LARGE_PAYLOAD: usize = 1024 * 1024;
 
+/// Whether any of `messages` has a [`LARGE_PAYLOAD`].
+fn has_large_payload(messages: &[crate::NewMessage]) -> bool {
+    messages.iter().any(|m| m.payload.len() >= LARGE_PAYLOAD)
+}
+
 /// Gives back the room a large payload took in the connection's buffers.
 /// sqlx keeps a PostgreSQL connection's write buffer at the largest size it
 /// has grown to, here a chunk of the upload that sends a large payload
@@ -198,7 +203,7 @@ pub(crate) const LARGE_PAYLOAD: usize = 1024 * 1024;
 /// (SQLite's connections keep no such buffer.) Small requests leave the
 /// buffers as they are (they stay at their initial size).
 fn release_buffers<DB: Backend>(conn: &mut DB::Connection, messages: &[crate::NewMessage]) {
-    if messages.iter().any(|m| m.payload.len() >= LARGE_PAYLOAD) {
+    if has_large_payload(messages) {
         conn.shrink_buffers();
     }
 }
