@@ -187,6 +187,16 @@ fn whitespace_between_children_is_skipped_but_not_after_text() {
 }
 
 #[test]
+fn whitespace_inside_text_survives_references_comments_and_cdata() {
+    // Only whitespace before an element's first text is skipped: what
+    // follows a reference, a comment or CDATA inside text is kept.
+    assert_eq!(parse("<A>a &amp; b</A>").unwrap().value, json!("a & b"));
+    assert_eq!(parse("<A>a<!-- c -->  b</A>").unwrap().value, json!("a  b"));
+    assert_eq!(parse("<A>a<![CDATA[ ]]>  b</A>").unwrap().value, json!("a   b"));
+    assert_eq!(parse("<A>  <!-- c -->  &lt;  <?pi?>  b  </A>").unwrap().value, json!("<    b"));
+}
+
+#[test]
 fn repeats_become_arrays_in_document_order() {
     let root = parse("<A><B>1</B><C/><B>2</B><B k=\"3\"/></A>").unwrap();
     assert_eq!(root.value, json!({"B": ["1", "2", {"@k": "3"}], "C": ""}));
