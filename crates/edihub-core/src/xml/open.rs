@@ -32,7 +32,7 @@ impl<'a> Parser<'a> {
         if self.stack.len() >= MAX_DEPTH {
             return Err(CoreError::XmlTooDeep(MAX_DEPTH));
         }
-        let name = reborrow(self.text, start.local_name().into_inner());
+        let name = reborrow(self.text, split_name(start.name().into_inner()).1);
         let role = self.role_of(&name);
         let keep = !matches!(role, Role::Skipped);
         let members = attributes(start, &name, self.reader.buffer_position(), keep)?;
@@ -68,7 +68,8 @@ fn attributes(
             reason: format!("bad attribute in <{element}>: {e}"),
         })?;
         let key = attr.key;
-        if key.as_ref() == "xmlns" || key.prefix().is_some_and(|p| p.as_ref() == "xmlns") {
+        let (prefix, local) = split_name(key.into_inner());
+        if prefix.unwrap_or(local) == "xmlns" {
             continue;
         }
         let value = attr.normalized_value(XmlVersion::Implicit1_0).map_err(|e| match e {
@@ -88,7 +89,6 @@ fn attributes(
         if !keep {
             continue;
         }
-        let local = key.local_name().into_inner();
         let mut name = String::with_capacity(local.len() + 1);
         name.push('@');
         name.push_str(local);
@@ -96,6 +96,16 @@ fn attributes(
         members.insert(name, Value::String(value.trim().to_string()));
     }
     Ok(members)
+}
+
+/// A qualified name's prefix (before the first `:`) and local name, as
+/// quick-xml's `QName` splits it. A byte loop: names are short, and a
+/// `char` search costs more to set up than it scans.
+fn split_name(qname: &str) -> (Option<&str>, &str) {
+    match qname.bytes().position(|b| b == b':') {
+        Some(i) => (Some(&qname[..i]), &qname[i + 1..]),
+        None => (None, qname),
+    }
 }
 
 /// How many qualified names [`SeenKeys`] compares in a list before it
