@@ -27,7 +27,7 @@ use serde_json::Value;
 use crate::edi::{EdiHeader, EdiMessage, Text};
 use crate::idoc::deferred::DeferredIdoc;
 use crate::path::KeyPath;
-use crate::{CoreError, eval};
+use crate::{CoreError, eval, render};
 
 /// The IDoc control record fields the hub uses (from `EDI_DC40`).
 ///
@@ -70,7 +70,7 @@ impl ControlRecord {
         let field = |name: &str| {
             dc40.get(name)
                 .and_then(Value::as_str)
-                .map(str::trim)
+                .map(render::trim)
                 .filter(|s| !s.is_empty())
                 .map(str::to_string)
         };

@@ -15,6 +15,7 @@ use jsonpath_rust::query::js_path_process;
 use serde_json::Value;
 
 use crate::path::{KeyPath, Loc, Seg, Step};
+use crate::render;
 
 /// The value at `loc` (if it still exists).
 pub(crate) fn get<'a>(root: &'a Value, loc: &[Seg]) -> Option<&'a Value> {
@@ -54,7 +55,7 @@ pub(crate) fn push_value(v: &Value, flatten: bool, out: &mut Vec<Value>) {
     match v {
         Value::Null => {}
         Value::String(s) => {
-            let t = s.trim();
+            let t = render::trim(s);
             if !t.is_empty() {
                 out.push(Value::String(t.to_string()));
             }

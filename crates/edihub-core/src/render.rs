@@ -84,6 +84,18 @@ pub(crate) fn element(mut members: Map<String, Value>, text: String) -> Value {
     Value::Object(members)
 }
 
+/// `text.trim()`, which a text that starts and ends with a visible ASCII
+/// character (the usual field value) passes unchanged: that is told from
+/// two bytes, where `trim` decodes characters to test them for Unicode
+/// whitespace.
+pub(crate) fn trim(text: &str) -> &str {
+    match text.as_bytes() {
+        [first, .., last] if first.is_ascii_graphic() && last.is_ascii_graphic() => text,
+        [only] if only.is_ascii_graphic() => text,
+        _ => text.trim(),
+    }
+}
+
 /// Whether a member name is a namespace declaration attribute.
 fn is_xmlns(attr: &str) -> bool {
     attr == "xmlns" || attr.starts_with("xmlns:")
@@ -92,8 +104,8 @@ fn is_xmlns(attr: &str) -> bool {
 /// Scalar JSON as element text (`None` for `null`, arrays and objects).
 fn scalar_text(value: Value) -> Option<String> {
     match value {
-        Value::String(s) if s.trim().len() == s.len() => Some(s),
-        Value::String(s) => Some(s.trim().to_string()),
+        Value::String(s) if trim(&s).len() == s.len() => Some(s),
+        Value::String(s) => Some(trim(&s).to_string()),
         Value::Number(n) => Some(n.to_string()),
         Value::Bool(b) => Some(b.to_string()),
         _ => None,

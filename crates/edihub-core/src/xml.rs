@@ -389,8 +389,8 @@ fn take_only_child(members: &mut Map<String, Value>, elements: usize, last: &str
 /// Text trimmed of surrounding whitespace, copied only when it must be.
 fn trimmed(text: Cow<'_, str>) -> String {
     match text {
-        Cow::Owned(s) if s.trim().len() == s.len() => s,
-        text => text.trim().to_string(),
+        Cow::Owned(s) if render::trim(&s).len() == s.len() => s,
+        text => render::trim(&text).to_string(),
     }
 }
 

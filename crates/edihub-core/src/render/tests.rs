@@ -150,3 +150,33 @@ fn members_are_sorted_by_name_whatever_the_insertion_order() {
     let names: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(names, ["#text", "@b", "A", "Z"]);
 }
+
+#[test]
+fn trim_is_str_trim() {
+    let cases = [
+        "",
+        " ",
+        "a",
+        " a",
+        "a ",
+        "ab",
+        " ab ",
+        "a b",
+        "\ta\r\n",
+        "\u{a0}a",
+        "a\u{a0}",
+        "\u{3000}",
+        "\u{85}x\u{85}",
+        "é",
+        "éa",
+        "aé",
+        "a\u{2029}",
+        "\u{feff}a",
+        "-",
+        "~x~",
+        "a\u{0}",
+    ];
+    for text in cases {
+        assert_eq!(trim(text), text.trim(), "{text:?}");
+    }
+}

@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 use super::chars::check_chars;
 use super::{Frame, MAX_DEPTH, Parser, Role, reborrow};
-use crate::CoreError;
+use crate::{CoreError, render};
 
 impl<'a> Parser<'a> {
     /// A frame for a start tag beginning at `at`, after refusing a second
@@ -93,7 +93,7 @@ fn attributes(
         name.push('@');
         name.push_str(local);
         // Inserting an existing key replaces its value: the last one wins.
-        members.insert(name, Value::String(value.trim().to_string()));
+        members.insert(name, Value::String(render::trim(&value).to_string()));
     }
     Ok(members)
 }
