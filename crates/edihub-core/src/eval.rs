@@ -39,13 +39,22 @@ pub(crate) fn locate(root: &Value, path: &KeyPath) -> Vec<Loc> {
     }
 }
 
-/// Values at a path: normalised, in document order, blanks dropped.
+/// Values at a path: normalised, in document order, blanks dropped. An
+/// IDoc path is walked for its values alone, without their locations.
 pub(crate) fn values(root: &Value, path: &KeyPath) -> Vec<Value> {
-    let flatten = matches!(path, KeyPath::Idoc(_));
     let mut out = Vec::new();
-    for loc in locate(root, path) {
-        if let Some(v) = get(root, &loc) {
-            push_value(v, flatten, &mut out);
+    match path {
+        KeyPath::Idoc(p) => {
+            for ((), v) in walk_steps(root, &p.steps, ()) {
+                push_value(v, true, &mut out);
+            }
+        }
+        KeyPath::Json(_) => {
+            for loc in locate(root, path) {
+                if let Some(v) = get(root, &loc) {
+                    push_value(v, false, &mut out);
+                }
+            }
         }
     }
     out
@@ -65,47 +74,69 @@ pub(crate) fn push_value(v: &Value, flatten: bool, out: &mut Vec<Value>) {
     }
 }
 
+/// Where a walk has got to: the location ([`Loc`]) when the caller needs
+/// it, nothing (`()`) when only the values are wanted, which spares a
+/// location's allocations at every step.
+trait Trail: Clone {
+    /// This trail one segment further.
+    fn then(self, seg: impl FnOnce() -> Seg) -> Self;
+}
+
+impl Trail for Loc {
+    fn then(mut self, seg: impl FnOnce() -> Seg) -> Self {
+        self.push(seg());
+        self
+    }
+}
+
+impl Trail for () {
+    fn then(self, _: impl FnOnce() -> Seg) -> Self {}
+}
+
 /// Expands a value into itself or, for arrays (nested too), its elements.
-fn flatten<'a>(loc: Loc, v: &'a Value, out: &mut Vec<(Loc, &'a Value)>) {
+fn flatten<'a, T: Trail>(trail: T, v: &'a Value, out: &mut Vec<(T, &'a Value)>) {
     match v {
         Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
-                let mut l = loc.clone();
-                l.push(Seg::Index(i));
-                flatten(l, item, out);
+                flatten(trail.clone().then(|| Seg::Index(i)), item, out);
             }
         }
-        _ => out.push((loc, v)),
+        _ => out.push((trail, v)),
     }
 }
 
 /// Walks IDoc path steps from `root`.
 fn locate_steps(root: &Value, steps: &[Step]) -> Vec<Loc> {
-    let mut current: Vec<(Loc, &Value)> = vec![(Vec::new(), root)];
+    walk_steps(root, steps, Loc::new()).into_iter().map(|(loc, _)| loc).collect()
+}
+
+/// Walks IDoc path steps from `root`, whose trail is `start`: the values
+/// selected, in document order, each with its trail.
+fn walk_steps<'a, T: Trail>(root: &'a Value, steps: &[Step], start: T) -> Vec<(T, &'a Value)> {
+    let mut current = vec![(start, root)];
     for (i, step) in steps.iter().enumerate() {
         let last = i + 1 == steps.len();
         let mut next = Vec::new();
         let mut parents = Vec::new();
-        for (loc, v) in current {
-            flatten(loc, v, &mut parents);
+        for (trail, v) in current {
+            flatten(trail, v, &mut parents);
         }
-        for (loc, v) in parents {
+        for (trail, v) in parents {
             let Some(child) = v.as_object().and_then(|m| m.get(&step.name)) else {
                 continue;
             };
-            let mut child_loc = loc;
-            child_loc.push(Seg::Key(step.name.clone()));
+            let child_trail = trail.then(|| Seg::Key(step.name.clone()));
             if last && step.filters.is_empty() {
-                next.push((child_loc, child));
+                next.push((child_trail, child));
                 continue;
             }
             let mut items = Vec::new();
-            flatten(child_loc, child, &mut items);
+            flatten(child_trail, child, &mut items);
             next.extend(items.into_iter().filter(|(_, v)| matches(v, &step.filters)));
         }
         current = next;
     }
-    current.into_iter().map(|(loc, _)| loc).collect()
+    current
 }
 
 /// Whether a segment satisfies every `[FIELD=VALUE]` filter.
@@ -114,16 +145,16 @@ fn matches(v: &Value, filters: &[(String, String)]) -> bool {
         let mut found = Vec::new();
         if field.contains('.') {
             for have in descendants(v, field) {
-                flatten(Vec::new(), have, &mut found);
+                flatten((), have, &mut found);
             }
         } else {
             // The common case, without the walk's allocations.
             let Some(have) = v.as_object().and_then(|m| m.get(field)) else {
                 return false;
             };
-            flatten(Vec::new(), have, &mut found);
+            flatten((), have, &mut found);
         }
-        found.iter().any(|(_, h)| scalar_text(h).is_some_and(|t| t == *want))
+        found.iter().any(|((), h)| scalar_is(h, want))
     })
 }
 
@@ -133,19 +164,21 @@ fn descendants<'a>(v: &'a Value, field: &str) -> Vec<&'a Value> {
     for part in field.split('.') {
         let mut items = Vec::new();
         for c in current {
-            flatten(Vec::new(), c, &mut items);
+            flatten((), c, &mut items);
         }
         current = items.into_iter().filter_map(|(_, item)| item.as_object()?.get(part)).collect();
     }
     current
 }
 
-fn scalar_text(v: &Value) -> Option<String> {
+/// Whether a scalar's text (a string trimmed) is `want`; never for
+/// `null`, arrays and objects. A string is compared in place.
+fn scalar_is(v: &Value, want: &str) -> bool {
     match v {
-        Value::String(s) => Some(s.trim().to_string()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        _ => None,
+        Value::String(s) => render::trim(s) == want,
+        Value::Number(n) => n.to_string() == want,
+        Value::Bool(b) => b.to_string() == want,
+        _ => false,
     }
 }
 
