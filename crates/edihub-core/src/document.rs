@@ -67,29 +67,33 @@ pub struct ControlRecord {
 impl ControlRecord {
     /// Reads the control record from a rendered `EDI_DC40` value.
     pub(crate) fn from_value(dc40: &Value) -> ControlRecord {
-        let field = |name: &str| {
-            dc40.get(name)
-                .and_then(Value::as_str)
-                .map(render::trim)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
+        let mut record = ControlRecord::default();
+        let Some(fields) = dc40.as_object() else {
+            return record;
         };
-        ControlRecord {
-            idoctyp: field("IDOCTYP"),
-            cimtyp: field("CIMTYP"),
-            mestyp: field("MESTYP"),
-            docnum: field("DOCNUM"),
-            sndprn: field("SNDPRN"),
-            sndpor: field("SNDPOR"),
-            mandt: field("MANDT"),
-            sndprt: field("SNDPRT"),
-            rcvprn: field("RCVPRN"),
-            rcvprt: field("RCVPRT"),
-            rcvpor: field("RCVPOR"),
-            mescod: field("MESCOD"),
-            mesfct: field("MESFCT"),
-            arckey: field("ARCKEY"),
+        // One pass over the fields (each name once, a map's keys are
+        // unique) instead of a lookup per field the record holds.
+        for (name, value) in fields {
+            let slot = match name.as_str() {
+                "IDOCTYP" => &mut record.idoctyp,
+                "CIMTYP" => &mut record.cimtyp,
+                "MESTYP" => &mut record.mestyp,
+                "DOCNUM" => &mut record.docnum,
+                "SNDPRN" => &mut record.sndprn,
+                "SNDPOR" => &mut record.sndpor,
+                "MANDT" => &mut record.mandt,
+                "SNDPRT" => &mut record.sndprt,
+                "RCVPRN" => &mut record.rcvprn,
+                "RCVPRT" => &mut record.rcvprt,
+                "RCVPOR" => &mut record.rcvpor,
+                "MESCOD" => &mut record.mescod,
+                "MESFCT" => &mut record.mesfct,
+                "ARCKEY" => &mut record.arckey,
+                _ => continue,
+            };
+            *slot = value.as_str().map(render::trim).filter(|s| !s.is_empty()).map(str::to_string);
         }
+        record
     }
 }
 
