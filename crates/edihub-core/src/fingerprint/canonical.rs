@@ -34,7 +34,12 @@ impl Hashed {
     }
 
     fn write(&mut self, f: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>) {
-        self.failed |= f(&mut self.bytes).is_err();
+        // The error is dropped in its own branch: the usual `Ok` carries no
+        // drop of the `Result` (an out-of-line call per part otherwise).
+        if let Err(error) = f(&mut self.bytes) {
+            drop(error);
+            self.failed = true;
+        }
     }
 
     /// Adds a string.
