@@ -208,9 +208,8 @@ impl<'a> Parser<'a> {
     /// Reads every event, then requires a complete document with one root.
     fn run(mut self) -> Result<Root, CoreError> {
         loop {
-            // Where the next event begins: under a deferral, a start tag's
-            // `<`, since text before it is an event of its own (without one,
-            // skipped leading whitespace may come first; nothing reads it).
+            // Where the next event begins: a start tag's `<` wherever its
+            // span is noted (see `skips_leading_space`).
             let at = self.position();
             self.reader.config_mut().trim_text_start = self.skips_leading_space();
             let event = self.reader.read_event().map_err(|e| map_error(e, &self.reader, &self.stack))?;
@@ -326,10 +325,14 @@ impl<'a> Parser<'a> {
     /// text: when the open element has no text yet, that whitespace is
     /// leading and trimmed at the close anyway (outside the root it is
     /// allowed and dropped), so the indentation between elements never
-    /// becomes an event. Not under a [`Deferral`]: there `at` must be a
-    /// start tag's `<`, and skipped whitespace would move it.
+    /// becomes an event. Under a [`Deferral`], only inside a kept or
+    /// skipped child: elsewhere a start tag may begin a span that is noted,
+    /// and skipped whitespace would come first in the same event.
     fn skips_leading_space(&self) -> bool {
-        self.deferral.is_none() && self.stack.last().is_none_or(|open| open.text.is_empty())
+        let Some(open) = self.stack.last() else {
+            return self.deferral.is_none();
+        };
+        open.text.is_empty() && (self.deferral.is_none() || matches!(open.role, Role::Kept | Role::Skipped))
     }
 
     /// Whether text (as written, line ends not yet normalised) is kept for
