@@ -127,7 +127,9 @@ struct Frame<'a> {
     elements: usize,
     /// Name of the last child element closed.
     last: Cow<'a, str>,
-    /// Where its start tag begins in the text.
+    /// Where its start tag begins in the text: exact wherever its span is
+    /// noted; elsewhere it may be whitespace the reader skipped before the
+    /// tag (see `Parser::skips_leading_space`).
     start: usize,
     /// What becomes of it.
     role: Role,
