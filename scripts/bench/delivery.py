@@ -57,6 +57,15 @@ def _gauge(base, name):
     return float(m.group(1)) if m else None
 
 
+def _handoff(base):
+    """First attempts that sent the envelope the receive route handed over,
+    and those that read the store (`edihub_delivery_handoff_total`)."""
+    with urllib.request.urlopen(base + "/metrics", timeout=10) as r:
+        text = r.read().decode()
+    found = dict(re.findall(r'^edihub_delivery_handoff_total\{result="(hit|miss)"\} (\d+)$', text, re.M))
+    return {"hit": int(found.get("hit", 0)), "miss": int(found.get("miss", 0))}
+
+
 def _delivered(base):
     with urllib.request.urlopen(base + "/metrics", timeout=10) as r:
         text = r.read().decode()
@@ -132,6 +141,7 @@ def run(server, s1, load, edihub, work, tenant, env, admin_token, cpu_of, pg, lo
     res["depth_samples"] = len(sampler.samples)
     res["depth_series"] = sampler.samples
     res["delivered_total"] = _delivered(server.base)
+    res["handoff"] = _handoff(server.base)
     secs = res["wall"]
     res["delivered_per_s"] = res.get("delivered", 0) / secs if secs else 0.0
     delivered = max(1, res.get("delivered", 0))
@@ -146,7 +156,8 @@ def run(server, s1, load, edihub, work, tenant, env, admin_token, cpu_of, pg, lo
     log(f"D: ingest {res['rps']:.0f} req/s vs {base['rps']:.0f} ({base['name']}), delivered "
         f"{res['delivered_per_s']:.0f}/s, queue depth max {res['depth_max']} last {res['depth_last']}, drained in "
         f"{res['drain_s']:.1f} s, extra edihub CPU {res['extra_ms_per_delivery']:.3f} ms/delivery, receiver "
-        f"{res['sink_ms_per_delivery']:.3f} ms/delivery")
+        f"{res['sink_ms_per_delivery']:.3f} ms/delivery, handoff {res['handoff']['hit']} hits and "
+        f"{res['handoff']['miss']} misses")
     return res
 
 
@@ -194,8 +205,16 @@ def render_d2(d):
         f"{d['extra_pg_ms_per_delivery']:.3f} CPU-ms beyond the ingest, {x['delivery_ms']:.3f} in all against "
         f"{x['ingest_ms']:.3f} for one ingest ({x['cost_ratio']:.2f} ×; the receiver's "
         f"{d['sink_ms_per_delivery']:.3f} excluded); stored and delivered {x['end_to_end_per_s']:,.0f} messages "
-        f"per second, {x['end_to_end_ratio']:.2f} × {d['base']['name']}.",
+        f"per second, {x['end_to_end_ratio']:.2f} × {d['base']['name']}." + handoff_text(d),
     ]
+
+
+def handoff_text(d):
+    h = d.get("handoff")
+    if not h:
+        return ""
+    return (f" First attempts that sent the envelope the receive route handed over: {h['hit']:,} of "
+            f"{h['hit'] + h['miss']:,}.")
 
 
 def render_drain(d):

@@ -73,6 +73,7 @@ pub struct Metrics {
     delivery_attempts: Family,
     delivery_buckets: Family,
     delivery_sum_micros: Family,
+    handoff: Family,
     /// The queue gauges last read from the store and when: `/metrics` is
     /// unauthenticated, so scrapes within [`QUEUES_FRESH`] share one read.
     pub(crate) queues: tokio::sync::Mutex<Option<(std::time::Instant, String)>>,
@@ -140,6 +141,17 @@ impl Metrics {
         observe(buckets, sums, &DELIVERY_BUCKETS, ("destination", destination), elapsed);
     }
 
+    /// First attempts of envelope destinations: `hits` sent the envelope
+    /// the intake handed over, `misses` read their message from the store.
+    pub fn handoff(&self, hits: u64, misses: u64) {
+        if hits > 0 {
+            self.handoff.add(vec![("result", "hit".to_string())], hits);
+        }
+        if misses > 0 {
+            self.handoff.add(vec![("result", "miss".to_string())], misses);
+        }
+    }
+
     /// Rows a retention step changed.
     pub fn retention(&self, step: &str, rows: u64) {
         self.retention_rows.add(vec![("step", step.to_string())], rows);
@@ -171,6 +183,11 @@ impl Metrics {
                 "edihub_delivery_attempts_total",
                 "Delivery attempts by destination and outcome (delivered, retry, failed).",
                 &self.delivery_attempts,
+            ),
+            (
+                "edihub_delivery_handoff_total",
+                "First attempts of envelope destinations: hit sent the envelope the intake handed over, miss read the message from the store.",
+                &self.handoff,
             ),
         ];
         for (name, help, family) in counters {

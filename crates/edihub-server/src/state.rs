@@ -58,6 +58,9 @@ pub struct Inner {
     pub as2: crate::as2::Registry,
     /// Wakes the sender of asynchronous AS2 MDNs when one is due.
     pub as2_mdns: Arc<tokio::sync::Notify>,
+    /// Envelopes the receive route renders for the delivery worker's first
+    /// attempts (`delivery.handoff_bytes`, see `delivery::handoff`).
+    pub handoff: crate::delivery::Handoff,
 }
 
 impl AppState {
@@ -88,6 +91,7 @@ impl AppState {
             idoc_descriptions: Arc::new(idoc_descriptions),
             as2,
             as2_mdns: Arc::new(tokio::sync::Notify::new()),
+            handoff: crate::delivery::Handoff::new(config.delivery.handoff_bytes),
             config,
         }))
     }

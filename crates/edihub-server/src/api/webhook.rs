@@ -162,7 +162,11 @@ async fn receive(
         on_reuse: KeyReusePolicy::Replay,
         window_seconds: None,
     });
-    submit(&state, Submission { scope: &integ.scope, key, messages, interchange: None, ack: None }).await
+    submit(
+        &state,
+        Submission { scope: &integ.scope, key, messages, interchange: None, ack: None, document: None },
+    )
+    .await
 }
 
 /// Refuses, before the body is read, a repeated header whose repetition

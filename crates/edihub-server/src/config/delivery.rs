@@ -43,6 +43,13 @@ pub struct DeliveryConfig {
     /// until it is sent; a message larger than this renders alone. Raw
     /// deliveries send the stored bytes and take none of it.
     pub render_budget_bytes: usize,
+    /// Bytes of envelopes the receive route renders and keeps for the
+    /// first attempts of envelope destinations, so those attempts neither
+    /// read nor parse the message (see `delivery::handoff`): a small
+    /// single-document message of an environment with an enabled envelope
+    /// destination; the oldest go first. `0` turns it off; a message not
+    /// kept is read from the store as before.
+    pub handoff_bytes: usize,
 }
 
 impl Default for DeliveryConfig {
@@ -55,6 +62,7 @@ impl Default for DeliveryConfig {
             lease_margin_secs: 30,
             allow_private_destinations: false,
             render_budget_bytes: 256 * 1024 * 1024,
+            handoff_bytes: 16 * 1024 * 1024,
         }
     }
 }

@@ -19,6 +19,7 @@ use reqwest::header::{CONTENT_TYPE, HeaderValue, RETRY_AFTER};
 use super::address_policy::AddressPolicy;
 use super::bodies::Outgoing;
 use super::destination::Destination;
+use super::handoff::Handed;
 use super::http::describe;
 use super::render::{Held, Renderer};
 use super::schedule::retry_after;
@@ -50,6 +51,34 @@ impl Answer {
     }
 }
 
+/// When an attempt began, for its record.
+struct Clock {
+    attempted_at: chrono::DateTime<Utc>,
+    started: Instant,
+}
+
+impl Clock {
+    fn start() -> Clock {
+        Clock { attempted_at: Utc::now(), started: Instant::now() }
+    }
+
+    /// The attempt as recorded, its latency taken now.
+    fn record(
+        &self,
+        status_code: Option<i32>,
+        error: Option<String>,
+        response_prefix: Option<String>,
+    ) -> AttemptRow {
+        AttemptRow {
+            attempted_at: self.attempted_at,
+            status_code,
+            latency_ms: i64::try_from(self.started.elapsed().as_millis()).unwrap_or(i64::MAX),
+            error,
+            response_prefix,
+        }
+    }
+}
+
 /// POSTs `message` to `destination` if `policy` admits its address; never
 /// fails, the answer says what happened.
 pub async fn send(
@@ -59,70 +88,102 @@ pub async fn send(
     destination: &Destination,
     message: Option<&Outgoing>,
 ) -> Answer {
-    let attempted_at = Utc::now();
-    let started = Instant::now();
-    let record =
-        |status_code: Option<i32>, error: Option<String>, response_prefix: Option<String>| AttemptRow {
-            attempted_at,
-            status_code,
-            latency_ms: i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX),
-            error,
-            response_prefix,
-        };
+    let clock = Clock::start();
     let Some(m) = message else {
-        let record = record(None, Some("the message is no longer stored".into()), None);
+        let record = clock.record(None, Some("the message is no longer stored".into()), None);
         return Answer::unanswered(record, true);
     };
-    let def = &destination.def;
-    if (&m.meta.tenant_id, &m.meta.environment_id) != (&def.tenant, &def.environment) {
-        // The destination moved to another owner since the delivery was
-        // written (see `edihub_store`'s `destinations` module): never send
-        // one owner's message to another's receiver.
-        let why = format!(
-            "not sent: the message belongs to {}/{}, the destination now to {}/{}",
-            m.meta.tenant_id, m.meta.environment_id, def.tenant, def.environment
-        );
-        return Answer::unanswered(record(None, Some(why), None), true);
-    }
-    if let Err(refused) = policy.check_url(&destination.url) {
-        return Answer::unanswered(record(None, Some(refused.0), None), false);
+    if let Some(refused) = refuse(&clock, policy, destination, (&m.meta.tenant_id, &m.meta.environment_id)) {
+        return refused;
     }
     if let Some(as2) = &destination.as2 {
-        let timeout = Duration::from_secs(def.timeout_secs);
+        let timeout = Duration::from_secs(destination.def.timeout_secs);
         let a = as2.attempt(client, &destination.url, m, timeout).await;
-        let record = record(a.status.map(i32::from), a.error, a.text);
+        let record = clock.record(a.status.map(i32::from), a.error, a.text);
         return Answer { record, retry_after: None, gone: a.gone, refused: !a.confirmed };
     }
     // The envelope stays held (shared, and counted) until the answer is read.
     let (body, content_type, _held) = match body_of(destination, m, renderer).await {
         Ok(body) => body,
         // The same message and configuration give the same refusal: no attempt can succeed.
-        Err(why) => return Answer::unanswered(record(None, Some(why), None), true),
+        Err(why) => return Answer::unanswered(clock.record(None, Some(why), None), true),
     };
-    let id = m.meta.id.to_string();
-    let timestamp = attempted_at.timestamp();
+    post(client, destination, &clock, &m.meta.id.to_string(), body, &content_type).await
+}
+
+/// POSTs the envelope the intake handed over for message `id` (see
+/// `handoff.rs`) to `destination`, an envelope destination, as [`send`]
+/// would post the one it renders.
+pub async fn send_handed(
+    client: &reqwest::Client,
+    policy: AddressPolicy,
+    destination: &Destination,
+    id: uuid::Uuid,
+    handed: &Handed,
+) -> Answer {
+    let clock = Clock::start();
+    if let Some(refused) = refuse(&clock, policy, destination, (&handed.tenant, &handed.environment)) {
+        return refused;
+    }
+    post(client, destination, &clock, &id.to_string(), handed.envelope.clone(), "application/json").await
+}
+
+/// Why a message of `owner` (tenant, environment) is not sent to
+/// `destination` at all: the destination moved to another owner, or
+/// `policy` refuses its address.
+fn refuse(
+    clock: &Clock,
+    policy: AddressPolicy,
+    destination: &Destination,
+    owner: (&String, &String),
+) -> Option<Answer> {
+    let def = &destination.def;
+    if owner != (&def.tenant, &def.environment) {
+        // The destination moved to another owner since the delivery was
+        // written (see `edihub_store`'s `destinations` module): never send
+        // one owner's message to another's receiver.
+        let why = format!(
+            "not sent: the message belongs to {}/{}, the destination now to {}/{}",
+            owner.0, owner.1, def.tenant, def.environment
+        );
+        return Some(Answer::unanswered(clock.record(None, Some(why), None), true));
+    }
+    let refused = policy.check_url(&destination.url).err()?;
+    Some(Answer::unanswered(clock.record(None, Some(refused.0), None), false))
+}
+
+/// The POST of `body` with the Standard Webhooks headers of message `id`,
+/// and what the receiver answered.
+async fn post(
+    client: &reqwest::Client,
+    destination: &Destination,
+    clock: &Clock,
+    id: &str,
+    body: bytes::Bytes,
+    content_type: &str,
+) -> Answer {
+    let def = &destination.def;
+    let timestamp = clock.attempted_at.timestamp();
     let mut request = client
         .post(&destination.url)
         .timeout(Duration::from_secs(def.timeout_secs))
         .header(
             CONTENT_TYPE,
-            HeaderValue::from_str(&content_type)
+            HeaderValue::from_str(content_type)
                 .unwrap_or(HeaderValue::from_static("application/octet-stream")),
         )
-        .header("webhook-id", &id)
+        .header("webhook-id", id)
         .header("webhook-timestamp", timestamp.to_string());
     if let Some((user, password)) = &destination.basic {
         request = request.basic_auth(user, Some(password));
     }
     if let Some(key) = &destination.key {
-        let signature = crate::signing::standard_webhooks_sign(key, &id, timestamp, &body);
+        let signature = crate::signing::standard_webhooks_sign(key, id, timestamp, &body);
         request = request.header("webhook-signature", signature);
     }
     let mut response = match request.body(body).send().await {
         Ok(r) => r,
-        Err(e) => {
-            return Answer::unanswered(record(None, Some(describe(e)), None), false);
-        }
+        Err(e) => return Answer::unanswered(clock.record(None, Some(describe(e)), None), false),
     };
     let status = response.status();
     let wait = response
@@ -138,7 +199,7 @@ pub async fn send(
     };
     let text = (!prefix.is_empty()).then(|| String::from_utf8_lossy(&prefix).into_owned());
     Answer {
-        record: record(Some(i32::from(status.as_u16())), error, text),
+        record: clock.record(Some(i32::from(status.as_u16())), error, text),
         retry_after: wait,
         gone: false,
         refused: false,

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::as2_target::As2Target;
 use super::sap_body::SapTarget;
-use crate::config::DestinationConfig;
+use crate::config::{DeliveryFormat, DestinationConfig};
 
 /// A destination ready to deliver to.
 #[derive(Debug)]
@@ -28,6 +28,19 @@ pub(crate) struct Destination {
     pub sap: Option<SapTarget>,
     /// An `as2` destination's station and partner.
     pub as2: Option<As2Target>,
+}
+
+impl Destination {
+    /// Whether its attempts send envelopes the intake may hand over (see
+    /// `handoff.rs`): the envelope format, neither SAP's nor AS2's.
+    pub(crate) fn takes_handoff(&self) -> bool {
+        self.def.format == DeliveryFormat::Envelope && self.sap.is_none() && self.as2.is_none()
+    }
+
+    /// Its (tenant, environment).
+    pub(crate) fn owner(&self) -> (String, String) {
+        (self.def.tenant.clone(), self.def.environment.clone())
+    }
 }
 
 /// The destinations taken up, by id, each with the definition it was built

@@ -13,7 +13,7 @@
 //! shared body once for all the messages of a page (`feed::render`).
 
 use chrono::{DateTime, Utc};
-use edihub_store::MessageMeta;
+use edihub_store::{MessageMeta, MessageSummary, Scope};
 use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;
@@ -66,6 +66,27 @@ pub(crate) fn envelope_of_document<'a, P: Serialize>(
         payload,
         received_at: meta.received_at,
         tenant: &meta.tenant_id,
+    }
+}
+
+/// The envelope of a message just stored in `scope` (what the store
+/// keeps of it is `stored`), with `payload`: the same members as
+/// [`envelope_of_document`] gives once the message is read back.
+pub(crate) fn envelope_of_summary<'a, P: Serialize>(
+    scope: &'a Scope,
+    stored: &'a MessageSummary,
+    payload: Option<P>,
+) -> Envelope<'a, P> {
+    Envelope {
+        docnum: stored.docnum.as_deref(),
+        environment: &scope.environment_id,
+        fingerprint: stored.fingerprint.as_deref(),
+        id: stored.id,
+        message_type: &stored.message_type,
+        mestyp: stored.mestyp.as_deref(),
+        payload,
+        received_at: stored.received_at,
+        tenant: &scope.tenant_id,
     }
 }
 

@@ -30,6 +30,8 @@
 //! - `destination.rs`: a destination taken up, its credentials read, once
 //!   per change of its definition;
 //! - `envelope.rs`: the envelope body, which the pull feed lists too;
+//! - `handoff.rs`: envelopes the intake rendered for first attempts, so
+//!   they read and parse nothing;
 //! - `http.rs`: the HTTP client (shared with AS2) and how its failures are told;
 //! - `recorder.rs`: verdicts written in batches, one commit for many attempts;
 //! - `render.rs`: envelopes rendered once per message under a memory budget;
@@ -44,6 +46,7 @@ mod bodies;
 mod claim;
 mod destination;
 pub mod envelope;
+mod handoff;
 mod http;
 mod recorder;
 mod render;
@@ -65,6 +68,7 @@ use tokio_util::task::TaskTracker;
 pub use address_policy::AddressPolicy;
 use claim::Lane;
 use destination::{Destination, TakenUp};
+pub use handoff::{Handed, Handoff};
 pub use http::client;
 pub(crate) use http::describe;
 pub use schedule::jitter_factor;
@@ -106,6 +110,14 @@ struct Worker {
 
 /// What the worker keeps per destination, by id.
 type Lanes = HashMap<String, Lane>;
+
+/// Where an attempt's message comes from.
+enum Source {
+    /// The envelope the intake handed over (a first attempt).
+    Handed(Handed),
+    /// The message as read from the store (`None`: no longer stored).
+    Stored(Option<Box<StoredMessage>>),
+}
 
 /// Runs the delivery loop until `shutdown`, then lets running attempts
 /// finish (at most `shutdown_grace_secs`; an unfinished one keeps its lease,
@@ -150,7 +162,12 @@ impl Worker {
             let listing = Instant::now() >= next_listing;
             if listing {
                 match self.state.store.list_destinations().await {
-                    Ok(rows) => destinations = taken_up.refresh(&rows, |row| self.destination(row)),
+                    Ok(rows) => {
+                        destinations = taken_up.refresh(&rows, |row| self.destination(row));
+                        self.state.handoff.want(
+                            destinations.iter().filter(|d| d.takes_handoff()).map(|d| d.owner()).collect(),
+                        );
+                    }
                     Err(e) => tracing::warn!(error = %e, "delivery: listing destinations failed"),
                 }
                 next_listing = Instant::now() + poll;
@@ -200,27 +217,44 @@ impl Worker {
         if claimed.is_empty() {
             return;
         }
-        // The batch's messages in one read (a statement per message cost
-        // PostgreSQL a plan each); a failure leaves the leases to expire and
-        // the attempts to be made again, as a failed attempt would.
-        let ids: Vec<_> = claimed.iter().map(|d| d.message_id).collect();
-        let mut messages: HashMap<_, _> = match self.state.store.stored_messages(&ids).await {
-            Ok(found) => found.into_iter().map(|m| (m.meta.id, m)).collect(),
-            Err(e) => {
-                tracing::warn!(destination = %id, error = %e, "delivery: reading the claimed messages failed");
-                return;
-            }
-        };
-        for delivery in claimed {
+        let handoff = destination.takes_handoff().then_some(&self.state.handoff);
+        let (handed, to_read) = handoff::split(handoff, claimed, &self.state.metrics);
+        let read = self.read(id, to_read).await;
+        for (delivery, source) in handed.into_iter().map(|(d, h)| (d, Source::Handed(h))).chain(read) {
             let Ok(permit) = slots.clone().try_acquire_owned() else { break };
             let (worker, destination) = (self.clone(), destination.clone());
-            let message = messages.remove(&delivery.message_id);
             attempts.spawn(async move {
-                worker.deliver(&destination, delivery, message).await;
+                worker.deliver(&destination, delivery, source).await;
                 drop(permit);
                 worker.wake.notify_one();
             });
         }
+    }
+
+    /// The claimed deliveries `to_read` with their messages, read in one
+    /// statement (a statement per message cost PostgreSQL a plan each); a
+    /// message no longer stored comes as `None`. A failed read leaves none:
+    /// their leases expire and the attempts are made again, as after a
+    /// failed attempt.
+    async fn read(&self, destination: &str, to_read: Vec<ClaimedDelivery>) -> Vec<(ClaimedDelivery, Source)> {
+        if to_read.is_empty() {
+            return Vec::new();
+        }
+        let ids: Vec<_> = to_read.iter().map(|d| d.message_id).collect();
+        let mut messages: HashMap<_, _> = match self.state.store.stored_messages(&ids).await {
+            Ok(found) => found.into_iter().map(|m| (m.meta.id, m)).collect(),
+            Err(e) => {
+                tracing::warn!(%destination, error = %e, "delivery: reading the claimed messages failed");
+                return Vec::new();
+            }
+        };
+        to_read
+            .into_iter()
+            .map(|d| {
+                let stored = messages.remove(&d.message_id).map(Box::new);
+                (d, Source::Stored(stored))
+            })
+            .collect()
     }
 
     /// A row's definition with its signing key.
@@ -256,23 +290,25 @@ impl Worker {
     }
 
     /// One attempt of `delivery`; its verdict goes to the recorder.
-    async fn deliver(
-        &self,
-        destination: &Destination,
-        delivery: ClaimedDelivery,
-        stored: Option<StoredMessage>,
-    ) {
+    async fn deliver(&self, destination: &Destination, delivery: ClaimedDelivery, source: Source) {
         let id = delivery.message_id;
-        let message = match self.bodies.message(self.state.store.as_ref(), stored).await {
-            Ok(m) => m,
-            Err(e) => {
-                // The lease expires and the attempt is made again.
-                tracing::warn!(message_id = %id, error = %e, "delivery: reading the message failed");
-                return;
+        let policy = AddressPolicy::of(&self.state.config.delivery);
+        let answer = match source {
+            Source::Handed(handed) => {
+                attempt::send_handed(&self.client, policy, destination, id, &handed).await
+            }
+            Source::Stored(stored) => {
+                let message = match self.bodies.message(self.state.store.as_ref(), stored.map(|m| *m)).await {
+                    Ok(m) => m,
+                    Err(e) => {
+                        // The lease expires and the attempt is made again.
+                        tracing::warn!(message_id = %id, error = %e, "delivery: reading the message failed");
+                        return;
+                    }
+                };
+                attempt::send(&self.client, policy, &self.renderer, destination, message.as_ref()).await
             }
         };
-        let policy = AddressPolicy::of(&self.state.config.delivery);
-        let answer = attempt::send(&self.client, policy, &self.renderer, destination, message.as_ref()).await;
         let now = Utc::now();
         let verdict = verdict(&answer, delivery.attempts + 1, &self.delays, jitter_factor(), now);
         if let Some(error) = &answer.record.error {

@@ -6,7 +6,7 @@
 //! part lives here once.
 
 use axum::response::Response;
-use edihub_core::Interchange;
+use edihub_core::{Document, Interchange};
 use edihub_store::{DetectedBy, IngestOutcome, IngestRequest, KeyClaim, MessageOutcome, NewMessage, Scope};
 
 use super::{now, outcome_response};
@@ -31,6 +31,9 @@ pub struct Submission<'a> {
     /// The acknowledgement the sender asked for instead of the JSON answer
     /// (EDIFACT / X12, see [`crate::edi::acks`]).
     pub ack: Option<PendingAck>,
+    /// The request's one document, kept when the delivery handoff wants
+    /// its envelope (see `delivery::handoff`): handed over once stored.
+    pub document: Option<Document>,
 }
 
 /// Stores a request's messages (or replays its key), counts the outcome and
@@ -38,9 +41,15 @@ pub struct Submission<'a> {
 /// claimed by other content) tells the IDocs' SAP sender so (see
 /// [`crate::sap_status::refused_messages`]).
 pub async fn submit(state: &AppState, submission: Submission<'_>) -> Result<Response, ApiError> {
-    let Submission { scope, key, messages, interchange, ack } = submission;
+    let Submission { scope, key, messages, interchange, ack, document } = submission;
     let owed = crate::sap_status::candidates(state, scope, &messages);
     let outcome = store(state, scope, key, messages, interchange.as_ref()).await?;
+    if let (Some(document), IngestOutcome::Processed(answer)) = (&document, &outcome)
+        && let [MessageOutcome::Accepted(stored)] = answer.outcomes.as_slice()
+    {
+        state.handoff.hand(scope, stored, document);
+    }
+    drop(document);
     let refused = outcome == IngestOutcome::KeyMismatch;
     let answer = match (ack, &interchange) {
         (Some(ack), _) => ack.respond(outcome),

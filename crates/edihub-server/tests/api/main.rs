@@ -56,6 +56,7 @@ mod delivery_admin;
 mod delivery_bookkeeping;
 mod delivery_credentials;
 mod delivery_fifo;
+mod delivery_handoff;
 mod delivery_moved;
 mod delivery_replicas;
 mod delivery_sap;

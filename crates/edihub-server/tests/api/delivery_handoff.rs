@@ -1,0 +1,117 @@
+//! The delivery handoff, on both backends: the first attempt of a small
+//! message sends the envelope the receive route rendered when it stored
+//! the message (counted as a hit of `edihub_delivery_handoff_total`), and
+//! that envelope is byte for byte the one a replay renders from the store,
+//! for IDoc-XML, JSON and X12 bodies. A raw destination beside it still
+//! gets the bytes as received, a duplicate is handed nothing, and with
+//! `delivery.handoff_bytes = 0` every first attempt reads the store.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use crate::delivery::{admin_post, deliveries, has_status, post_order, start_worker, until};
+use crate::support::receiver::Receiver;
+use crate::support::*;
+use edihub_store::Scope;
+
+const X12_850: &str = "sapabh_O2C-ASCX12-004010_01a-SalesOrderRequest_X12-850.x12";
+
+fn x12() -> Vec<u8> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/edifact/real").join(X12_850);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+}
+
+/// An app whose acme/prod messages go to `env` (envelope) and `raw`, with
+/// `handoff_bytes` of handoff.
+async fn app(backend: Backend, receiver: &Receiver, handoff_bytes: usize) -> TestApp {
+    let toml = format!(
+        "[delivery]\npoll_interval_ms = 50\nhandoff_bytes = {handoff_bytes}\n\
+         [[destinations]]\nid = \"env\"\ntenant = \"acme\"\nenvironment = \"prod\"\nurl = \"{}\"\n\
+         [[destinations]]\nid = \"raw\"\ntenant = \"acme\"\nenvironment = \"prod\"\nurl = \"{}\"\nformat = \"raw\"\n",
+        receiver.url("env"),
+        receiver.url("raw"),
+    );
+    let config = TestConfig::new()
+        .message_type("X12.850", |t| t.duplicate_key_fields = strings(["BEG03"]))
+        .delivery_toml(&toml);
+    TestApp::start(backend, config).await
+}
+
+/// The count of `edihub_delivery_handoff_total{result="<result>"}`.
+async fn handoff_count(app: &TestApp, result: &str) -> u64 {
+    let text = app.get("/metrics", None).await.text();
+    let series = format!("edihub_delivery_handoff_total{{result=\"{result}\"}} ");
+    text.lines().find_map(|l| l.strip_prefix(&series)).map_or(0, |v| v.parse().expect("a count"))
+}
+
+/// Posts an IDoc-XML, a JSON order and an X12 interchange; their ids.
+async fn post_three(app: &TestApp) -> Vec<String> {
+    let idoc =
+        accepted(&app.post_xml(ACME_PROD, fixture("orders05.xml")).await)["id"].as_str().map(str::to_string);
+    let json = post_order(app, "handoff-1").await;
+    let res = app.post_receive(Some(&bearer(ACME_PROD)), Some("application/EDI-X12"), x12(), &[]).await;
+    res.expect(202);
+    let x12 = res.json()["messages"][0]["id"].as_str().map(str::to_string);
+    vec![idoc.expect("IDoc id"), json, x12.expect("X12 id")]
+}
+
+async fn handed_envelopes_are_those_read_back(backend: Backend) {
+    let receiver = Receiver::start().await;
+    let app = app(backend, &receiver, 16 * 1024 * 1024).await;
+    // What the worker sets when it reads the destinations, set before it
+    // runs: every message is then handed over before any claim is made.
+    app.state.handoff.want(HashSet::from([("acme".to_string(), "prod".to_string())]));
+    assert!(app.state.handoff.wants(&Scope::new("acme", "prod"), 1));
+    let ids = post_three(&app).await;
+    duplicate_of(&app.post_xml(ACME_PROD, fixture("orders05.xml")).await, &ids[0]);
+    let stop = start_worker(&app);
+    for id in &ids {
+        until("delivered", async || has_status(&app, id, "env", "delivered").await).await;
+    }
+    assert_eq!(handoff_count(&app, "hit").await, 3, "each first attempt sent the handed envelope");
+    assert_eq!(handoff_count(&app, "miss").await, 0);
+
+    // A replay is not a first attempt: it renders from the store.
+    for id in &ids {
+        app.send(admin_post(&format!("/admin/messages/{id}/redeliver?destination=env"))).await.expect(202);
+        until("the replay is recorded", async || deliveries(&app, id).await["env"]["attempts"] == 2).await;
+    }
+    stop.cancel();
+    let got = receiver.received("env");
+    assert_eq!(got.len(), 6, "three first attempts and three replays, none for the duplicate");
+    for id in &ids {
+        let sent: Vec<_> = got.iter().filter(|r| r.header("webhook-id") == id.as_str()).collect();
+        assert_eq!(sent.len(), 2, "{id}");
+        assert!(!sent[0].body.is_empty());
+        assert_eq!(sent[0].body, sent[1].body, "{id}: the handed envelope is the one read back");
+        let envelope: serde_json::Value = serde_json::from_slice(&sent[0].body).expect("JSON");
+        assert_eq!(envelope["id"], id.as_str());
+        assert!(!envelope["payload"].is_null(), "a rendering: {envelope}");
+    }
+    assert_eq!(handoff_count(&app, "hit").await, 3, "replays are not counted as first attempts");
+    let raw = receiver.received("raw");
+    assert_eq!(raw.len(), 3, "the raw destination reads the store");
+    assert!(raw.iter().any(|r| r.body[..] == fixture("orders05.xml")[..]), "the bytes as received");
+}
+
+async fn without_a_handoff_first_attempts_read_the_store(backend: Backend) {
+    let receiver = Receiver::start().await;
+    let app = app(backend, &receiver, 0).await;
+    let stop = start_worker(&app);
+    let ids = post_three(&app).await;
+    for id in &ids {
+        until("delivered", async || has_status(&app, id, "env", "delivered").await).await;
+    }
+    stop.cancel();
+    assert_eq!(handoff_count(&app, "hit").await, 0);
+    assert!(!app.state.handoff.wants(&Scope::new("acme", "prod"), 1), "off");
+    assert_eq!(app.state.handoff.held_bytes(), 0, "nothing was kept");
+    let got = receiver.received("env");
+    assert_eq!(got.len(), 3);
+    for received in &got {
+        let envelope: serde_json::Value = serde_json::from_slice(&received.body).expect("JSON");
+        assert!(!envelope["payload"].is_null(), "a rendering: {envelope}");
+    }
+}
+
+backend_tests!(handed_envelopes_are_those_read_back, without_a_handoff_first_attempts_read_the_store);
