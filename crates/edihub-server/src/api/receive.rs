@@ -118,11 +118,11 @@ async fn receive(
     let messages = build_messages(&state, &sender.scope, &parsed.documents, &source).await?;
     let interchange = parsed.interchange.clone();
     let envelope = parsed.envelope.take();
-    // A small message's one document stays for the delivery handoff when
-    // its environment has an envelope destination; otherwise the parsed
-    // tree (a few times the body's size) is gone before the insert.
-    let document = (parsed.documents.len() == 1 && state.handoff.wants(&sender.scope, bytes.len()))
-        .then(|| parsed.documents.pop())
+    // A small message's one document is written for the delivery handoff
+    // when its environment has an envelope destination; the parsed tree (a
+    // few times the body's size) is gone before the insert either way.
+    let handoff = (parsed.documents.len() == 1 && state.handoff.wants(&sender.scope, bytes.len()))
+        .then(|| parsed.documents.first().and_then(crate::delivery::handoff_payload))
         .flatten();
     drop(parsed);
     // Checked before an acknowledgement's number is taken for the partner
@@ -132,7 +132,7 @@ async fn receive(
         (Some(kind), Some(envelope)) => Some(PendingAck::take(&state, &sender.scope, kind, envelope).await?),
         _ => None,
     };
-    submit(&state, Submission { scope: &sender.scope, key, messages, interchange, ack, document }).await
+    submit(&state, Submission { scope: &sender.scope, key, messages, interchange, ack, handoff }).await
 }
 
 /// The request's key claim. An interchange's control number is its request

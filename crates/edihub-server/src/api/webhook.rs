@@ -164,7 +164,7 @@ async fn receive(
     });
     submit(
         &state,
-        Submission { scope: &integ.scope, key, messages, interchange: None, ack: None, document: None },
+        Submission { scope: &integ.scope, key, messages, interchange: None, ack: None, handoff: None },
     )
     .await
 }

@@ -44,11 +44,12 @@ pub struct DeliveryConfig {
     /// deliveries send the stored bytes and take none of it.
     pub render_budget_bytes: usize,
     /// Bytes of envelopes the receive route renders and keeps for the
-    /// first attempts of envelope destinations, so those attempts neither
-    /// read nor parse the message (see `delivery::handoff`): a small
-    /// single-document message of an environment with an enabled envelope
-    /// destination; the oldest go first. `0` turns it off; a message not
-    /// kept is read from the store as before.
+    /// first attempts of envelope destinations that this process's worker
+    /// claims, so those attempts neither read nor parse the message (see
+    /// `delivery::handoff`): a small single-document message of an
+    /// environment with an enabled envelope destination; the oldest go
+    /// first. `0` turns it off; a message not kept is read from the store
+    /// as before.
     pub handoff_bytes: usize,
 }
 

@@ -4,19 +4,22 @@
 //! Made from the store, that is a read of the message and a parse of its
 //! body: about what receiving the message cost. The receive route holds
 //! the parsed document already, so for a message that is likely to be
-//! delivered it renders the envelope once the message is stored and hands
-//! it over here; the first attempt of each of its deliveries sends those
-//! bytes and reads and parses nothing.
+//! delivered it writes the document's rendering before the insert (and
+//! drops the parse, which takes many times the body), the envelope once
+//! the message is stored, and hands it over here; the first attempt of
+//! each of its envelope deliveries that this process's worker claims sends
+//! those bytes and reads and parses nothing.
 //!
 //! - **Which messages**: a request's only document, of a body of at most
 //!   [`UNCOUNTED_BODY`] (packets and large bodies render from the store,
 //!   under the render budget), stored as new, in an environment that had
 //!   an enabled envelope destination when the worker last read them.
-//! - **Bounded**: at most `delivery.handoff_bytes` of envelopes, the oldest
-//!   dropped first; `0` turns the handoff off. A message whose envelope is
-//!   not here (dropped, stored by another replica, or before a restart) is
-//!   read from the store as before: the handoff is a shortcut, never the
-//!   only way.
+//! - **Bounded**: at most `delivery.handoff_bytes` of envelope bytes (an
+//!   entry's bookkeeping not counted), the oldest dropped first; `0` turns
+//!   the handoff off. A message whose envelope is not here (dropped, stored
+//!   by another replica, or before a restart) is read from the store as
+//!   before: the handoff is a shortcut, never the only way. An envelope
+//!   stays until it is dropped, for every destination of its message.
 //! - **First attempts only**: a retry or a replay renders from the store,
 //!   the authoritative copy.
 //! - **The same bytes**: the envelope is what a render from the store
@@ -31,6 +34,7 @@ use std::sync::Mutex;
 use bytes::Bytes;
 use edihub_core::Document;
 use edihub_store::{ClaimedDelivery, MessageSummary, Scope};
+use serde_json::value::RawValue;
 use uuid::Uuid;
 
 use super::envelope::envelope_of_summary;
@@ -93,11 +97,12 @@ impl Handoff {
         self.inner().wanted.contains(&key)
     }
 
-    /// Renders and keeps the envelope of `stored` (stored in `scope`, its
-    /// document `document`), dropping the oldest beyond the budget.
-    pub fn hand(&self, scope: &Scope, stored: &MessageSummary, document: &Document) {
-        let envelope = envelope_of_summary(scope, stored, Some(document.json()));
-        // Serializing plain fields and a document cannot fail.
+    /// Keeps the envelope of `stored` (stored in `scope`) with `payload`,
+    /// its document's rendering ([`payload`]), dropping the oldest beyond
+    /// the budget.
+    pub fn hand(&self, scope: &Scope, stored: &MessageSummary, payload: &RawValue) {
+        let envelope = envelope_of_summary(scope, stored, Some(payload));
+        // Serializing plain fields and JSON text cannot fail.
         let Ok(envelope) = serde_json::to_vec(&envelope) else { return };
         if envelope.len() > self.budget {
             return;
@@ -131,6 +136,14 @@ impl Handoff {
     pub fn held_bytes(&self) -> usize {
         self.inner().bytes
     }
+}
+
+/// `document`'s JSON rendering, as the envelope's payload writes it:
+/// made before the message is stored, so the parsed document is dropped
+/// before the insert (it takes many times the body's size) and only this
+/// text waits for the store's answer.
+pub fn payload(document: &Document) -> Option<Box<RawValue>> {
+    serde_json::value::to_raw_value(&document.json()).ok()
 }
 
 /// Splits `claimed` into the first attempts whose envelope `handoff` holds
@@ -195,16 +208,16 @@ mod tests {
     #[test]
     fn the_oldest_envelopes_go_first_beyond_the_budget() {
         let scope = Scope::new("acme", "prod");
-        let doc = document();
+        let payload = payload(&document()).expect("a rendering");
         let ids: Vec<Uuid> = (0..10).map(|_| Uuid::now_v7()).collect();
         let one = {
             let probe = Handoff::new(1024 * 1024);
-            probe.hand(&scope, &summary(ids[0]), &doc);
+            probe.hand(&scope, &summary(ids[0]), &payload);
             probe.held_bytes()
         };
         let handoff = Handoff::new(one * 3);
         for id in &ids {
-            handoff.hand(&scope, &summary(*id), &doc);
+            handoff.hand(&scope, &summary(*id), &payload);
         }
         assert!(handoff.held_bytes() <= one * 3);
         let kept: Vec<bool> = ids.iter().map(|id| handoff.get(*id).is_some()).collect();

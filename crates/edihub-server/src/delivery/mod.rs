@@ -68,7 +68,7 @@ use tokio_util::task::TaskTracker;
 pub use address_policy::AddressPolicy;
 use claim::Lane;
 use destination::{Destination, TakenUp};
-pub use handoff::{Handed, Handoff};
+pub use handoff::{Handed, Handoff, payload as handoff_payload};
 pub use http::client;
 pub(crate) use http::describe;
 pub use schedule::jitter_factor;

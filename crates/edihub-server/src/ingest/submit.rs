@@ -6,8 +6,9 @@
 //! part lives here once.
 
 use axum::response::Response;
-use edihub_core::{Document, Interchange};
+use edihub_core::Interchange;
 use edihub_store::{DetectedBy, IngestOutcome, IngestRequest, KeyClaim, MessageOutcome, NewMessage, Scope};
+use serde_json::value::RawValue;
 
 use super::{now, outcome_response};
 use crate::edi::acks::PendingAck;
@@ -31,9 +32,10 @@ pub struct Submission<'a> {
     /// The acknowledgement the sender asked for instead of the JSON answer
     /// (EDIFACT / X12, see [`crate::edi::acks`]).
     pub ack: Option<PendingAck>,
-    /// The request's one document, kept when the delivery handoff wants
-    /// its envelope (see `delivery::handoff`): handed over once stored.
-    pub document: Option<Document>,
+    /// The JSON rendering of the request's one document, written when the
+    /// delivery handoff wants its envelope (see `delivery::handoff`):
+    /// handed over once the message is stored as new.
+    pub handoff: Option<Box<RawValue>>,
 }
 
 /// Stores a request's messages (or replays its key), counts the outcome and
@@ -41,15 +43,15 @@ pub struct Submission<'a> {
 /// claimed by other content) tells the IDocs' SAP sender so (see
 /// [`crate::sap_status::refused_messages`]).
 pub async fn submit(state: &AppState, submission: Submission<'_>) -> Result<Response, ApiError> {
-    let Submission { scope, key, messages, interchange, ack, document } = submission;
+    let Submission { scope, key, messages, interchange, ack, handoff } = submission;
     let owed = crate::sap_status::candidates(state, scope, &messages);
     let outcome = store(state, scope, key, messages, interchange.as_ref()).await?;
-    if let (Some(document), IngestOutcome::Processed(answer)) = (&document, &outcome)
+    if let (Some(payload), IngestOutcome::Processed(answer)) = (&handoff, &outcome)
         && let [MessageOutcome::Accepted(stored)] = answer.outcomes.as_slice()
     {
-        state.handoff.hand(scope, stored, document);
+        state.handoff.hand(scope, stored, payload);
     }
-    drop(document);
+    drop(handoff);
     let refused = outcome == IngestOutcome::KeyMismatch;
     let answer = match (ack, &interchange) {
         (Some(ack), _) => ack.respond(outcome),

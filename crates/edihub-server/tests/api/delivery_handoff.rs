@@ -2,17 +2,18 @@
 //! message sends the envelope the receive route rendered when it stored
 //! the message (counted as a hit of `edihub_delivery_handoff_total`), and
 //! that envelope is byte for byte the one a replay renders from the store,
-//! for IDoc-XML, JSON and X12 bodies. A raw destination beside it still
-//! gets the bytes as received, a duplicate is handed nothing, and with
-//! `delivery.handoff_bytes = 0` every first attempt reads the store.
+//! for IDoc-XML, JSON and X12 bodies. The worker wants the envelopes of
+//! the environments of its envelope destinations only; a raw destination
+//! beside one still gets the bytes as received, a duplicate is handed
+//! nothing, and with `delivery.handoff_bytes = 0` nothing is kept.
 
-use std::collections::HashSet;
 use std::path::PathBuf;
 
 use crate::delivery::{admin_post, deliveries, has_status, post_order, start_worker, until};
 use crate::support::receiver::Receiver;
 use crate::support::*;
 use edihub_store::Scope;
+use tokio_util::sync::CancellationToken;
 
 const X12_850: &str = "sapabh_O2C-ASCX12-004010_01a-SalesOrderRequest_X12-850.x12";
 
@@ -58,12 +59,21 @@ async fn post_three(app: &TestApp) -> Vec<String> {
 async fn handed_envelopes_are_those_read_back(backend: Backend) {
     let receiver = Receiver::start().await;
     let app = app(backend, &receiver, 16 * 1024 * 1024).await;
-    // What the worker sets when it reads the destinations, set before it
-    // runs: every message is then handed over before any claim is made.
-    app.state.handoff.want(HashSet::from([("acme".to_string(), "prod".to_string())]));
-    assert!(app.state.handoff.wants(&Scope::new("acme", "prod"), 1));
+    // The worker reads the destinations and wants acme/prod's envelopes;
+    // it is stopped before the messages come, so every one of them is
+    // handed over before any claim is made.
+    let scope = Scope::new("acme", "prod");
+    let first = CancellationToken::new();
+    let worker = tokio::spawn(edihub_server::delivery::run(app.state.clone(), first.clone()));
+    until("the worker wants acme/prod's envelopes", async || app.state.handoff.wants(&scope, 1)).await;
+    first.cancel();
+    worker.await.expect("the worker ends");
+    assert!(!app.state.handoff.wants(&Scope::new("acme", "test"), 1), "no destination there");
     let ids = post_three(&app).await;
+    let held = app.state.handoff.held_bytes();
+    assert!(held > 0);
     duplicate_of(&app.post_xml(ACME_PROD, fixture("orders05.xml")).await, &ids[0]);
+    assert_eq!(app.state.handoff.held_bytes(), held, "a duplicate is handed nothing");
     let stop = start_worker(&app);
     for id in &ids {
         until("delivered", async || has_status(&app, id, "env", "delivered").await).await;
