@@ -28,8 +28,8 @@
 //!   precision); a test compares a handed envelope with the one its replay
 //!   renders from the store.
 
-use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::Mutex;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Mutex, RwLock};
 
 use bytes::Bytes;
 use edihub_core::Document;
@@ -56,13 +56,14 @@ pub struct Handed {
 #[derive(Debug)]
 pub struct Handoff {
     budget: usize,
+    /// (tenant, environment) of the enabled envelope destinations: read by
+    /// every receive request, written at each reading of the destinations.
+    wanted: RwLock<Vec<(String, String)>>,
     inner: Mutex<Inner>,
 }
 
 #[derive(Debug, Default)]
 struct Inner {
-    /// (tenant, environment) of the enabled envelope destinations.
-    wanted: HashSet<(String, String)>,
     entries: HashMap<Uuid, Handed>,
     /// Ids in the order they were handed over, to drop the oldest first.
     order: VecDeque<Uuid>,
@@ -72,7 +73,7 @@ struct Inner {
 impl Handoff {
     /// A handoff of at most `budget` bytes of envelopes (`0`: off).
     pub fn new(budget: usize) -> Handoff {
-        Handoff { budget, inner: Mutex::default() }
+        Handoff { budget, wanted: RwLock::default(), inner: Mutex::default() }
     }
 
     fn inner(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -82,8 +83,8 @@ impl Handoff {
     /// Sets the environments whose messages are handed over: those of the
     /// enabled envelope destinations (the worker calls it at each reading
     /// of the destinations).
-    pub fn want(&self, scopes: HashSet<(String, String)>) {
-        self.inner().wanted = scopes;
+    pub fn want(&self, scopes: Vec<(String, String)>) {
+        *self.wanted.write().unwrap_or_else(std::sync::PoisonError::into_inner) = scopes;
     }
 
     /// Whether a single document of a body of `body_len` bytes, stored in
@@ -93,8 +94,9 @@ impl Handoff {
         if self.budget == 0 || body_len > UNCOUNTED_BODY {
             return false;
         }
-        let key = (scope.tenant_id.clone(), scope.environment_id.clone());
-        self.inner().wanted.contains(&key)
+        // A few destinations at most: a scan, with nothing allocated.
+        let wanted = self.wanted.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        wanted.iter().any(|(t, e)| *t == scope.tenant_id && *e == scope.environment_id)
     }
 
     /// Keeps the envelope of `stored` (stored in `scope`) with `payload`,
@@ -133,6 +135,7 @@ impl Handoff {
     }
 
     /// Bytes of envelopes held.
+    #[cfg(any(test, feature = "testing"))]
     pub fn held_bytes(&self) -> usize {
         self.inner().bytes
     }
@@ -196,12 +199,12 @@ mod tests {
         let handoff = Handoff::new(1024 * 1024);
         let scope = Scope::new("acme", "prod");
         assert!(!handoff.wants(&scope, 10), "nothing is wanted before the worker says so");
-        handoff.want(HashSet::from([("acme".to_string(), "prod".to_string())]));
+        handoff.want(vec![("acme".to_string(), "prod".to_string())]);
         assert!(handoff.wants(&scope, 10));
         assert!(!handoff.wants(&scope, UNCOUNTED_BODY + 1), "a large body renders from the store");
         assert!(!handoff.wants(&Scope::new("acme", "test"), 10));
         let off = Handoff::new(0);
-        off.want(HashSet::from([("acme".to_string(), "prod".to_string())]));
+        off.want(vec![("acme".to_string(), "prod".to_string())]);
         assert!(!off.wants(&scope, 10), "a budget of 0 turns it off");
     }
 
