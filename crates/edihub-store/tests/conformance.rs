@@ -132,6 +132,16 @@ async fn postgres_ack_numbers_survive_a_reopen() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_a_first_try_success_is_kept_on_its_delivery() {
+    conformance::a_first_try_success_is_kept_on_its_delivery(&TestDb::new(Backend::Sqlite).await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_a_first_try_success_is_kept_on_its_delivery() {
+    conformance::a_first_try_success_is_kept_on_its_delivery(&TestDb::new(Backend::Postgres).await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sqlite_feed_waits_for_an_older_open_transaction() {
     conformance::feed_waits_for_an_older_open_transaction(&TestDb::new(Backend::Sqlite).await).await;
 }

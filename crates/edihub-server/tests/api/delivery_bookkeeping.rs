@@ -1,7 +1,7 @@
 //! Delivery bookkeeping holds whatever a receiver answers and whatever the
 //! database refuses: an answer with a NUL or bytes that are not UTF-8 is
 //! recorded (as U+FFFD) like any other, on both backends; on PostgreSQL an
-//! attempt whose row the database refuses costs only itself: the other
+//! attempt whose verdict the database refuses costs only itself: the other
 //! verdicts of its batch are recorded, it is made again once its lease
 //! expires and recorded once the database takes it, and the metrics count
 //! exactly what the attempt log holds.
@@ -114,7 +114,7 @@ async fn odd_answers_are_recorded_like_any_other(backend: Backend) {
 
 backend_tests!(odd_answers_are_recorded_like_any_other);
 
-/// While a trigger refuses every attempt row of `refused`, its deliveries
+/// While a trigger refuses every verdict of `refused`, its deliveries
 /// are attempted, not recorded, not counted, and attempted again at each
 /// lease expiry; `healthy`'s verdicts, recorded in the same batches, are
 /// recorded once and never sent again. Once the trigger goes, each refused
@@ -126,13 +126,14 @@ async fn postgres_a_refused_attempt_costs_only_itself() {
     let app = app(Backend::Postgres, &receiver, &["refused", "healthy"], 1).await;
     let mut conn = sqlx::PgConnection::connect(&app.direct_database_url()).await.expect("connect");
     for sql in [
-        "CREATE FUNCTION refuse_attempt_row() RETURNS trigger LANGUAGE plpgsql AS $$
+        "CREATE FUNCTION refuse_verdict() RETURNS trigger LANGUAGE plpgsql AS $$
          BEGIN
-           IF NEW.destination_id = 'refused' THEN RAISE EXCEPTION 'attempt row refused by the test'; END IF;
+           IF NEW.destination_id = 'refused' THEN RAISE EXCEPTION 'verdict refused by the test'; END IF;
            RETURN NEW;
          END $$",
-        "CREATE TRIGGER refuse_attempt_row BEFORE INSERT ON delivery_attempts
-         FOR EACH ROW EXECUTE FUNCTION refuse_attempt_row()",
+        "CREATE TRIGGER refuse_verdict BEFORE UPDATE ON deliveries
+         FOR EACH ROW WHEN (OLD.lease_until IS NOT NULL AND NEW.lease_until IS NULL)
+         EXECUTE FUNCTION refuse_verdict()",
     ] {
         sqlx::raw_sql(sql).execute(&mut conn).await.expect("trigger installed");
     }
@@ -155,7 +156,7 @@ async fn postgres_a_refused_attempt_costs_only_itself() {
     let counts = attempt_counts(&app).await;
     assert!(!counts.keys().any(|(d, _)| d == "refused"), "nothing unrecorded is counted: {counts:?}");
 
-    sqlx::raw_sql("DROP TRIGGER refuse_attempt_row ON delivery_attempts").execute(&mut conn).await.unwrap();
+    sqlx::raw_sql("DROP TRIGGER refuse_verdict ON deliveries").execute(&mut conn).await.unwrap();
     for id in &ids {
         until("refused is delivered", async || has_status(&app, id, "refused", "delivered").await).await;
     }

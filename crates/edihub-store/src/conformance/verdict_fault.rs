@@ -14,20 +14,22 @@ use super::verdicts::three_claimed;
 use crate::testing::TestDb;
 use crate::{ClaimedDelivery, FinishedAttempt, Recorded, Verdict};
 
-/// The attempt rows of message `id` are refused, while the trigger stands.
-fn refuse_attempts_of(id: uuid::Uuid) -> [String; 2] {
+/// The verdicts of message `id` are refused (the update that clears its
+/// lease), while the trigger stands.
+fn refuse_verdicts_of(id: uuid::Uuid) -> [String; 2] {
     [
         format!(
-            "CREATE FUNCTION refuse_attempt_row() RETURNS trigger LANGUAGE plpgsql AS $$
+            "CREATE FUNCTION refuse_verdict() RETURNS trigger LANGUAGE plpgsql AS $$
              BEGIN
                IF NEW.message_id = '{id}' THEN
-                 RAISE EXCEPTION 'attempt row refused by the test';
+                 RAISE EXCEPTION 'verdict refused by the test';
                END IF;
                RETURN NEW;
              END $$"
         ),
-        "CREATE TRIGGER refuse_attempt_row BEFORE INSERT ON delivery_attempts
-         FOR EACH ROW EXECUTE FUNCTION refuse_attempt_row()"
+        "CREATE TRIGGER refuse_verdict BEFORE UPDATE ON deliveries
+         FOR EACH ROW WHEN (OLD.lease_until IS NOT NULL AND NEW.lease_until IS NULL)
+         EXECUTE FUNCTION refuse_verdict()"
             .into(),
     ]
 }
@@ -58,7 +60,7 @@ pub async fn a_refused_verdict_costs_only_itself(db: &TestDb) {
     let store = db.store().await;
     let (dest, claimed) = three_claimed(&store, "refused").await;
     let mut conn = sqlx::PgConnection::connect(&db.direct_url()).await.expect("connect");
-    for sql in refuse_attempts_of(claimed[1].message_id) {
+    for sql in refuse_verdicts_of(claimed[1].message_id) {
         sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&mut conn).await.expect("trigger installed");
     }
 
@@ -81,7 +83,7 @@ pub async fn a_refused_verdict_costs_only_itself(db: &TestDb) {
         "only the unrecorded delivery is claimed again once its lease expires"
     );
 
-    sqlx::raw_sql("DROP TRIGGER refuse_attempt_row ON delivery_attempts").execute(&mut conn).await.unwrap();
+    sqlx::raw_sql("DROP TRIGGER refuse_verdict ON deliveries").execute(&mut conn).await.unwrap();
     assert_eq!(store.finish_delivery(&delivered(&dest, &again[0])).await.unwrap(), Recorded::Applied);
     assert_eq!(state(&store, &dest, &again[0]).await, ("delivered".into(), 1, 1, false), "recorded once");
     store.close().await;

@@ -7,6 +7,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use super::outbox::{attempt, seed_mixed};
 use super::support::*;
+use crate::testing::{Backend, TestDb};
 use crate::{AuditFilter, DELIVERY_FAILED, FinishedAttempt, Verdict};
 
 /// One delivery claimed twice: by a worker that then stalls past its lease
@@ -189,4 +190,82 @@ pub async fn an_answer_with_a_nul_is_recorded(store: StoreRef) {
     };
     let event = store.list_audit(&failed).await.unwrap().remove(0);
     assert_eq!(event.details["last_error"], "HTTP 500 \u{FFFD} Internal Server Error");
+}
+
+/// The rows of `delivery_attempts` of message `id`, counted on the
+/// database itself.
+async fn attempt_rows(db: &TestDb, id: uuid::Uuid) -> i64 {
+    use sqlx::Connection;
+    let count = "SELECT COUNT(*) FROM delivery_attempts WHERE message_id = $1";
+    match db.backend {
+        Backend::Postgres => {
+            let mut conn = sqlx::PgConnection::connect(&db.direct_url()).await.expect("connect");
+            sqlx::query_scalar(count).bind(id).fetch_one(&mut conn).await.expect("count")
+        }
+        Backend::Sqlite => {
+            let mut conn = sqlx::SqliteConnection::connect(&db.url).await.expect("connect");
+            sqlx::query_scalar(count).bind(id).fetch_one(&mut conn).await.expect("count")
+        }
+    }
+}
+
+/// A first attempt that delivers is kept on its delivery row, with no row
+/// of `delivery_attempts`; every other attempt (a retry, a failure, a
+/// replayed one, a second attempt that delivers) gets its row. The report
+/// lists both kinds as one log, oldest first, and a replay keeps the first
+/// attempt as it was.
+pub async fn a_first_try_success_is_kept_on_its_delivery(db: &TestDb) {
+    let store = db.store().await;
+    let (dest, claimed) = three_claimed(&store, "first-try").await;
+    let due = now() + Duration::seconds(1);
+    let verdicts = [Verdict::Delivered, Verdict::RetryAt(due), Verdict::Failed];
+    let first = |c: &crate::ClaimedDelivery, verdict, code, latency_ms| FinishedAttempt {
+        message_id: c.message_id,
+        destination_id: dest.clone(),
+        attempt: crate::AttemptRow {
+            latency_ms,
+            response_prefix: Some(format!("answer {code}")),
+            ..attempt(Some(code), None)
+        },
+        verdict,
+        lease_until: c.lease_until,
+        sap_status: false,
+    };
+    let batch: Vec<_> = claimed
+        .iter()
+        .zip(verdicts)
+        .zip([200, 503, 410])
+        .map(|((c, v), code)| first(c, v, code, 7))
+        .collect();
+    store.finish_deliveries(&batch).await.unwrap();
+    let ids: Vec<_> = claimed.iter().map(|c| c.message_id).collect();
+    for (id, rows) in ids.iter().zip([0, 1, 1]) {
+        assert_eq!(attempt_rows(db, *id).await, rows, "rows of delivery_attempts");
+    }
+    let (report, _) = report_and_failures(&store, &batch[0]).await;
+    assert_eq!((report.delivery.status.as_str(), report.delivery.attempts), ("delivered", 1));
+    assert_eq!(report.attempt_log, [batch[0].attempt.clone()], "the first attempt, as it was made");
+
+    // The retry delivers at its second attempt, which gets a row.
+    let again = store.claim_deliveries(&dest, due, due + Duration::seconds(30), 10).await.unwrap();
+    assert_eq!(again.iter().map(|c| c.message_id).collect::<Vec<_>>(), [ids[1]]);
+    store.finish_delivery(&first(&again[0], Verdict::Delivered, 200, 9)).await.unwrap();
+    assert_eq!(attempt_rows(db, ids[1]).await, 2, "a second attempt that delivers is a row");
+    let (report, _) = report_and_failures(&store, &batch[1]).await;
+    let codes: Vec<_> = report.attempt_log.iter().map(|a| a.status_code).collect();
+    assert_eq!((report.delivery.status.as_str(), codes), ("delivered", vec![Some(503), Some(200)]));
+
+    // A replay of the first-try success: its new attempt is a row, and the
+    // first one stays in the log as it was.
+    assert_eq!(store.redeliver(ids[0], Some(&dest)).await.unwrap(), std::slice::from_ref(&dest));
+    let replayed = store.claim_deliveries(&dest, due, due + Duration::seconds(30), 10).await.unwrap();
+    assert_eq!(replayed.iter().map(|c| c.message_id).collect::<Vec<_>>(), [ids[0]]);
+    let mut replay = first(&replayed[0], Verdict::RetryAt(due + Duration::seconds(60)), 502, 11);
+    replay.attempt.attempted_at = due;
+    store.finish_delivery(&replay).await.unwrap();
+    assert_eq!(attempt_rows(db, ids[0]).await, 1, "the replayed attempt is a row");
+    let (report, _) = report_and_failures(&store, &batch[0]).await;
+    assert_eq!((report.delivery.status.as_str(), report.delivery.attempts), ("pending", 2));
+    assert_eq!(report.attempt_log, [batch[0].attempt.clone(), replay.attempt.clone()]);
+    store.close().await;
 }

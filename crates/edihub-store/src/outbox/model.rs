@@ -69,7 +69,9 @@ pub struct AttemptRow {
     pub response_prefix: Option<String>,
 }
 
-/// A delivery with its attempts, oldest first.
+/// A delivery with its attempts, oldest first (a first attempt that
+/// delivered is kept on the delivery row, every other one in
+/// `delivery_attempts`; the log lists both).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DeliveryReport {
     /// The delivery.
@@ -77,6 +79,50 @@ pub struct DeliveryReport {
     pub delivery: DeliveryRow,
     /// Its attempts.
     pub attempt_log: Vec<AttemptRow>,
+}
+
+/// A delivery row as its report reads it: with its first attempt when
+/// that one delivered, which is recorded on the row rather than as a row of
+/// `delivery_attempts` (see `outbox/verdicts.rs`).
+#[derive(Debug, sqlx::FromRow)]
+pub(crate) struct ReportedDelivery {
+    #[sqlx(flatten)]
+    delivery: DeliveryRow,
+    first_attempted_at: Option<DateTime<Utc>>,
+    first_status_code: Option<i32>,
+    first_latency_ms: Option<i64>,
+    first_response_prefix: Option<String>,
+}
+
+impl ReportedDelivery {
+    /// The delivery's columns (`first_*` beside those of [`DeliveryRow`]),
+    /// for a `SELECT` that reads it.
+    pub(crate) const COLUMNS: &str = "message_id, destination_id, status, attempts, next_attempt_at, \
+        lease_until, last_status_code, last_error, created_at, updated_at, first_attempted_at, \
+        first_status_code, first_latency_ms, first_response_prefix";
+
+    /// The delivery's destination.
+    pub(crate) fn destination_id(&self) -> &str {
+        &self.delivery.destination_id
+    }
+
+    /// The report: the first attempt recorded on the row, if any, and
+    /// `logged`, the delivery's rows of `delivery_attempts` in order, by
+    /// the time each attempt started.
+    pub(crate) fn report(self, logged: Vec<AttemptRow>) -> DeliveryReport {
+        let first = self.first_attempted_at.map(|attempted_at| AttemptRow {
+            attempted_at,
+            status_code: self.first_status_code,
+            latency_ms: self.first_latency_ms.unwrap_or_default(),
+            error: None,
+            response_prefix: self.first_response_prefix,
+        });
+        let mut attempt_log: Vec<AttemptRow> = first.into_iter().chain(logged).collect();
+        // Oldest first: a first attempt that delivered after a stalled one
+        // (whose verdict came too late) was made after that one.
+        attempt_log.sort_by_key(|a| a.attempted_at);
+        DeliveryReport { delivery: self.delivery, attempt_log }
+    }
 }
 
 /// What a worker records after an attempt.

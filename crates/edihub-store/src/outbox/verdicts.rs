@@ -1,16 +1,25 @@
-//! Recording attempts and their verdicts, a batch in three statements.
-//! Each backend writes them ([`VerdictSql`] in `postgres/outbox.rs` and
-//! `sqlite/outbox.rs`); what a batch's rounds are, what each verdict
-//! leaves and which are audited is decided here ([`record`]).
+//! Recording attempts and their verdicts, a batch in at most three
+//! statements. Each backend writes them ([`VerdictSql`] in
+//! `postgres/outbox.rs` and `sqlite/outbox.rs`); what a batch's rounds
+//! are, what each verdict leaves, which attempts need a row of their own
+//! and which are audited is decided here ([`record`]).
 //!
 //! The delivery worker hands over the verdicts of the attempts that ended
 //! together (see `edihub_server`'s recorder). Written one by one they cost
 //! two statements each, and on partitioned PostgreSQL each statement was
 //! planned afresh: the prepared plan covers every partition, so PostgreSQL
-//! keeps choosing a plan made for the one id. A batch is instead one insert
-//! of its attempts and one update of its deliveries, both planned with their
+//! keeps choosing a plan made for the one id. A batch is instead one update
+//! of its deliveries and one insert of its attempts, both planned with their
 //! message ids known, so only those partitions are read; then the audit
 //! events of the deliveries that failed for good.
+//!
+//! A first attempt that delivers, which is what most deliveries are, is
+//! recorded by the update itself, on the delivery row (`first_attempted_at`
+//! and the columns beside it): the update knows, from the attempts it
+//! counts, whether the attempt was the first. Only the other attempts (a
+//! failure, a retry, a replay, a verdict whose lease had passed on) become
+//! rows of `delivery_attempts`, so a batch of first-try successes is one
+//! statement. [`crate::Store::deliveries_of`] lists the two as one log.
 //!
 //! An update applies only while the attempt's lease is still the
 //! delivery's (and names each delivery once, see [`rounds`]): a verdict
@@ -32,11 +41,13 @@ use crate::{MessageRow, NewAuditEvent, Result};
 
 /// The statements of a batch of verdicts, each backend's.
 pub(crate) trait VerdictSql {
-    /// Logs the attempts of `done`.
-    fn insert_attempts(&mut self, done: &[FinishedAttempt]) -> impl Future<Output = Result<()>> + Send;
+    /// Logs the attempts of `done` as rows of `delivery_attempts`.
+    fn insert_attempts(&mut self, done: &[&FinishedAttempt]) -> impl Future<Output = Result<()>> + Send;
     /// Updates a round's deliveries, clearing each lease with its verdict
-    /// (a retry moves the due time); returns (message, destination,
-    /// attempts) of each one whose lease was still the attempt's.
+    /// (a retry moves the due time) and writing a first attempt that
+    /// delivered into the row's `first_*` columns; returns (message,
+    /// destination, attempts) of each one whose lease was still the
+    /// attempt's.
     fn finish(
         &mut self,
         round: &Round<'_>,
@@ -66,13 +77,18 @@ pub(crate) async fn record<C: VerdictSql + Send>(
         return Ok(Vec::new());
     }
     let done = storable(done);
-    conn.insert_attempts(&done).await?;
     let mut recorded = vec![Recorded::Superseded; done.len()];
+    let mut on_its_row = vec![false; done.len()];
     for round in rounds(&done) {
         let finished = conn.finish(&round, now).await?;
-        for (message_id, details) in settle(&round, &finished, &mut recorded) {
+        for (message_id, details) in settle(&round, &finished, &mut recorded, &mut on_its_row) {
             conn.audit_failed(message_id, details, now).await?;
         }
+    }
+    let rows: Vec<&FinishedAttempt> =
+        done.iter().zip(&on_its_row).filter(|(_, on)| !**on).map(|(d, _)| d).collect();
+    if !rows.is_empty() {
+        conn.insert_attempts(&rows).await?;
     }
     Ok(recorded)
 }
@@ -115,12 +131,15 @@ fn rounds(done: &[FinishedAttempt]) -> Vec<Round<'_>> {
 
 /// Marks in `recorded` the attempts of `round` whose update applied
 /// (`finished`: message, destination and attempts of each delivery whose
-/// lease was still the attempt's); returns the message and the event
-/// details of each delivery that failed for good, to audit.
+/// lease was still the attempt's), and in `on_its_row` those the update
+/// wrote on the delivery row (a first attempt that delivered: the update
+/// counted its first attempt); returns the message and the event details
+/// of each delivery that failed for good, to audit.
 fn settle(
     round: &Round<'_>,
     finished: &[(Uuid, String, i32)],
     recorded: &mut [Recorded],
+    on_its_row: &mut [bool],
 ) -> Vec<(Uuid, serde_json::Value)> {
     let mut failed = Vec::new();
     for (i, d) in round {
@@ -131,6 +150,7 @@ fn settle(
             continue;
         };
         recorded[*i] = Recorded::Applied;
+        on_its_row[*i] = *attempts == 1 && d.verdict == Verdict::Delivered;
         if d.verdict == Verdict::Failed {
             failed.push((
                 d.message_id,

@@ -19,12 +19,10 @@ use uuid::Uuid;
 
 use super::messages;
 use crate::outbox::verdicts::{self, VerdictSql};
-use crate::outbox::{redelivered, replay_event};
+use crate::outbox::{ReportedDelivery, redelivered, replay_event};
 
 use crate::partitions::first_id_at;
-use crate::{
-    ClaimedDelivery, DeliveryQueue, DeliveryReport, DeliveryRow, FinishedAttempt, ReplayFilter, Result,
-};
+use crate::{ClaimedDelivery, DeliveryQueue, DeliveryReport, FinishedAttempt, ReplayFilter, Result};
 
 /// Leases up to `limit` of `destination`'s due deliveries until
 /// `lease_until`, oldest due first.
@@ -117,20 +115,22 @@ pub(crate) async fn delivery_queues(conn: &mut PgConnection) -> Result<Vec<Deliv
 
 /// A message's deliveries with their attempts, by destination.
 pub(crate) async fn deliveries_of(conn: &mut PgConnection, message_id: Uuid) -> Result<Vec<DeliveryReport>> {
-    let of_message = "SELECT message_id, destination_id, status, attempts, next_attempt_at, \
-        lease_until, last_status_code, last_error, created_at, updated_at FROM deliveries \
-        WHERE message_id = $1 ORDER BY destination_id";
+    let of_message = format!(
+        "SELECT {} FROM deliveries WHERE message_id = $1 ORDER BY destination_id",
+        ReportedDelivery::COLUMNS
+    );
     let attempts_of = "SELECT attempted_at, status_code, latency_ms, error, response_prefix \
         FROM delivery_attempts WHERE message_id = $1 AND destination_id = $2 ORDER BY id";
-    let rows: Vec<DeliveryRow> = sqlx::query_as(of_message).bind(message_id).fetch_all(&mut *conn).await?;
+    let rows: Vec<ReportedDelivery> =
+        sqlx::query_as(sqlx::AssertSqlSafe(of_message)).bind(message_id).fetch_all(&mut *conn).await?;
     let mut reports = Vec::with_capacity(rows.len());
     for delivery in rows {
-        let attempt_log = sqlx::query_as(attempts_of)
+        let logged = sqlx::query_as(attempts_of)
             .bind(message_id)
-            .bind(&delivery.destination_id)
+            .bind(delivery.destination_id())
             .fetch_all(&mut *conn)
             .await?;
-        reports.push(DeliveryReport { delivery, attempt_log });
+        reports.push(delivery.report(logged));
     }
     Ok(reports)
 }
@@ -189,13 +189,14 @@ pub(crate) async fn replay_deliveries(
 /// transaction.
 impl VerdictSql for PgConnection {
     /// Logs the attempts of `done`, one statement for the batch.
-    async fn insert_attempts(&mut self, done: &[FinishedAttempt]) -> Result<()> {
+    async fn insert_attempts(&mut self, done: &[&FinishedAttempt]) -> Result<()> {
         let conn = self;
         let insert = "INSERT INTO delivery_attempts \
             (message_id, destination_id, attempted_at, status_code, latency_ms, error, response_prefix) \
             SELECT * FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::int4[], $5::int8[], \
             $6::text[], $7::text[])";
-        let column = |f: fn(&FinishedAttempt) -> Option<String>| done.iter().map(f).collect::<Vec<_>>();
+        let column =
+            |f: fn(&FinishedAttempt) -> Option<String>| done.iter().map(|d| f(d)).collect::<Vec<_>>();
         sqlx::query(insert)
             .bind(done.iter().map(|d| d.message_id).collect::<Vec<_>>())
             .bind(done.iter().map(|d| d.destination_id.clone()).collect::<Vec<_>>())
@@ -210,10 +211,11 @@ impl VerdictSql for PgConnection {
     }
 
     /// The update of a round's deliveries, clearing each lease with its
-    /// verdict (a retry moves the due time); returns (message, destination,
-    /// attempts) of each one whose lease was still the attempt's. Not kept
-    /// prepared: planned with the message ids known, it reads only their
-    /// partitions.
+    /// verdict (a retry moves the due time) and keeping a first attempt
+    /// that delivered in the row's `first_*` columns; returns (message,
+    /// destination, attempts) of each one whose lease was still the
+    /// attempt's. Not kept prepared: planned with the message ids known, it
+    /// reads only their partitions.
     async fn finish(
         &mut self,
         round: &verdicts::Round<'_>,
@@ -221,11 +223,20 @@ impl VerdictSql for PgConnection {
     ) -> Result<Vec<(Uuid, String, i32)>> {
         let conn = self;
         let finish = "WITH v (message_id, destination_id, status, next_attempt_at, last_status_code, \
-            last_error, lease_until) AS (SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], \
-            $4::timestamptz[], $5::int4[], $6::text[], $7::timestamptz[])) \
+            last_error, lease_until, attempted_at, latency_ms, response_prefix) AS (SELECT * FROM \
+            unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::int4[], $6::text[], \
+            $7::timestamptz[], $9::timestamptz[], $10::int8[], $11::text[])) \
             UPDATE deliveries SET attempts = deliveries.attempts + 1, status = v.status, \
             next_attempt_at = COALESCE(v.next_attempt_at, deliveries.next_attempt_at), lease_until = NULL, \
-            last_status_code = v.last_status_code, last_error = v.last_error, updated_at = $8 \
+            last_status_code = v.last_status_code, last_error = v.last_error, updated_at = $8, \
+            first_attempted_at = CASE WHEN deliveries.attempts = 0 AND v.status = 'delivered' \
+            THEN v.attempted_at ELSE deliveries.first_attempted_at END, \
+            first_status_code = CASE WHEN deliveries.attempts = 0 AND v.status = 'delivered' \
+            THEN v.last_status_code ELSE deliveries.first_status_code END, \
+            first_latency_ms = CASE WHEN deliveries.attempts = 0 AND v.status = 'delivered' \
+            THEN v.latency_ms ELSE deliveries.first_latency_ms END, \
+            first_response_prefix = CASE WHEN deliveries.attempts = 0 AND v.status = 'delivered' \
+            THEN v.response_prefix ELSE deliveries.first_response_prefix END \
             FROM v WHERE deliveries.message_id = v.message_id \
             AND deliveries.destination_id = v.destination_id AND deliveries.lease_until = v.lease_until \
             AND deliveries.message_id = ANY($1) \
@@ -240,6 +251,9 @@ impl VerdictSql for PgConnection {
             .bind(round.iter().map(|(_, d)| d.attempt.error.clone()).collect::<Vec<_>>())
             .bind(round.iter().map(|(_, d)| d.lease_until).collect::<Vec<_>>())
             .bind(now)
+            .bind(round.iter().map(|(_, d)| d.attempt.attempted_at).collect::<Vec<_>>())
+            .bind(round.iter().map(|(_, d)| d.attempt.latency_ms).collect::<Vec<_>>())
+            .bind(round.iter().map(|(_, d)| d.attempt.response_prefix.clone()).collect::<Vec<_>>())
             .persistent(false)
             .fetch_all(&mut *conn)
             .await?)

@@ -10,12 +10,10 @@ use uuid::Uuid;
 
 use super::messages;
 use crate::outbox::verdicts::{self, VerdictSql};
-use crate::outbox::{redelivered, replay_event};
+use crate::outbox::{ReportedDelivery, redelivered, replay_event};
 
 use crate::partitions::first_id_at;
-use crate::{
-    ClaimedDelivery, DeliveryQueue, DeliveryReport, DeliveryRow, FinishedAttempt, ReplayFilter, Result,
-};
+use crate::{ClaimedDelivery, DeliveryQueue, DeliveryReport, FinishedAttempt, ReplayFilter, Result};
 
 /// Leases up to `limit` of `destination`'s due deliveries until
 /// `lease_until`, oldest due first.
@@ -100,20 +98,22 @@ pub(crate) async fn deliveries_of(
     conn: &mut SqliteConnection,
     message_id: Uuid,
 ) -> Result<Vec<DeliveryReport>> {
-    let of_message = "SELECT message_id, destination_id, status, attempts, next_attempt_at, \
-        lease_until, last_status_code, last_error, created_at, updated_at FROM deliveries \
-        WHERE message_id = $1 ORDER BY destination_id";
+    let of_message = format!(
+        "SELECT {} FROM deliveries WHERE message_id = $1 ORDER BY destination_id",
+        ReportedDelivery::COLUMNS
+    );
     let attempts_of = "SELECT attempted_at, status_code, latency_ms, error, response_prefix \
         FROM delivery_attempts WHERE message_id = $1 AND destination_id = $2 ORDER BY id";
-    let rows: Vec<DeliveryRow> = sqlx::query_as(of_message).bind(message_id).fetch_all(&mut *conn).await?;
+    let rows: Vec<ReportedDelivery> =
+        sqlx::query_as(sqlx::AssertSqlSafe(of_message)).bind(message_id).fetch_all(&mut *conn).await?;
     let mut reports = Vec::with_capacity(rows.len());
     for delivery in rows {
-        let attempt_log = sqlx::query_as(attempts_of)
+        let logged = sqlx::query_as(attempts_of)
             .bind(message_id)
-            .bind(&delivery.destination_id)
+            .bind(delivery.destination_id())
             .fetch_all(&mut *conn)
             .await?;
-        reports.push(DeliveryReport { delivery, attempt_log });
+        reports.push(delivery.report(logged));
     }
     Ok(reports)
 }
@@ -173,7 +173,7 @@ pub(crate) async fn replay_deliveries(
 impl VerdictSql for SqliteConnection {
     /// Logs the attempts of `done`, a statement each (SQLite runs them in
     /// process, inside the caller's transaction).
-    async fn insert_attempts(&mut self, done: &[FinishedAttempt]) -> Result<()> {
+    async fn insert_attempts(&mut self, done: &[&FinishedAttempt]) -> Result<()> {
         let conn = self;
         let insert = "INSERT INTO delivery_attempts \
             (message_id, destination_id, attempted_at, status_code, latency_ms, error, response_prefix) \
@@ -195,7 +195,8 @@ impl VerdictSql for SqliteConnection {
     }
 
     /// The update of a round's deliveries, a statement each, clearing each
-    /// lease with its verdict (a retry moves the due time); returns (message,
+    /// lease with its verdict (a retry moves the due time) and keeping a
+    /// first attempt that delivered in the row's `first_*` columns; returns (message,
     /// destination, attempts) of each one whose lease was still the attempt's.
     async fn finish(
         &mut self,
@@ -205,7 +206,12 @@ impl VerdictSql for SqliteConnection {
         let conn = self;
         let finish = "UPDATE deliveries SET attempts = attempts + 1, status = $3, \
             next_attempt_at = COALESCE($4, next_attempt_at), lease_until = NULL, \
-            last_status_code = $5, last_error = $6, updated_at = $8 \
+            last_status_code = $5, last_error = $6, updated_at = $8, \
+            first_attempted_at = CASE WHEN attempts = 0 AND $3 = 'delivered' THEN $9 ELSE first_attempted_at END, \
+            first_status_code = CASE WHEN attempts = 0 AND $3 = 'delivered' THEN $5 ELSE first_status_code END, \
+            first_latency_ms = CASE WHEN attempts = 0 AND $3 = 'delivered' THEN $10 ELSE first_latency_ms END, \
+            first_response_prefix = CASE WHEN attempts = 0 AND $3 = 'delivered' THEN $11 \
+            ELSE first_response_prefix END \
             WHERE message_id = $1 AND destination_id = $2 AND lease_until = $7 \
             RETURNING message_id, destination_id, attempts";
         let mut finished = Vec::with_capacity(round.len());
@@ -220,6 +226,9 @@ impl VerdictSql for SqliteConnection {
                 .bind(&d.attempt.error)
                 .bind(d.lease_until)
                 .bind(now)
+                .bind(d.attempt.attempted_at)
+                .bind(d.attempt.latency_ms)
+                .bind(&d.attempt.response_prefix)
                 .fetch_optional(&mut *conn)
                 .await?;
             finished.extend(applied);
