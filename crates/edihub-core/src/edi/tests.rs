@@ -314,6 +314,50 @@ fn repeated_control_numbers_refuse_the_interchange() {
     assert!(e.to_string().contains("UNH 0062 `M1` (segment 7) repeats"), "{e}");
 }
 
+/// An X12 interchange of `sets` transaction sets in one group (ST02 `1`,
+/// `2`, …), the last one's ST02 replaced by `last`.
+fn x12_sets(sets: usize, last: usize) -> String {
+    let mut s = String::from(
+        "ISA*00*          *00*          *ZZ*SENDER         *ZZ*RECEIVER       *240101*1200*U*00401*000000001*0*P*>~\n\
+         GS*PO*S*R*20240101*1200*77*X*004010~\n",
+    );
+    for i in 1..=sets {
+        let control = if i == sets { last } else { i };
+        s.push_str(&format!("ST*850*{control}~\nBEG*00*SA*PO-{i}**20240101~\nSE*3*{control}~\n"));
+    }
+    s.push_str(&format!("GE*{sets}*77~\nIEA*1*000000001~\n"));
+    s
+}
+
+/// Control numbers are kept in a set per group and interchange: a large
+/// interchange is one probe per message (a scan of the earlier messages
+/// cost n² comparisons), and a repeat far from its original is still found.
+#[test]
+fn a_repeat_among_thousands_of_messages_is_found() {
+    let sets = 20_000;
+    assert_eq!(parse_body(x12_sets(sets, sets).as_bytes(), None).expect("unique").documents.len(), sets);
+    let e = err(&x12_sets(sets, 1));
+    assert_eq!(e.class(), ErrorClass::Unusable, "{e}");
+    let st = 2 + 3 * (sets - 1) + 1;
+    assert!(e.to_string().contains(&format!("ST02 `1` (segment {st}) repeats the control number")), "{e}");
+
+    let mut messages = String::from("UNB+UNOC:3+S:14+R:14+240101:1200+IC1'");
+    for i in 1..=sets {
+        let reference = if i == sets { 7 } else { i };
+        messages.push_str(&format!("UNH+{reference}+ORDERS:D:96A:UN'BGM+220+PO-{i}'UNT+3+{reference}'"));
+    }
+    messages.push_str(&format!("UNZ+{sets}+IC1'"));
+    let e = err(&messages);
+    let unh = 1 + 3 * (sets - 1) + 1;
+    assert!(e.to_string().contains(&format!("UNH 0062 `7` (segment {unh}) repeats the reference")), "{e}");
+    let unique = messages.replacen(
+        &format!("UNH+7+ORDERS:D:96A:UN'BGM+220+PO-{sets}'UNT+3+7'"),
+        &format!("UNH+{sets}+ORDERS:D:96A:UN'BGM+220+PO-{sets}'UNT+3+{sets}'"),
+        1,
+    );
+    assert_eq!(parse_body(unique.as_bytes(), None).expect("unique").documents.len(), sets);
+}
+
 #[test]
 fn a_unb_without_syntax_version_is_refused() {
     let body = edifact("", &[]).replace("UNOC:3", "UNOC");

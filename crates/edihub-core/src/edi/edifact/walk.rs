@@ -3,6 +3,7 @@
 //! reference checked where its trailer stands, so a refusal names the
 //! segment and carries what a CONTRL of it needs.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::{SYNTAX, interchange, required};
@@ -45,7 +46,9 @@ pub(super) fn walk(
         envelope,
         loose: GroupRef::open(None, UNG),
         messages: Vec::new(),
+        controls: HashSet::new(),
         group: None,
+        group_references: HashSet::new(),
         open: None,
     };
     while let Some(seg) = segs.next() {
@@ -81,7 +84,13 @@ struct Walk<'a> {
     /// The messages outside UNG.
     loose: GroupRef,
     messages: Vec<RawMessage>,
+    /// The UNH 0062s of `messages`, so that a repeat is found in one
+    /// probe: a scan of the earlier messages made an interchange of n
+    /// messages cost n² comparisons.
+    controls: HashSet<String>,
     group: Option<Group>,
+    /// The UNG 0048s of the groups closed so far.
+    group_references: HashSet<String>,
     /// The UNH of the message being read.
     open: Option<Segment<'a>>,
 }
@@ -110,7 +119,7 @@ impl<'a> Walk<'a> {
                 };
                 let raw = message((&self.interchange, self.text), reference, refs, unh, &seg)?;
                 let control = &raw.header.control_number;
-                if self.messages.iter().any(|m| m.header.control_number == *control) {
+                if !self.controls.insert(control.clone()) {
                     let e = disagree(
                         SYNTAX,
                         format!(
@@ -152,7 +161,7 @@ impl<'a> Walk<'a> {
                 self.group = Some(Group { reference, messages, number: seg.number });
             }
             ("UNE", None) if self.group.is_some() => {
-                close_group(self.group.as_mut().expect("group"), &seg, &self.envelope.groups)?;
+                close_group(self.group.as_mut().expect("group"), &seg, &mut self.group_references)?;
                 let group = self.group.take().expect("group");
                 self.envelope.groups.push(group.messages);
             }
@@ -229,9 +238,10 @@ fn message(
     Ok(RawMessage { header, text: Arc::clone(text), body })
 }
 
-/// Checks UNE against its UNG and the interchange's earlier groups,
-/// keeping UNE 0060 in the group's reference.
-fn close_group(group: &mut Group, une: &Segment, earlier: &[GroupRef]) -> Result<(), Located> {
+/// Checks UNE against its UNG and the interchange's earlier groups (their
+/// references, `earlier`, to which it adds this one), keeping UNE 0060 in
+/// the group's reference.
+fn close_group(group: &mut Group, une: &Segment, earlier: &mut HashSet<String>) -> Result<(), Located> {
     let declared = count(SYNTAX, une, 1, "UNE 0060 (number of messages)").map_err(syntax)?;
     group.messages.declared = Some(declared);
     let messages = group.messages.messages.len();
@@ -252,7 +262,7 @@ fn close_group(group: &mut Group, une: &Segment, earlier: &[GroupRef]) -> Result
         );
         return Err((e, Fault::Group { mismatch: Mismatch::Reference }));
     }
-    if earlier.iter().any(|g| g.reference.as_deref() == Some(group.reference.as_str())) {
+    if !earlier.insert(group.reference.clone()) {
         let e = disagree(
             SYNTAX,
             format!(

@@ -3,6 +3,7 @@
 //! checked where its trailer stands, so a refusal names the segment and
 //! carries what a 999 or TA1 of it needs.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::{SYNTAX, required};
@@ -16,6 +17,10 @@ struct Group<'a> {
     gs: Segment<'a>,
     control: String,
     sets: GroupRef,
+    /// The ST02s of `sets`, so that a repeat is found in one probe: a
+    /// scan of the earlier sets made an interchange of n sets cost n²
+    /// comparisons.
+    controls: HashSet<String>,
 }
 
 /// The walk through the envelope, keeping what it read so a refusal can
@@ -28,6 +33,8 @@ pub(super) struct Walk<'a> {
     text: &'a Arc<Text>,
     messages: Vec<RawMessage>,
     group: Option<Group<'a>>,
+    /// The GS06s of the groups closed so far (see [`Group::controls`]).
+    group_controls: HashSet<String>,
     /// The ST of the transaction set being read.
     open: Option<Segment<'a>>,
     /// The index of the segment being read (in `text`).
@@ -37,7 +44,16 @@ pub(super) struct Walk<'a> {
 impl<'a> Walk<'a> {
     pub(super) fn new(envelope: Envelope, text: &'a Arc<Text>) -> Walk<'a> {
         let interchange = Arc::new(envelope.interchange.clone());
-        Walk { envelope, interchange, text, messages: Vec::new(), group: None, open: None, at: 0 }
+        Walk {
+            envelope,
+            interchange,
+            text,
+            messages: Vec::new(),
+            group: None,
+            group_controls: HashSet::new(),
+            open: None,
+            at: 0,
+        }
     }
 
     /// Walks the segments after the ISA and checks counts and references.
@@ -114,10 +130,10 @@ impl<'a> Walk<'a> {
             ("GS", None, None) => {
                 let sets = GroupRef::open(Some(&seg), GS);
                 let control = required(&seg, 6).map_err(syntax)?;
-                self.group = Some(Group { control, gs: seg, sets });
+                self.group = Some(Group { control, gs: seg, sets, controls: HashSet::new() });
             }
             ("GE", None, Some(g)) => {
-                close_group(g, &seg, &self.envelope.groups)?;
+                close_group(g, &seg, &mut self.group_controls)?;
                 let group = self.group.take().expect("group");
                 self.envelope.groups.push(group.sets);
             }
@@ -171,8 +187,7 @@ fn transaction_set(
         );
         return Err((e, Fault::Message { mismatch: Mismatch::Reference, site: trailer(se, counted, 2) }));
     }
-    let earlier = &group.sets.messages[..group.sets.messages.len() - 1];
-    if earlier.iter().any(|m| m.control == control) {
+    if !group.controls.insert(control.clone()) {
         let e = disagree(
             SYNTAX,
             format!(
@@ -193,9 +208,10 @@ fn transaction_set(
     Ok(RawMessage { header, text: Arc::clone(text), body })
 }
 
-/// Checks GE against its GS and the interchange's earlier groups, keeping
-/// GE01 in the group's reference for its acknowledgement.
-fn close_group(group: &mut Group, ge: &Segment, earlier: &[GroupRef]) -> Result<(), Located> {
+/// Checks GE against its GS and the interchange's earlier groups (their
+/// GS06s, `earlier`, to which it adds this one), keeping GE01 in the
+/// group's reference for its acknowledgement.
+fn close_group(group: &mut Group, ge: &Segment, earlier: &mut HashSet<String>) -> Result<(), Located> {
     let declared = count(SYNTAX, ge, 1, "GE01 (number of transaction sets)").map_err(syntax)?;
     group.sets.declared = Some(declared);
     let sets = group.sets.messages.len();
@@ -213,7 +229,7 @@ fn close_group(group: &mut Group, ge: &Segment, earlier: &[GroupRef]) -> Result<
         let e = disagree(SYNTAX, format!("GE02 `{}` does not match GS06 `{}`", ge.el(2), group.control));
         return Err((e, Fault::Group { mismatch: Mismatch::Reference }));
     }
-    if earlier.iter().any(|g| g.reference.as_deref() == Some(group.control.as_str())) {
+    if !earlier.insert(group.control.clone()) {
         let e = disagree(
             SYNTAX,
             format!(
