@@ -54,18 +54,26 @@ pub fn parse_body_with(
     content_type: Option<&str>,
     descriptions: &IdocDescriptions,
 ) -> Result<ParsedBody, CoreError> {
-    parse(body, None, content_type, descriptions)
+    parse(body, None, content_type, descriptions, usize::MAX)
 }
 
 /// [`parse_body_with`] a body held in a shared buffer: the IDocs of a large
 /// UTF-8 IDoc-XML body keep a slice of `body` where the other entry points
 /// keep a copy of its text, so a 10 MB body is held once while it is stored.
+///
+/// An EDIFACT or X12 interchange of more than `max_messages` messages is
+/// refused ([`CoreError::TooManyMessages`]) when its walk reaches the first
+/// message over, before the rest are built: a message of a few segments
+/// costs several times its bytes once parsed, so a body of tiny messages
+/// would otherwise take many times its size before a count after the parse
+/// refused it. Other formats are counted by the caller.
 pub fn parse_bytes_with(
     body: &Bytes,
     content_type: Option<&str>,
     descriptions: &IdocDescriptions,
+    max_messages: usize,
 ) -> Result<ParsedBody, CoreError> {
-    parse(body, Some(body), content_type, descriptions)
+    parse(body, Some(body), content_type, descriptions, max_messages)
 }
 
 /// Parses `body`; `shared`, when given, holds the same bytes.
@@ -74,6 +82,7 @@ fn parse(
     shared: Option<&Bytes>,
     content_type: Option<&str>,
     descriptions: &IdocDescriptions,
+    max_messages: usize,
 ) -> Result<ParsedBody, CoreError> {
     let syntax = match classify(content_type)? {
         Some(syntax) => syntax,
@@ -84,8 +93,8 @@ fn parse(
         return Err(CoreError::EmptyBody);
     }
     match syntax {
-        Syntax::Edifact => edi::parse_edifact(body),
-        Syntax::X12 => edi::parse_x12(body),
+        Syntax::Edifact => edi::parse_edifact(body, max_messages),
+        Syntax::X12 => edi::parse_x12(body, max_messages),
         Syntax::IdocFlat => flat::parse(body, content_type, descriptions),
         Syntax::Xml => {
             let text = encoding::decode_xml(body, content_type)?;

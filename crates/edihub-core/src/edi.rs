@@ -62,13 +62,13 @@ use refusal::{Fault, Mismatch};
 pub(crate) use segment::Text;
 
 /// Parses an EDIFACT interchange.
-pub(crate) fn parse_edifact(bytes: &[u8]) -> Result<ParsedBody, CoreError> {
-    finish(BodyFormat::Edifact, edifact::parse(bytes).map_err(|f| f.error)?)
+pub(crate) fn parse_edifact(bytes: &[u8], max_messages: usize) -> Result<ParsedBody, CoreError> {
+    finish(BodyFormat::Edifact, edifact::parse(bytes, max_messages).map_err(|f| f.error)?)
 }
 
 /// Parses an X12 interchange.
-pub(crate) fn parse_x12(bytes: &[u8]) -> Result<ParsedBody, CoreError> {
-    finish(BodyFormat::X12, x12::parse(bytes).map_err(|f| f.error)?)
+pub(crate) fn parse_x12(bytes: &[u8], max_messages: usize) -> Result<ParsedBody, CoreError> {
+    finish(BodyFormat::X12, x12::parse(bytes, max_messages).map_err(|f| f.error)?)
 }
 
 fn finish(
@@ -103,8 +103,8 @@ pub(crate) fn sniff(rest: &[u8]) -> Option<BodyFormat> {
 /// EDIFACT or X12.
 pub(crate) fn refusal_of(format: BodyFormat, bytes: &[u8]) -> Option<Refusal> {
     let parsed = match format {
-        BodyFormat::X12 => x12::parse(bytes),
-        BodyFormat::Edifact => edifact::parse(bytes),
+        BodyFormat::X12 => x12::parse(bytes, usize::MAX),
+        BodyFormat::Edifact => edifact::parse(bytes, usize::MAX),
         _ => return None,
     };
     match parsed {

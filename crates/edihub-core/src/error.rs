@@ -201,6 +201,13 @@ pub enum CoreError {
         /// Which segment and element, and the limit.
         detail: String,
     },
+    /// An EDIFACT or X12 interchange with more messages than the caller
+    /// accepts in one request: read no further than the first message over.
+    #[error("the interchange holds more than {limit} messages")]
+    TooManyMessages {
+        /// The most messages the caller accepts.
+        limit: usize,
+    },
     /// A record of a flat-file IDoc whose length is not its layout's.
     #[error("flat-file IDoc record {record} ({name}) has {found} characters; an {layout} has {expected}")]
     FlatRecordLength {
@@ -273,6 +280,7 @@ impl CoreError {
             | UnknownMessageType
             | EdiStructure { .. }
             | EdiLimit { .. }
+            | TooManyMessages { .. }
             | FlatRecordLength { .. }
             | FlatStructure { .. }
             | SapWrite(_) => ErrorClass::Unusable,

@@ -43,11 +43,9 @@ pub enum ApiError {
     TooLarge(usize),
     /// 413: a packet (or interchange) with more messages than `max_idocs_per_packet`.
     #[error(
-        "the request holds {idocs} messages (IDocs, or an interchange's messages), more than max_idocs_per_packet ({limit}); send them in smaller packets or interchanges"
+        "the request holds more than max_idocs_per_packet ({limit}) messages (IDocs, or an interchange's messages); send them in smaller packets or interchanges"
     )]
     PacketTooLarge {
-        /// IDocs in the packet.
-        idocs: usize,
         /// The configured maximum.
         limit: usize,
     },
@@ -68,6 +66,9 @@ pub enum ApiError {
 
 impl From<CoreError> for ApiError {
     fn from(e: CoreError) -> Self {
+        if let CoreError::TooManyMessages { limit } = e {
+            return ApiError::PacketTooLarge { limit };
+        }
         match e.class() {
             ErrorClass::Malformed => ApiError::BadRequest(e.to_string()),
             ErrorClass::Unsupported => ApiError::UnsupportedMediaType(format!(

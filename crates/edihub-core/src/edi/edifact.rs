@@ -33,9 +33,10 @@ const SYNTAX: EdiSyntax = EdiSyntax::Edifact;
 const DEFAULT: Separators =
     Separators { element: '+', component: ':', repetition: None, segment: '\'', release: Some('?') };
 
-/// Reads an EDIFACT interchange into its envelope and messages; a failure
-/// after the UNB carries what an acknowledgement of the refusal needs.
-pub(super) fn parse(bytes: &[u8]) -> Result<(Vec<RawMessage>, Envelope), Failure> {
+/// Reads an EDIFACT interchange into its envelope and messages, refusing
+/// it at its message `max_messages + 1`; a failure after the UNB carries
+/// what an acknowledgement of the refusal needs.
+pub(super) fn parse(bytes: &[u8], max_messages: usize) -> Result<(Vec<RawMessage>, Envelope), Failure> {
     let bytes = trim_start(bytes);
     let (seps, rest, una) = match bytes.strip_prefix(b"UNA") {
         Some(una) => {
@@ -46,7 +47,7 @@ pub(super) fn parse(bytes: &[u8]) -> Result<(Vec<RawMessage>, Envelope), Failure
     let decoded = decode(trim_start(rest), seps)?;
     let text = trim_trailing(&decoded, seps.segment);
     match tokenize_located(SYNTAX, text, seps, 1) {
-        Ok(segments) => walk(&Arc::new(segments), seps, una),
+        Ok(segments) => walk(&Arc::new(segments), seps, una, max_messages),
         Err(located) => Err(match header(text, seps, una) {
             Some(envelope) => refused(&envelope, None, located),
             None => Failure::bare(located.0),

@@ -32,9 +32,10 @@ use walk::Walk;
 
 const SYNTAX: EdiSyntax = EdiSyntax::X12;
 
-/// Reads an X12 interchange into its envelope and messages; a failure
-/// after the ISA carries what an acknowledgement of the refusal needs.
-pub(super) fn parse(bytes: &[u8]) -> Result<(Vec<RawMessage>, Envelope), Failure> {
+/// Reads an X12 interchange into its envelope and messages, refusing it at
+/// its message `max_messages + 1`; a failure after the ISA carries what an
+/// acknowledgement of the refusal needs.
+pub(super) fn parse(bytes: &[u8], max_messages: usize) -> Result<(Vec<RawMessage>, Envelope), Failure> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let start = bytes.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(bytes.len());
     let text = std::str::from_utf8(&bytes[start..])
@@ -53,7 +54,7 @@ pub(super) fn parse(bytes: &[u8]) -> Result<(Vec<RawMessage>, Envelope), Failure
         return Err(refused(&envelope, None, located));
     }
     match tokenize_located(SYNTAX, trim_trailing(&text[isa_len..], seps.segment), seps, 2) {
-        Ok(segments) => Walk::new(envelope, &Arc::new(segments)).run(),
+        Ok(segments) => Walk::new(envelope, &Arc::new(segments)).run(max_messages),
         Err(located) => Err(refused(&envelope, None, located)),
     }
 }

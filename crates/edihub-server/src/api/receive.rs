@@ -91,17 +91,16 @@ async fn receive(
     let content_type = header_text(&headers, "content-type")?.map(str::to_string);
     let (bytes, _permit) = read_body(&state, &state.body_budget, &headers, body).await?;
 
-    let mut parsed = match parse(&state.idoc_descriptions, &bytes, content_type.as_deref()).await {
+    let max_messages = state.config.max_idocs_per_packet;
+    let mut parsed = match parse(&state.idoc_descriptions, &bytes, content_type.as_deref(), max_messages)
+        .await
+    {
         Ok(parsed) => parsed,
         Err(e) => {
             let body = (&bytes, content_type.as_deref());
             return edi_ack::refused(&state, &sender.scope, query.ack.as_deref(), &headers, body, e).await;
         }
     };
-    let limit = state.config.max_idocs_per_packet;
-    if parsed.documents.len() > limit {
-        return Err(ApiError::PacketTooLarge { idocs: parsed.documents.len(), limit });
-    }
     let ack = edi_ack::requested(query.ack.as_deref(), &headers, parsed.format)?;
     let body_key = parsed.idempotency_key.as_deref().map(validate_key).transpose()?;
     // The header wins over the body member.

@@ -133,8 +133,9 @@ async fn receive(
             .map_err(|e| reject_signature(&state, &integ, peer, &e))?;
     }
     let content_type = header_text(&headers, "content-type")?.map(str::to_string);
-    // Webhooks are JSON whatever the provider labels them.
-    let parsed = parse(&state.idoc_descriptions, &bytes, Some("application/json")).await?;
+    // Webhooks are JSON whatever the provider labels them, and one message:
+    // the first document (so no packet limit).
+    let parsed = parse(&state.idoc_descriptions, &bytes, Some("application/json"), usize::MAX).await?;
     let doc = parsed
         .documents
         .first()

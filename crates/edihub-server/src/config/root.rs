@@ -34,9 +34,11 @@ pub struct Config {
     pub database_url: String,
     /// Largest accepted request body in bytes; larger bodies get 413.
     pub max_body_bytes: usize,
-    /// Most IDocs in one packet; a larger packet gets 413 and nothing of it
-    /// is stored. Packets are stored in chunks, so this bounds a request's
-    /// time and memory, not the database's lock.
+    /// Most IDocs in one packet, or messages in one EDIFACT or X12
+    /// interchange; a larger one gets 413 and nothing of it is stored (an
+    /// interchange's reader stops at the first message over). Packets are
+    /// stored in chunks, so this bounds a request's time and memory, not the
+    /// database's lock.
     pub max_idocs_per_packet: usize,
     /// Total bytes of request bodies over 64 KiB that are processed at once.
     /// A large UTF-8 IDoc-XML body is held once while it is parsed and stored

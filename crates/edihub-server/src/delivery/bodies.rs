@@ -70,9 +70,15 @@ impl Body {
     }
 
     fn parse(&self) -> Vec<Document> {
-        edihub_core::parse_bytes_with(&self.bytes, self.content_type.as_deref(), &self.descriptions)
-            .map(|p| p.documents)
-            .unwrap_or_default()
+        // A stored body was accepted: however many messages it holds.
+        edihub_core::parse_bytes_with(
+            &self.bytes,
+            self.content_type.as_deref(),
+            &self.descriptions,
+            usize::MAX,
+        )
+        .map(|p| p.documents)
+        .unwrap_or_default()
     }
 }
 

@@ -33,11 +33,9 @@ pub async fn intake(
         .ok_or_else(|| ApiError::NotFound(format!("the environment of AS2 station `{}`", station.as2_id)))?;
     let bytes = payload;
     let content_type = Some(content_type.to_string());
-    let parsed = parse(&state.idoc_descriptions, &bytes, content_type.as_deref()).await?;
-    let limit = state.config.max_idocs_per_packet;
-    if parsed.documents.len() > limit {
-        return Err(ApiError::PacketTooLarge { idocs: parsed.documents.len(), limit });
-    }
+    let parsed =
+        parse(&state.idoc_descriptions, &bytes, content_type.as_deref(), state.config.max_idocs_per_packet)
+            .await?;
     let source = MessageSource {
         explicit_type: None,
         producer: Producer::Sender { allowed: sender.message_types.as_deref() },

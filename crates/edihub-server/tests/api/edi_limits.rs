@@ -6,11 +6,15 @@
 //! (a TA1 with note 024, a CONTRL rejecting the interchange). The largest
 //! shapes within the limits are stored. The memory such a body takes is
 //! measured against the real binary (`crates/edihub/tests/faults`,
-//! `f12_edi_shapes`).
+//! `f12_edi_shapes`). An interchange of more messages than
+//! `max_idocs_per_packet` is refused (413) at the first message over.
 
 use crate::support::*;
 
-backend_tests!(segments_over_the_limits_are_refused_and_acknowledged);
+backend_tests!(
+    segments_over_the_limits_are_refused_and_acknowledged,
+    interchanges_over_max_idocs_per_packet_stop_at_the_first_message_over
+);
 
 const X12: &str = "application/EDI-X12";
 const EDIFACT: &str = "application/EDIFACT";
@@ -82,4 +86,60 @@ async fn segments_over_the_limits_are_refused_and_acknowledged(backend: Backend)
         accepted_interchange(&post(&app, media, "", body).await);
     }
     assert_eq!(app.count_prod().await, 4);
+}
+
+/// An X12 interchange of `sets` transaction sets whose set `bad` (if any)
+/// declares a wrong SE01.
+fn x12_sets(ctrl: u32, sets: usize, bad: Option<usize>) -> String {
+    let mut s = format!(
+        "ISA*00*          *00*          *ZZ*SETS           *ZZ*ACME           *240301*1200*^*00501*{ctrl:09}*0*P*>~\
+         GS*PO*SETS*ACME*20240301*1200*{ctrl}*X*005010~"
+    );
+    for i in 1..=sets {
+        let count = if Some(i) == bad { 9 } else { 3 };
+        s.push_str(&format!("ST*850*{i:04}~BEG*00*SA*PO-{ctrl}-{i}**20240301~SE*{count}*{i:04}~"));
+    }
+    s + &format!("GE*{sets}*{ctrl}~IEA*1*{ctrl:09}~")
+}
+
+/// An EDIFACT interchange of `messages` messages whose message `bad` (if
+/// any) declares a wrong UNT count.
+fn edifact_messages(ctrl: u32, messages: usize, bad: Option<usize>) -> String {
+    let mut s = format!("UNB+UNOC:3+SETS:ZZ+ACME:ZZ+240301:1200+IC{ctrl}'");
+    for i in 1..=messages {
+        let count = if Some(i) == bad { 9 } else { 3 };
+        s.push_str(&format!("UNH+M{i}+ORDERS:D:96A:UN'BGM+220+PO-{ctrl}-{i}+9'UNT+{count}+M{i}'"));
+    }
+    s + &format!("UNZ+{messages}+IC{ctrl}'")
+}
+
+/// Over `max_idocs_per_packet` (10 here), an interchange is refused with
+/// 413 naming the limit, with or without an acknowledgement asked for, and
+/// nothing of it stored: its walk stops at message 11, so a body whose
+/// twelfth message is broken is refused as too large, not for that
+/// message (which a limit of 12 reaches). At the limit it is stored.
+async fn interchanges_over_max_idocs_per_packet_stop_at_the_first_message_over(backend: Backend) {
+    let app = TestApp::start(backend, TestConfig::new().with(|c| c.max_idocs_per_packet = 10)).await;
+    let limit = "the request holds more than max_idocs_per_packet (10) messages";
+    let cases = [
+        (X12, "?ack=999", x12_sets(1, 12, Some(12)), x12_sets(2, 10, None)),
+        (EDIFACT, "?ack=contrl", edifact_messages(3, 12, Some(12)), edifact_messages(4, 10, None)),
+    ];
+    for (media, ack, over, _) in &cases {
+        post(&app, media, "", over.clone()).await.expect_problem(413, limit);
+        post(&app, media, ack, over.clone()).await.expect_problem(413, limit);
+    }
+    assert_eq!(app.count_prod().await, 0, "nothing stored");
+    assert!(app.audit_events("").await.is_empty(), "nothing audited");
+    for (media, _, _, at_the_limit) in &cases {
+        accepted_interchange(&post(&app, media, "", at_the_limit.clone()).await);
+    }
+    assert_eq!(app.count_prod().await, 20);
+
+    let app = TestApp::start(backend, TestConfig::new().with(|c| c.max_idocs_per_packet = 12)).await;
+    for (media, _, over, _) in &cases {
+        let detail = if *media == X12 { "SE01 of transaction set 0012 says 9 segments" } else { "UNT" };
+        post(&app, media, "", over.clone()).await.expect_problem(422, detail);
+    }
+    assert_eq!(app.count_prod().await, 0);
 }

@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::{SYNTAX, interchange, required};
+use crate::CoreError;
 use crate::edi::envelope::{Envelope, GroupRef, MessageRef, UNG};
 use crate::edi::model::{EdiHeader, Interchange, RawMessage, Separators, count, disagree, malformed};
 use crate::edi::refusal::{Failure, Fault, Located, Mismatch, refused, repeated_message, syntax, trailer};
@@ -20,11 +21,14 @@ struct Group {
     number: usize,
 }
 
-/// Walks the envelope and checks its counts and references.
+/// Walks the envelope and checks its counts and references, stopping at
+/// message `max_messages + 1` (a refusal without an acknowledgement: the
+/// request is too large, not wrong).
 pub(super) fn walk(
     text: &Arc<Text>,
     seps: Separators,
     una: Option<String>,
+    max_messages: usize,
 ) -> Result<(Vec<RawMessage>, Envelope), Failure> {
     let mut segs = text.segments(0..text.len());
     let unb =
@@ -53,6 +57,9 @@ pub(super) fn walk(
     };
     while let Some(seg) = segs.next() {
         let done = walk.step(seg).map_err(|e| walk.refused(e))?;
+        if walk.messages.len() > max_messages {
+            return Err(Failure::bare(CoreError::TooManyMessages { limit: max_messages }));
+        }
         if done {
             return match segs.next() {
                 None => {

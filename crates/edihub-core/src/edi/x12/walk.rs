@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::{SYNTAX, required};
+use crate::CoreError;
 use crate::edi::envelope::{Envelope, GS, GroupRef, MessageRef};
 use crate::edi::model::{EdiHeader, Interchange, RawMessage, count, disagree, malformed};
 use crate::edi::refusal::{Failure, Fault, Located, Mismatch, refused, repeated_message, syntax, trailer};
@@ -56,13 +57,18 @@ impl<'a> Walk<'a> {
         }
     }
 
-    /// Walks the segments after the ISA and checks counts and references.
-    pub(super) fn run(mut self) -> Result<(Vec<RawMessage>, Envelope), Failure> {
+    /// Walks the segments after the ISA and checks counts and references,
+    /// stopping at transaction set `max_messages + 1` (a refusal without an
+    /// acknowledgement: the request is too large, not wrong).
+    pub(super) fn run(mut self, max_messages: usize) -> Result<(Vec<RawMessage>, Envelope), Failure> {
         let text: &'a Text = self.text;
         let mut segs = text.segments(0..text.len());
         while let Some(seg) = segs.next() {
             self.at = seg.index();
             let done = self.step(seg).map_err(|e| self.refused(e))?;
+            if self.messages.len() > max_messages {
+                return Err(Failure::bare(CoreError::TooManyMessages { limit: max_messages }));
+            }
             if done {
                 return match segs.next() {
                     None => Ok((self.messages, self.envelope)),
