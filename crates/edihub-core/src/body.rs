@@ -61,12 +61,14 @@ pub fn parse_body_with(
 /// UTF-8 IDoc-XML body keep a slice of `body` where the other entry points
 /// keep a copy of its text, so a 10 MB body is held once while it is stored.
 ///
-/// An EDIFACT or X12 interchange of more than `max_messages` messages is
-/// refused ([`CoreError::TooManyMessages`]) when its walk reaches the first
-/// message over, before the rest are built: a message of a few segments
-/// costs several times its bytes once parsed, so a body of tiny messages
-/// would otherwise take many times its size before a count after the parse
-/// refused it. Other formats are counted by the caller.
+/// A body of more than `max_messages` messages is refused
+/// ([`CoreError::TooManyMessages`]) when its reader reaches the first
+/// message over, before the rest are built: an EDIFACT or X12 interchange,
+/// a flat file of IDocs, and an IDoc-XML body of a megabyte or more. A
+/// message of a few segments costs several times its bytes once parsed, so
+/// a body of tiny messages would otherwise take many times its size before
+/// a count after the parse refused it. Smaller IDoc-XML bodies and JSON are
+/// counted by the caller.
 pub fn parse_bytes_with(
     body: &Bytes,
     content_type: Option<&str>,
@@ -95,13 +97,13 @@ fn parse(
     match syntax {
         Syntax::Edifact => edi::parse_edifact(body, max_messages),
         Syntax::X12 => edi::parse_x12(body, max_messages),
-        Syntax::IdocFlat => flat::parse(body, content_type, descriptions),
+        Syntax::IdocFlat => flat::parse(body, content_type, descriptions, max_messages),
         Syntax::Xml => {
             let text = encoding::decode_xml(body, content_type)?;
             if text.trim().is_empty() {
                 return Err(CoreError::EmptyBody);
             }
-            let documents = idoc::from_xml(text, shared)?;
+            let documents = idoc::from_xml(text, shared, max_messages)?;
             Ok(ParsedBody {
                 format: BodyFormat::IdocXml,
                 documents,

@@ -201,9 +201,10 @@ pub enum CoreError {
         /// Which segment and element, and the limit.
         detail: String,
     },
-    /// An EDIFACT or X12 interchange with more messages than the caller
-    /// accepts in one request: read no further than the first message over.
-    #[error("the interchange holds more than {limit} messages")]
+    /// A body with more messages than the caller accepts in one request (an
+    /// EDIFACT or X12 interchange, a flat file of IDocs, a large IDoc-XML
+    /// packet): read no further than the first message over.
+    #[error("the body holds more than {limit} messages")]
     TooManyMessages {
         /// The most messages the caller accepts.
         limit: usize,

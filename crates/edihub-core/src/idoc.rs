@@ -44,23 +44,36 @@ const IDOC: &str = "IDOC";
 /// text of [`DEFER_FROM`] bytes or more are deferred. A text borrowed from
 /// `body` (a UTF-8 body) is kept as a slice of it, so a large body is held
 /// once; a text decoded from another charset is kept as decoded.
-pub(crate) fn from_xml(text: Cow<'_, str>, body: Option<&Bytes>) -> Result<Vec<Document>, CoreError> {
+///
+/// A deferred text of more than `max_idocs` IDocs is refused
+/// ([`CoreError::TooManyMessages`]) at the first `IDOC` over, before the
+/// rest are noted: each costs a few kilobytes once read, so a large body of
+/// tiny IDocs took many times its size before a count after the parse
+/// refused it. A smaller text is rendered whole and counted by the caller.
+pub(crate) fn from_xml(
+    text: Cow<'_, str>,
+    body: Option<&Bytes>,
+    max_idocs: usize,
+) -> Result<Vec<Document>, CoreError> {
     if text.len() < DEFER_FROM {
         return from_root(xml::parse(&text)?, None);
     }
-    let root = xml::parse_deferring(&text, DEFERRAL)?;
+    let root = xml::parse_deferring(&text, deferral(max_idocs))?;
     from_root(root, Some(&SharedText::of(text, body)))
 }
 
 /// [`from_xml`] with every IDoc deferred, whatever the text's size.
 #[cfg(test)]
 pub(crate) fn from_xml_deferred(text: &str) -> Result<Vec<Document>, CoreError> {
-    let root = xml::parse_deferring(text, DEFERRAL)?;
+    let root = xml::parse_deferring(text, deferral(usize::MAX))?;
     from_root(root, Some(&SharedText::of(Cow::Borrowed(text), None)))
 }
 
-/// What a deferring parse keeps of each `IDOC` element: its control record.
-const DEFERRAL: Deferral = Deferral { container: IDOC, kept: CONTROL_RECORD };
+/// What a deferring parse keeps of each `IDOC` element, its control
+/// record, and how many it reads at most.
+fn deferral(max_idocs: usize) -> Deferral<'static> {
+    Deferral { container: IDOC, kept: CONTROL_RECORD, limit: max_idocs }
+}
 
 /// The documents of a parsed XML text; with `text`, those its parse
 /// deferred are answered from it.

@@ -80,6 +80,10 @@ pub(crate) struct Deferral<'n> {
     pub container: &'n str,
     /// Local name of the children rendered all the same.
     pub kept: &'n str,
+    /// The most container elements the text may hold: the parse stops at
+    /// the first one over ([`CoreError::TooManyMessages`]), before it
+    /// notes the rest.
+    pub limit: usize,
 }
 
 /// A container element whose children were deferred.
@@ -173,6 +177,8 @@ struct Parser<'a> {
     soap_body: Option<SoapBody>,
     deferral: Option<Deferral<'a>>,
     deferred: Vec<Deferred>,
+    /// Container elements opened so far (see [`Deferral::limit`]).
+    containers: usize,
 }
 
 /// Parses decoded XML text into its root element's name and rendering.
@@ -208,6 +214,7 @@ impl<'a> Parser<'a> {
             soap_body: None,
             deferral,
             deferred: Vec::new(),
+            containers: 0,
         }
     }
 
@@ -227,10 +234,12 @@ impl<'a> Parser<'a> {
             match event {
                 Event::Start(start) => {
                     let frame = self.open(&start, at)?;
+                    self.count(&frame)?;
                     self.stack.push(frame);
                 }
                 Event::Empty(start) => {
                     let frame = self.open(&start, at)?;
+                    self.count(&frame)?;
                     let end = self.position();
                     self.close(frame, end);
                 }
@@ -277,6 +286,17 @@ impl<'a> Parser<'a> {
         }
         let (name, value) = self.root.ok_or(CoreError::NoRoot)?;
         Ok(Root { name: name.into_owned(), value, soap_body: self.soap_body, deferred: self.deferred })
+    }
+
+    /// Counts `frame` if it is a container of the [`Deferral`], refusing
+    /// the first one over its limit.
+    fn count(&mut self, frame: &Frame<'a>) -> Result<(), CoreError> {
+        let (Role::Deferring(_), Some(deferral)) = (&frame.role, self.deferral) else { return Ok(()) };
+        if self.containers == deferral.limit {
+            return Err(CoreError::TooManyMessages { limit: deferral.limit });
+        }
+        self.containers += 1;
+        Ok(())
     }
 
     /// The role of a child named `name` of the open element.

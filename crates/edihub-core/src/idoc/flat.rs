@@ -64,12 +64,16 @@ pub(crate) fn parse(
     body: &[u8],
     content_type: Option<&str>,
     descriptions: &IdocDescriptions,
+    max_idocs: usize,
 ) -> Result<ParsedBody, CoreError> {
     let text = encoding::decode_text(body, content_type).map_err(|e| at_record(e, body))?;
     let mut idocs: Vec<IdocDraft<'_>> = Vec::new();
     let mut control_records: HashMap<String, usize> = HashMap::new();
     for record in records(&text)? {
         if record.starts_with("EDI_DC") {
+            if idocs.len() == max_idocs {
+                return Err(CoreError::TooManyMessages { limit: max_idocs });
+            }
             let idoc = IdocDraft::start(&record, descriptions)?;
             if !idoc.docnum.is_empty()
                 && let Some(first) = control_records.insert(numeric(&idoc.docnum).to_string(), record.number)

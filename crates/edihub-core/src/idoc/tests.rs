@@ -7,7 +7,7 @@ use super::*;
 const DC40: &str = "<EDI_DC40><IDOCTYP>ORDERS05</IDOCTYP><DOCNUM>1</DOCNUM></EDI_DC40>";
 
 fn xml_docs(text: &str) -> Result<Vec<Document>, CoreError> {
-    from_xml(std::borrow::Cow::Borrowed(text), None)
+    from_xml(std::borrow::Cow::Borrowed(text), None, usize::MAX)
 }
 
 #[test]

@@ -35,10 +35,11 @@ pub struct Config {
     /// Largest accepted request body in bytes; larger bodies get 413.
     pub max_body_bytes: usize,
     /// Most IDocs in one packet, or messages in one EDIFACT or X12
-    /// interchange; a larger one gets 413 and nothing of it is stored (an
-    /// interchange's reader stops at the first message over). Packets are
-    /// stored in chunks, so this bounds a request's time and memory, not the
-    /// database's lock.
+    /// interchange; a larger one gets 413 and nothing of it is stored (the
+    /// reader of an interchange, of a flat file of IDocs and of an IDoc-XML
+    /// body of a megabyte or more stops at the first message over). Packets
+    /// are stored in chunks, so this bounds a request's time and memory, not
+    /// the database's lock.
     pub max_idocs_per_packet: usize,
     /// Total bytes of request bodies over 64 KiB that are processed at once.
     /// A large UTF-8 IDoc-XML body is held once while it is parsed and stored

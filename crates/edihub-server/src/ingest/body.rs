@@ -216,8 +216,9 @@ impl Buffer {
 
 /// [`edihub_core::parse_bytes_with`] the configured IDoc type descriptions,
 /// on the blocking pool for large bodies; a body of more than
-/// `max_messages` messages (`max_idocs_per_packet`) is refused (413), an
-/// interchange as soon as its walk reaches the first message over.
+/// `max_messages` messages (`max_idocs_per_packet`) is refused (413): an
+/// interchange, a flat file or a large IDoc-XML body as soon as its reader
+/// reaches the first message over, any other body once parsed.
 pub async fn parse(
     descriptions: &Arc<IdocDescriptions>,
     bytes: &Bytes,

@@ -17,6 +17,7 @@ backend_tests!(
     xml_twin_is_a_duplicate_of_the_flat_file,
     record_of_the_wrong_length_is_422_naming_it,
     second_control_record_for_one_idoc_is_422,
+    a_file_over_max_idocs_per_packet_stops_at_the_first_idoc_over,
     two_idocs_in_one_file_are_a_packet,
     bytes_of_another_encoding_are_400_naming_the_record,
     flat_file_in_a_declared_charset_is_read,
@@ -130,6 +131,24 @@ async fn second_control_record_for_one_idoc_is_422(backend: Backend) {
     let records = text.lines().count() + 1;
     let detail = post(&app, Some(FLAT_TYPE), body).await.expect_problem(422, &format!("record {records}"));
     assert!(detail.contains("is a second control record for IDoc 5220230"), "{detail}");
+    assert_nothing_stored(&app).await;
+}
+
+/// Over `max_idocs_per_packet` (1 here), a flat file is refused with 413
+/// at its second control record, before that record is read: the same
+/// file is refused for its repeated DOCNUM once the limit takes it in (2).
+/// Nothing is stored either way.
+async fn a_file_over_max_idocs_per_packet_stops_at_the_first_idoc_over(backend: Backend) {
+    let text = flat_text();
+    let body = format!("{text}{}\n", text.lines().next().unwrap());
+    let app = TestApp::start(backend, TestConfig::new().with(|c| c.max_idocs_per_packet = 1)).await;
+    post(&app, Some(FLAT_TYPE), body.clone())
+        .await
+        .expect_problem(413, "the request holds more than max_idocs_per_packet (1) messages");
+    assert_nothing_stored(&app).await;
+    let app = TestApp::start(backend, TestConfig::new().with(|c| c.max_idocs_per_packet = 2)).await;
+    let detail = post(&app, Some(FLAT_TYPE), body).await.expect_problem(422, "second control record");
+    assert!(detail.contains("IDoc 5220230"), "{detail}");
     assert_nothing_stored(&app).await;
 }
 

@@ -12,6 +12,7 @@ backend_tests!(
     json_packet_dedups_against_xml,
     large_packet_in_chunks_then_resent,
     packet_over_the_limit_is_413_and_stores_nothing,
+    large_packet_over_the_limit_stops_at_the_first_idoc_over,
 );
 
 /// A packet of `n` minimal ORDERS05 IDocs, order numbers `{tag}-0…`.
@@ -183,4 +184,28 @@ async fn packet_over_the_limit_is_413_and_stores_nothing(backend: Backend) {
     assert!(app.audit_events("").await.is_empty());
     app.post_xml(ACME_PROD, minimal_packet("OL", 10)).await.expect(202);
     assert_eq!(app.count_prod().await, 10);
+}
+
+/// Over `max_idocs_per_packet` (10 here), a packet of a megabyte or more is
+/// refused with 413 at its eleventh IDoc, before the rest are read: a
+/// twelfth IDoc that is not well-formed is never reached, while a limit of
+/// 12 reaches it and refuses the packet for it (400). Nothing is stored
+/// either way; the same packet well-formed is stored at a limit of 12.
+async fn large_packet_over_the_limit_stops_at_the_first_idoc_over(backend: Backend) {
+    // Each IDoc padded to about 100 KB, so the body is read as a large one.
+    let pad = format!("</BELNR>{}", " ".repeat(100_000));
+    let packet = minimal_packet("LP", 12).replace("</BELNR>", &pad);
+    assert!(packet.len() > 1024 * 1024);
+    let at = packet.rfind("</BELNR>").expect("the packet has order numbers");
+    let broken = format!("{}</BELNX>{}", &packet[..at], &packet[at + "</BELNR>".len()..]);
+    let app = TestApp::start(backend, TestConfig::new().with(|c| c.max_idocs_per_packet = 10)).await;
+    let res = app.post_xml(ACME_PROD, broken.clone()).await;
+    res.expect_problem(413, "the request holds more than max_idocs_per_packet (10) messages");
+    assert_eq!(app.count_prod().await, 0, "nothing stored");
+    assert!(app.audit_events("").await.is_empty());
+    let app = TestApp::start(backend, TestConfig::new().with(|c| c.max_idocs_per_packet = 12)).await;
+    app.post_xml(ACME_PROD, broken).await.expect_problem(400, "found </BELNX>");
+    assert_eq!(app.count_prod().await, 0, "nothing stored");
+    app.post_xml(ACME_PROD, packet).await.expect(202);
+    assert_eq!(app.count_prod().await, 12);
 }

@@ -30,7 +30,7 @@ const PATHS: &[&str] = &[
 
 fn eager(text: &str) -> Result<Vec<Document>, CoreError> {
     assert!(text.len() < super::DEFER_FROM, "the eager parse is for small texts");
-    from_xml(Cow::Borrowed(text), None)
+    from_xml(Cow::Borrowed(text), None, usize::MAX)
 }
 
 fn deferred(text: &str) -> Result<Vec<Document>, CoreError> {
@@ -180,7 +180,7 @@ fn only_large_texts_are_deferred() {
     assert!(eager(&small).unwrap()[0].deferred_idoc().is_none());
     let filler = "<E1EDP01><P>1</P></E1EDP01>".repeat(super::DEFER_FROM / 20);
     let large = format!("{head}{filler}<E1EDK01><BELNR>B</BELNR></E1EDK01></IDOC></X>");
-    let docs = from_xml(Cow::Borrowed(&large), None).unwrap();
+    let docs = from_xml(Cow::Borrowed(&large), None, usize::MAX).unwrap();
     assert!(docs[0].deferred_idoc().is_some());
     assert_eq!(docs[0].values(&KeyPath::parse("E1EDK01.BELNR").unwrap()), [json!("B")]);
     assert_eq!(docs[0].docnum(), Some("1"));
@@ -197,14 +197,47 @@ fn a_large_body_is_held_once() {
     );
     let body = Bytes::from(format!("\u{feff}{text}"));
     let within = |held: &Bytes| body.as_ptr_range().contains(&held.as_ptr());
-    let docs = from_xml(Cow::Borrowed(&std::str::from_utf8(&body).unwrap()[3..]), Some(&body)).unwrap();
+    let docs =
+        from_xml(Cow::Borrowed(&std::str::from_utf8(&body).unwrap()[3..]), Some(&body), usize::MAX).unwrap();
     let idoc = docs[0].deferred_idoc().expect("deferred");
     assert!(within(&idoc.text.0), "the text is a slice of the body");
     assert_eq!(idoc.text.0.len(), text.len(), "the BOM is not part of the text");
     assert_eq!(docs[0].values(&KeyPath::parse("E1EDK01.BELNR").unwrap()), [json!("Ä")]);
 
-    let decoded = from_xml(Cow::Owned(text.clone()), Some(&body)).unwrap();
+    let decoded = from_xml(Cow::Owned(text.clone()), Some(&body), usize::MAX).unwrap();
     let idoc = decoded[0].deferred_idoc().expect("deferred");
     assert!(!within(&idoc.text.0), "a decoded text is its own buffer");
     assert_eq!(decoded, docs);
+}
+
+/// A large text of more IDocs than the caller accepts stops at the first
+/// `IDOC` over: the broken IDoc after it is never reached, and with a limit
+/// that takes it in, the same text is refused for that IDoc instead. A
+/// small text is rendered whole and left to the caller's count.
+#[test]
+fn a_large_packet_over_the_limit_stops_at_the_first_idoc_over() {
+    let idoc = |n: usize| {
+        format!(
+            "<IDOC BEGIN=\"1\"><EDI_DC40 SEGMENT=\"1\"><DOCNUM>{n:016}</DOCNUM></EDI_DC40>\
+             <E1EDK01 SEGMENT=\"1\"><BELNR>P{n}</BELNR>{}</E1EDK01></IDOC>",
+            " ".repeat(100_000)
+        )
+    };
+    let mut idocs: Vec<String> = (1..=12).map(idoc).collect();
+    idocs[11] = idocs[11].replace("</BELNR>", "</BELNX>");
+    let text = format!("<ORDERS05>{}</ORDERS05>", idocs.concat());
+    assert!(text.len() >= super::DEFER_FROM, "a deferred text");
+    let read = |limit| from_xml(Cow::Borrowed(&text), None, limit);
+    for limit in [10, 11] {
+        assert_eq!(read(limit).unwrap_err(), CoreError::TooManyMessages { limit }, "limit {limit}");
+    }
+    let broken = read(12).unwrap_err();
+    assert!(broken.to_string().contains("BELNX"), "the twelfth IDoc is read: {broken}");
+    let whole = text.replace("</BELNX>", "</BELNR>");
+    assert_eq!(from_xml(Cow::Borrowed(&whole), None, 12).unwrap().len(), 12);
+    let small = format!(
+        "<ORDERS05>{}</ORDERS05>",
+        (1..=3).map(|n| idoc(n).replace(&" ".repeat(100_000), "")).collect::<String>()
+    );
+    assert_eq!(from_xml(Cow::Borrowed(&small), None, 2).unwrap().len(), 3, "counted by the caller");
 }

@@ -325,3 +325,30 @@ proptest::proptest! {
         proptest::prop_assert_eq!(kept, sdata.trim_end());
     }
 }
+
+/// A file of more IDocs than the caller accepts stops at the first control
+/// record over: the broken IDoc after it is never reached, and with a limit
+/// that takes it in, the same file is refused for that IDoc instead.
+#[test]
+fn a_file_over_the_limit_stops_at_the_first_idoc_over() {
+    let mut records: Vec<String> = (1..=12).flat_map(|n| order(&format!("{n:016}"))).collect();
+    // The twelfth IDoc's first data record is a character short.
+    let twelfth_data = 11 * 6 + 1;
+    records[twelfth_data].pop();
+    let body = file(&records);
+    let read =
+        |limit| crate::parse_bytes_with(&body.clone().into(), Some("text/plain"), &description(), limit);
+    for limit in [10, 11] {
+        assert_eq!(read(limit).unwrap_err(), CoreError::TooManyMessages { limit }, "limit {limit}");
+    }
+    let broken = read(12).unwrap_err();
+    assert!(
+        broken.to_string().starts_with("flat-file IDoc record 68 (E2EDK01005) has 1062 characters"),
+        "{broken}"
+    );
+    records[twelfth_data].push(' ');
+    assert_eq!(
+        crate::parse_bytes_with(&file(&records).into(), None, &description(), 12).unwrap().documents.len(),
+        12
+    );
+}
