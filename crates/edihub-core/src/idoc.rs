@@ -100,15 +100,16 @@ fn from_root(mut root: Root, text: Option<&SharedText>) -> Result<Vec<Document>,
         (Some(name), idocs)
     };
     let marks: Vec<Option<usize>> = idocs.iter_mut().map(take_mark).collect();
-    let documents = documents(root_name, idocs)?;
-    let defer = |(document, mark): (Document, Option<usize>)| {
-        let found = mark.and_then(|i| deferred.get_mut(i)).and_then(Option::take);
+    // Each document is deferred as it is made, so the rendering it was
+    // checked with goes then, not once every IDoc's document is made.
+    let defer = |index: usize, document: Document| {
+        let found = marks[index].and_then(|i| deferred.get_mut(i)).and_then(Option::take);
         match (text, found) {
             (Some(text), Some(found)) => document.deferring_to(DeferredIdoc::new(text.clone(), found)),
             _ => document,
         }
     };
-    Ok(documents.into_iter().zip(marks).map(defer).collect())
+    documents(root_name, idocs, defer)
 }
 
 /// Takes the [`DEFERRED_MEMBER`] out of an `IDOC` rendering: the index of
@@ -131,15 +132,20 @@ fn unwrap_soap(root: Root) -> Result<(String, Value), CoreError> {
     }
 }
 
-/// One document per rendered `IDOC` element; each must carry exactly one
+/// One document per rendered `IDOC` element, each passed through `finish`
+/// with its index as soon as it is made; each must carry exactly one
 /// `EDI_DC40` with at most one of each field.
-fn documents(root: Option<String>, idocs: Vec<Value>) -> Result<Vec<Document>, CoreError> {
+fn documents(
+    root: Option<String>,
+    idocs: Vec<Value>,
+    mut finish: impl FnMut(usize, Document) -> Document,
+) -> Result<Vec<Document>, CoreError> {
     let total = idocs.len();
-    idocs
-        .into_iter()
-        .enumerate()
-        .map(|(i, idoc)| Document::idoc(root.clone(), idoc, PacketPosition { index: i + 1, total }))
-        .collect()
+    let document = |(i, idoc)| {
+        let document = Document::idoc(root.clone(), idoc, PacketPosition { index: i + 1, total })?;
+        Ok(finish(i, document))
+    };
+    idocs.into_iter().enumerate().map(document).collect()
 }
 
 /// Refuses `\u0000` anywhere in strings or member names: valid JSON, but
@@ -187,7 +193,7 @@ pub(crate) fn from_json(text: &str) -> Result<ParsedBody, CoreError> {
         }
         return Ok(ParsedBody {
             format: BodyFormat::IdocJson,
-            documents: documents(root.map(str::to_string), idocs)?,
+            documents: documents(root.map(str::to_string), idocs, |_, document| document)?,
             idempotency_key,
             interchange: None,
             envelope: None,

@@ -45,10 +45,13 @@ pub struct Config {
     /// A large UTF-8 IDoc-XML body is held once while it is parsed and stored
     /// on PostgreSQL, beside what its parse builds (a fraction of its size);
     /// other formats, other charsets and SQLite take a few times the body's
-    /// size. So this bounds memory under many large uploads: a request that
-    /// would exceed it waits
-    /// for its turn (within `request_timeout_secs`), and a body larger than
-    /// the whole budget is processed alone. Smaller bodies never wait.
+    /// size. A packet or interchange of many small messages takes memory by
+    /// its messages rather than its bytes, a few kilobytes each until it is
+    /// answered (BENCHMARKS.md, "Comparisons"), which `max_idocs_per_packet`
+    /// bounds. So this bounds memory under many large uploads: a request
+    /// that would exceed it waits for its turn (within
+    /// `request_timeout_secs`), and a body larger than the whole budget is
+    /// processed alone. Smaller bodies never wait.
     pub max_inflight_body_bytes: usize,
     /// Total bytes of webhook bodies over 64 KiB read at once. A webhook's
     /// signature can only be checked once its body is in, so until then the
