@@ -48,8 +48,9 @@ const IDOC: &str = "IDOC";
 /// A deferred text of more than `max_idocs` IDocs is refused
 /// ([`CoreError::TooManyMessages`]) at the first `IDOC` over, before the
 /// rest are noted: each costs a few kilobytes once read, so a large body of
-/// tiny IDocs took many times its size before a count after the parse
-/// refused it. A smaller text is rendered whole and counted by the caller.
+/// tiny IDocs would take many times its size before a count after the
+/// parse could refuse it. A smaller text is rendered whole and counted by
+/// the caller.
 pub(crate) fn from_xml(
     text: Cow<'_, str>,
     body: Option<&Bytes>,

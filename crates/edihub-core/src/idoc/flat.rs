@@ -59,7 +59,9 @@ pub(crate) fn sniff(bytes: &[u8]) -> bool {
     bytes.starts_with(b"EDI_DC")
 }
 
-/// Parses a flat file into its IDocs.
+/// Parses a flat file into its IDocs; a file of more than `max_idocs` is
+/// refused ([`CoreError::TooManyMessages`]) at the first control record
+/// over, before that IDoc is read.
 pub(crate) fn parse(
     body: &[u8],
     content_type: Option<&str>,
