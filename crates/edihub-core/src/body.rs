@@ -68,14 +68,18 @@ pub fn parse_body_with(
 /// message of a few segments costs several times its bytes once parsed, so
 /// a body of tiny messages would otherwise take many times its size before
 /// a count after the parse refused it. Smaller IDoc-XML bodies and JSON are
-/// counted by the caller.
+/// read whole (their size bounds what that takes) and counted after.
 pub fn parse_bytes_with(
     body: &Bytes,
     content_type: Option<&str>,
     descriptions: &IdocDescriptions,
     max_messages: usize,
 ) -> Result<ParsedBody, CoreError> {
-    parse(body, Some(body), content_type, descriptions, max_messages)
+    let parsed = parse(body, Some(body), content_type, descriptions, max_messages)?;
+    if parsed.documents.len() > max_messages {
+        return Err(CoreError::TooManyMessages { limit: max_messages });
+    }
+    Ok(parsed)
 }
 
 /// Parses `body`; `shared`, when given, holds the same bytes.

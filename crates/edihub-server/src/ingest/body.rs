@@ -216,29 +216,24 @@ impl Buffer {
 
 /// [`edihub_core::parse_bytes_with`] the configured IDoc type descriptions,
 /// on the blocking pool for large bodies; a body of more than
-/// `max_messages` messages (`max_idocs_per_packet`) is refused (413): an
-/// interchange, a flat file or a large IDoc-XML body as soon as its reader
-/// reaches the first message over, any other body once parsed.
+/// `max_messages` messages (`max_idocs_per_packet`) is refused (413, see
+/// [`parse_bytes_with`] for where its reader stops).
 pub async fn parse(
     descriptions: &Arc<IdocDescriptions>,
     bytes: &Bytes,
     content_type: Option<&str>,
     max_messages: usize,
 ) -> Result<ParsedBody, ApiError> {
-    let parsed = if bytes.len() <= PARSE_OFF_THREAD {
-        parse_bytes_with(bytes, content_type, descriptions, max_messages)?
-    } else {
-        let (bytes, content_type) = (bytes.clone(), content_type.map(str::to_string));
-        let descriptions = Arc::clone(descriptions);
-        let parse = move || parse_bytes_with(&bytes, content_type.as_deref(), &descriptions, max_messages);
-        tokio::task::spawn_blocking(parse)
-            .await
-            // A panic in the parser is a bug: it ends this request's task, as it
-            // would have inline.
-            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))?
-    };
-    if parsed.documents.len() > max_messages {
-        return Err(ApiError::PacketTooLarge { limit: max_messages });
+    if bytes.len() <= PARSE_OFF_THREAD {
+        return Ok(parse_bytes_with(bytes, content_type, descriptions, max_messages)?);
     }
-    Ok(parsed)
+    let (bytes, content_type) = (bytes.clone(), content_type.map(str::to_string));
+    let descriptions = Arc::clone(descriptions);
+    let parse = move || parse_bytes_with(&bytes, content_type.as_deref(), &descriptions, max_messages);
+    let parsed = tokio::task::spawn_blocking(parse)
+        .await
+        // A panic in the parser is a bug: it ends this request's task, as it
+        // would have inline.
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+    Ok(parsed?)
 }

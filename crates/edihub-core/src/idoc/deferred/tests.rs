@@ -239,5 +239,8 @@ fn a_large_packet_over_the_limit_stops_at_the_first_idoc_over() {
         "<ORDERS05>{}</ORDERS05>",
         (1..=3).map(|n| idoc(n).replace(&" ".repeat(100_000), "")).collect::<String>()
     );
-    assert_eq!(from_xml(Cow::Borrowed(&small), None, 2).unwrap().len(), 3, "counted by the caller");
+    assert_eq!(from_xml(Cow::Borrowed(&small), None, 2).unwrap().len(), 3, "read whole");
+    let small = bytes::Bytes::from(small);
+    let counted = crate::parse_bytes_with(&small, Some("application/xml"), &Default::default(), 2);
+    assert_eq!(counted.unwrap_err(), CoreError::TooManyMessages { limit: 2 }, "then counted");
 }
