@@ -58,12 +58,13 @@ def _gauge(base, name):
 
 
 def _handoff(base):
-    """First attempts that sent the envelope the receive route handed over,
-    and those that read the store (`edihub_delivery_handoff_total`)."""
+    """First attempts leased at the insert, those claimed that sent the
+    envelope the receive route handed over, and those that read the store
+    (`edihub_delivery_handoff_total`)."""
     with urllib.request.urlopen(base + "/metrics", timeout=10) as r:
         text = r.read().decode()
-    found = dict(re.findall(r'^edihub_delivery_handoff_total\{result="(hit|miss)"\} (\d+)$', text, re.M))
-    return {"hit": int(found.get("hit", 0)), "miss": int(found.get("miss", 0))}
+    found = dict(re.findall(r'^edihub_delivery_handoff_total\{result="(leased|hit|miss)"\} (\d+)$', text, re.M))
+    return {k: int(found.get(k, 0)) for k in ("leased", "hit", "miss")}
 
 
 def _delivered(base):
@@ -156,8 +157,8 @@ def run(server, s1, load, edihub, work, tenant, env, admin_token, cpu_of, pg, lo
     log(f"D: ingest {res['rps']:.0f} req/s vs {base['rps']:.0f} ({base['name']}), delivered "
         f"{res['delivered_per_s']:.0f}/s, queue depth max {res['depth_max']} last {res['depth_last']}, drained in "
         f"{res['drain_s']:.1f} s, extra edihub CPU {res['extra_ms_per_delivery']:.3f} ms/delivery, receiver "
-        f"{res['sink_ms_per_delivery']:.3f} ms/delivery, handoff {res['handoff']['hit']} hits and "
-        f"{res['handoff']['miss']} misses")
+        f"{res['sink_ms_per_delivery']:.3f} ms/delivery, handoff {res['handoff']['leased']} leased at the "
+        f"insert, {res['handoff']['hit']} hits and {res['handoff']['miss']} misses")
     return res
 
 
@@ -213,8 +214,9 @@ def handoff_text(d):
     h = d.get("handoff")
     if not h:
         return ""
-    return (f" First attempts that sent the envelope the receive route handed over: {h['hit']:,} of "
-            f"{h['hit'] + h['miss']:,}.")
+    leased, hit, miss = h.get("leased", 0), h["hit"], h["miss"]
+    return (f" First attempts leased at the insert: {leased:,} of {leased + hit + miss:,}; that sent the "
+            f"envelope the receive route handed over: {leased + hit:,}.")
 
 
 def render_drain(d):

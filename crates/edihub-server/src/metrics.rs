@@ -152,6 +152,13 @@ impl Metrics {
         }
     }
 
+    /// First attempts of envelope destinations started without a claim:
+    /// leased at the insert (see `delivery::handoff`); each sends the
+    /// handed envelope.
+    pub fn leased_at_insert(&self, attempts: u64) {
+        self.handoff.add(vec![("result", "leased".to_string())], attempts);
+    }
+
     /// Rows a retention step changed.
     pub fn retention(&self, step: &str, rows: u64) {
         self.retention_rows.add(vec![("step", step.to_string())], rows);
@@ -186,7 +193,7 @@ impl Metrics {
             ),
             (
                 "edihub_delivery_handoff_total",
-                "First attempts of envelope destinations: hit sent the envelope the intake handed over, miss read the message from the store.",
+                "First attempts of envelope destinations: leased were leased at the insert and sent the envelope the intake handed over, hit sent it after a claim, miss read the message from the store.",
                 &self.handoff,
             ),
         ];

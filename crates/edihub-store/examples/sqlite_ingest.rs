@@ -55,7 +55,8 @@ async fn run(url: &str, count: usize) {
 
 async fn ingest_one(store: &dyn Store, scope: &Scope, n: usize) {
     let now = chrono::Utc::now();
-    let request = IngestRequest { scope, key: None, messages: vec![message(n)], now, envelope: None };
+    let request =
+        IngestRequest { scope, key: None, messages: vec![message(n)], now, envelope: None, lease: None };
     match store.ingest(request).await.expect("ingest") {
         IngestOutcome::Processed(answer) => {
             assert!(matches!(answer.outcomes[..], [MessageOutcome::Accepted(_)]), "message {n}: {answer:?}")

@@ -153,7 +153,8 @@ pub use outbox::{
     FinishedAttempt, PENDING, Recorded, ReplayFilter, Verdict, storable_text,
 };
 pub use outcome::{
-    Answer, DetectedBy, IngestOutcome, IngestRequest, KeyClaim, KeyReusePolicy, MessageOutcome, Replay,
+    Answer, DetectedBy, IngestOutcome, IngestRequest, InsertLease, KeyClaim, KeyReusePolicy, MessageOutcome,
+    Replay,
 };
 pub use partition_drop::Pace;
 pub use partitions::{PartitionLayout, PartitionPeriod};

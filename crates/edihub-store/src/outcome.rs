@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::{MessageSummary, NewMessage, Scope};
+use crate::{ClaimedDelivery, MessageSummary, NewMessage, Scope};
 
 /// How a blocked duplicate was recognised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -127,6 +127,23 @@ pub struct Answer {
     /// the server described it in [`IngestRequest::envelope`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub envelope: Option<serde_json::Value>,
+    /// The deliveries the insert leased to the caller, as it asked
+    /// ([`IngestRequest::lease`]): its worker attempts them without a
+    /// claim. Never kept with a key's answer (a repeat leases nothing).
+    #[serde(skip)]
+    pub leased: Vec<ClaimedDelivery>,
+}
+
+/// Deliveries of a request's message that the caller asks the insert to
+/// lease to it: its delivery worker will attempt them at once, so the
+/// insert writes each lease with the delivery, and no claim has to find
+/// and lease them afterwards (see `outbox`). The store leases what it can
+/// and says which in [`Answer::leased`]; a delivery it does not lease is
+/// claimed as any other.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InsertLease {
+    /// (destination, lease until) of each delivery to lease.
+    pub to: Vec<(String, chrono::DateTime<chrono::Utc>)>,
 }
 
 /// The first answer to a key, given again to a repeat.
@@ -157,12 +174,16 @@ pub struct IngestRequest<'a> {
     pub now: chrono::DateTime<chrono::Utc>,
     /// The interchange envelope to keep with the answer (EDIFACT/X12).
     pub envelope: Option<serde_json::Value>,
+    /// The deliveries of the message to lease to the caller at its insert
+    /// (a request of one message without a key; other requests lease
+    /// nothing).
+    pub lease: Option<InsertLease>,
 }
 
 impl IngestRequest<'_> {
     /// The answer made of `outcomes` and this request's envelope.
     pub(crate) fn answer(&self, outcomes: Vec<MessageOutcome>) -> Answer {
-        Answer { outcomes, envelope: self.envelope.clone() }
+        Answer { outcomes, envelope: self.envelope.clone(), leased: Vec::new() }
     }
 }
 

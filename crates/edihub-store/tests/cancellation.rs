@@ -137,5 +137,6 @@ fn alone(scope: &Scope, message: NewMessage) -> IngestRequest<'_> {
         messages: vec![message],
         now: chrono::Utc::now(),
         envelope: None,
+        lease: None,
     }
 }

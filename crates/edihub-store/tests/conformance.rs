@@ -75,6 +75,8 @@ suite!(
     audit_events_of_one_message,
     outbox_rows_written_with_messages,
     lease_claim_is_exclusive,
+    deliveries_leased_at_the_insert,
+    an_insert_lease_that_ends_leaves_the_delivery_to_a_claim,
     recent_claim_leaves_older_messages,
     deliveries_finish_fail_and_replay,
     a_stale_verdict_does_not_overwrite_a_newer_lease,

@@ -48,8 +48,10 @@ pub struct DeliveryConfig {
     /// claims, so those attempts neither read nor parse the message (see
     /// `delivery::handoff`): a small single-document message of an
     /// environment with an enabled envelope destination; the oldest go
-    /// first. `0` turns it off; a message not kept is read from the store
-    /// as before.
+    /// first. Such a message without a key also has its `parallel`
+    /// envelope deliveries leased at its insert, and they start without a
+    /// claim. `0` turns both off; a message not kept is read from the
+    /// store as before.
     pub handoff_bytes: usize,
 }
 

@@ -13,8 +13,16 @@
 //! most one poll interval longer than it would have. A full claim that
 //! finds such deliveries keeps the destination on full claims until one
 //! finds none, so an old backlog drains at full speed too.
+//!
+//! A destination whose deliveries the intake leases at the insert (see
+//! `handoff.rs`) has few left for a claim to find, and a claim that finds
+//! nothing still reads the queue's index. So between two polls it claims
+//! only when its lane is flagged: a delivery of it was stored without its
+//! lease since its last claim, or that claim filled every slot it asked
+//! for (more may be due).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use chrono::Utc;
@@ -37,12 +45,17 @@ pub(super) struct Lane {
     /// [`RECENT`]: then every claim covers the whole queue until one finds
     /// none.
     old_backlog: bool,
+    /// Set when a claim between polls may find a delivery: one was stored
+    /// without its lease (the intake sets it), or the last claim filled its
+    /// slots. Read only for destinations leased at the insert.
+    pub unleased: Arc<AtomicBool>,
 }
 
 impl Lane {
     /// A destination with `slots` attempts at once.
     pub fn new(slots: usize) -> Lane {
-        Lane { slots: Arc::new(Semaphore::new(slots)), cap: slots, old_backlog: false }
+        let unleased = Arc::new(AtomicBool::new(true));
+        Lane { slots: Arc::new(Semaphore::new(slots)), cap: slots, old_backlog: false, unleased }
     }
 
     /// Gives the lane `cap` slots when an admin changed the destination's
@@ -53,6 +66,14 @@ impl Lane {
             self.slots = Arc::new(Semaphore::new(cap));
             self.cap = cap;
         }
+    }
+
+    /// Whether a claim now may find due deliveries: always at a poll
+    /// (`listing`), during an old backlog, and for a destination not
+    /// `leased_at_insert`; else only when the lane is flagged (which this
+    /// clears: a delivery stored after it is flagged again).
+    pub fn may_find(&self, listing: bool, leased_at_insert: bool) -> bool {
+        listing || self.old_backlog || !leased_at_insert || self.unleased.swap(false, Ordering::AcqRel)
     }
 
     /// Leases up to `free` due deliveries of `destination` for `lease`: the
@@ -77,11 +98,16 @@ impl Lane {
             // flight across replicas, whatever this process's slots.
             return Ok(store.claim_line_head(id, now, until).await?.into_iter().collect());
         }
-        if !listing && !self.old_backlog {
-            return store.claim_recent_deliveries(id, since, now, until, limit).await;
+        let claimed = if !listing && !self.old_backlog {
+            store.claim_recent_deliveries(id, since, now, until, limit).await?
+        } else {
+            let claimed = store.claim_deliveries(id, now, until, limit).await?;
+            self.old_backlog = claimed.iter().any(|d| d.created_at < since);
+            claimed
+        };
+        if claimed.len() >= free {
+            self.unleased.store(true, Ordering::Release);
         }
-        let claimed = store.claim_deliveries(id, now, until, limit).await?;
-        self.old_backlog = claimed.iter().any(|d| d.created_at < since);
         Ok(claimed)
     }
 }

@@ -36,11 +36,6 @@ impl Destination {
     pub(crate) fn takes_handoff(&self) -> bool {
         self.def.format == DeliveryFormat::Envelope && self.sap.is_none() && self.as2.is_none()
     }
-
-    /// Its (tenant, environment).
-    pub(crate) fn owner(&self) -> (String, String) {
-        (self.def.tenant.clone(), self.def.environment.clone())
-    }
 }
 
 /// The destinations taken up, by id, each with the definition it was built

@@ -22,6 +22,20 @@
 //!   stays until it is dropped, for every destination of its message.
 //! - **First attempts only**: a retry or a replay renders from the store,
 //!   the authoritative copy.
+//! - **Leased at the insert**: for each `parallel` envelope destination
+//!   of the message's environment that has a free attempt slot in this
+//!   process, the route takes the slot before the insert and asks the
+//!   store to lease the delivery with the message ([`InsertLease`]); the
+//!   deliveries the insert leased go straight to this process's worker
+//!   with their envelope and slot ([`Started`]), which attempts them
+//!   without a claim. No claim looks for them either: between two polls
+//!   a leasing destination claims only after a delivery of its
+//!   environment was stored without its lease (flagged here by every
+//!   intake, [`Handoff::stored`]), or while its last claim filled its
+//!   slots. A process that stops between the insert and the attempt
+//!   leaves the lease to expire, and the delivery is claimed as after a
+//!   failed attempt. `fifo` destinations are never leased here: their
+//!   line's head is the claim's to take.
 //! - **The same bytes**: the envelope is what a render from the store
 //!   gives. The document comes from the same parse of the same body, and
 //!   the metadata is what the store keeps (the time at its microsecond
@@ -29,12 +43,15 @@
 //!   renders from the store.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Mutex, RwLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
 
 use bytes::Bytes;
 use edihub_core::Document;
-use edihub_store::{ClaimedDelivery, MessageSummary, Scope};
+use edihub_store::{ClaimedDelivery, InsertLease, MessageSummary, Scope};
 use serde_json::value::RawValue;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use uuid::Uuid;
 
 use super::envelope::envelope_of_summary;
@@ -56,10 +73,65 @@ pub struct Handed {
 #[derive(Debug)]
 pub struct Handoff {
     budget: usize,
-    /// (tenant, environment) of the enabled envelope destinations: read by
-    /// every receive request, written at each reading of the destinations.
-    wanted: RwLock<Vec<(String, String)>>,
+    /// What the worker wants, as of its last reading of the destinations:
+    /// read by every receive request.
+    wanted: RwLock<Wanted>,
     inner: Mutex<Inner>,
+}
+
+/// What the worker wants from the intake.
+#[derive(Debug, Default)]
+struct Wanted {
+    /// (tenant, environment, destination) of each enabled envelope
+    /// destination: their messages' envelopes are handed over.
+    envelopes: Vec<(String, String, String)>,
+    /// The destinations whose deliveries are leased at the insert.
+    lanes: Vec<LeaseLane>,
+    /// Where leased deliveries go: the worker's (`None`: it is not running,
+    /// and nothing is leased).
+    started: Option<mpsc::UnboundedSender<Started>>,
+}
+
+/// A destination whose deliveries the intake leases at the insert, as the
+/// worker sees it.
+#[derive(Debug, Clone)]
+pub(super) struct LeaseLane {
+    /// The destination's id.
+    pub destination: String,
+    /// Its tenant.
+    pub tenant: String,
+    /// Its environment.
+    pub environment: String,
+    /// The message types it takes (`None`: every type).
+    pub message_types: Option<Vec<String>>,
+    /// How long a lease lasts: its attempt's timeout and the lease margin.
+    pub lease: Duration,
+    /// Its free attempt slots in this process (the worker's lane).
+    pub slots: Arc<Semaphore>,
+    /// Set when a delivery of it may have been stored without its lease:
+    /// the worker's next claim between polls looks for it.
+    pub unleased: Arc<AtomicBool>,
+}
+
+/// A delivery the insert leased, on its way to the worker with what its
+/// first attempt sends and the slot it runs in.
+#[derive(Debug)]
+pub(super) struct Started {
+    /// The delivery, as the insert leased it.
+    pub delivery: ClaimedDelivery,
+    /// Its message's envelope.
+    pub handed: Handed,
+    /// Its attempt slot, taken before the insert.
+    pub permit: OwnedSemaphorePermit,
+}
+
+/// The attempt slots a request took for the deliveries it asks the insert
+/// to lease ([`Handoff::reserve`]).
+#[derive(Debug)]
+pub struct Reservation {
+    /// The leases asked of the insert.
+    pub lease: InsertLease,
+    permits: Vec<(String, OwnedSemaphorePermit)>,
 }
 
 #[derive(Debug, Default)]
@@ -80,11 +152,31 @@ impl Handoff {
         self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Sets the environments whose messages are handed over: those of the
-    /// enabled envelope destinations (the worker calls it at each reading
-    /// of the destinations).
-    pub fn want(&self, scopes: Vec<(String, String)>) {
-        *self.wanted.write().unwrap_or_else(std::sync::PoisonError::into_inner) = scopes;
+    fn wanted(&self) -> std::sync::RwLockReadGuard<'_, Wanted> {
+        self.wanted.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Sets what is handed over: the envelopes of the messages of the
+    /// environments of `envelopes`, (tenant, environment, destination) of
+    /// each enabled envelope destination; and the deliveries of `lanes`,
+    /// leased at the insert and sent to `started` (the worker calls it at
+    /// each reading of the destinations).
+    pub(super) fn want(
+        &self,
+        envelopes: Vec<(String, String, String)>,
+        lanes: Vec<LeaseLane>,
+        started: mpsc::UnboundedSender<Started>,
+    ) {
+        let wanted = Wanted { envelopes, lanes, started: Some(started) };
+        *self.wanted.write().unwrap_or_else(std::sync::PoisonError::into_inner) = wanted;
+    }
+
+    /// Stops leasing at the insert (the worker is ending); envelopes are
+    /// still handed over, for the next worker's claims.
+    pub(super) fn stop_leasing(&self) {
+        let mut wanted = self.wanted.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        wanted.lanes.clear();
+        wanted.started = None;
     }
 
     /// Whether a single document of a body of `body_len` bytes, stored in
@@ -95,14 +187,64 @@ impl Handoff {
             return false;
         }
         // A few destinations at most: a scan, with nothing allocated.
-        let wanted = self.wanted.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-        wanted.iter().any(|(t, e)| *t == scope.tenant_id && *e == scope.environment_id)
+        self.wanted().envelopes.iter().any(|(t, e, _)| *t == scope.tenant_id && *e == scope.environment_id)
     }
 
-    /// Keeps the envelope of `stored` (stored in `scope`) with `payload`,
-    /// its document's rendering ([`payload`]), dropping the oldest beyond
+    /// Takes a free attempt slot of each leasing destination of `scope`
+    /// that takes `message_type`, for the insert of a message whose
+    /// envelope is handed over to lease its deliveries; `None` when there
+    /// is none (then every delivery is claimed).
+    pub fn reserve(&self, scope: &Scope, message_type: &str) -> Option<Reservation> {
+        let wanted = self.wanted();
+        if wanted.started.as_ref().is_none_or(mpsc::UnboundedSender::is_closed) {
+            return None;
+        }
+        let now = chrono::Utc::now();
+        let mut reservation = Reservation { lease: InsertLease::default(), permits: Vec::new() };
+        for lane in wanted
+            .lanes
+            .iter()
+            .filter(|l| l.tenant == scope.tenant_id && l.environment == scope.environment_id)
+        {
+            if lane.message_types.as_ref().is_some_and(|types| !types.iter().any(|t| t == message_type)) {
+                continue;
+            }
+            let Ok(permit) = lane.slots.clone().try_acquire_owned() else { continue };
+            let until = now + chrono::Duration::from_std(lane.lease).unwrap_or_default();
+            reservation.lease.to.push((lane.destination.clone(), until));
+            reservation.permits.push((lane.destination.clone(), permit));
+        }
+        (!reservation.permits.is_empty()).then_some(reservation)
+    }
+
+    /// Notes that messages were stored in `scope` and that of their
+    /// deliveries the insert leased `leased`: each other leasing
+    /// destination of `scope` is flagged for a claim. Every intake calls it
+    /// for what it stored.
+    pub fn stored(&self, scope: &Scope, leased: &[ClaimedDelivery]) {
+        for lane in &self.wanted().lanes {
+            if lane.tenant == scope.tenant_id
+                && lane.environment == scope.environment_id
+                && !leased.iter().any(|d| d.destination_id == lane.destination)
+            {
+                lane.unleased.store(true, Ordering::Release);
+            }
+        }
+    }
+
+    /// Hands over the envelope of `stored` (stored in `scope`) with
+    /// `payload`, its document's rendering ([`payload`]): with each of the
+    /// `leased` deliveries and its slot in `reservation` to the worker,
+    /// and kept for the claims of the others, dropping the oldest beyond
     /// the budget.
-    pub fn hand(&self, scope: &Scope, stored: &MessageSummary, payload: &RawValue) {
+    pub fn hand(
+        &self,
+        scope: &Scope,
+        stored: &MessageSummary,
+        payload: &RawValue,
+        reservation: Option<Reservation>,
+        leased: &[ClaimedDelivery],
+    ) {
         let envelope = envelope_of_summary(scope, stored, Some(payload));
         // Serializing plain fields and JSON text cannot fail.
         let Ok(envelope) = serde_json::to_vec(&envelope) else { return };
@@ -114,12 +256,51 @@ impl Handoff {
             environment: scope.environment_id.clone(),
             envelope: Bytes::from(envelope),
         };
+        let started = self.start(&handed, reservation, leased);
+        let all_started = self
+            .wanted()
+            .envelopes
+            .iter()
+            .all(|(t, e, d)| *t != scope.tenant_id || *e != scope.environment_id || started.contains(d));
+        if started.is_empty() || !all_started {
+            self.keep(stored.id, handed);
+        }
+    }
+
+    /// Sends each of `leased` with its slot and `handed` to the worker;
+    /// returns the destinations sent. A delivery the worker does not take
+    /// (it ended) keeps its lease until it expires, and is claimed then.
+    fn start(
+        &self,
+        handed: &Handed,
+        reservation: Option<Reservation>,
+        leased: &[ClaimedDelivery],
+    ) -> Vec<String> {
+        let Some(mut reservation) = reservation else { return Vec::new() };
+        let wanted = self.wanted();
+        let Some(worker) = wanted.started.as_ref() else { return Vec::new() };
+        let mut sent = Vec::new();
+        for delivery in leased {
+            let Some(at) = reservation.permits.iter().position(|(d, _)| *d == delivery.destination_id) else {
+                continue;
+            };
+            let (destination, permit) = reservation.permits.swap_remove(at);
+            let started = Started { delivery: delivery.clone(), handed: handed.clone(), permit };
+            if worker.send(started).is_ok() {
+                sent.push(destination);
+            }
+        }
+        sent
+    }
+
+    /// Keeps `handed` for the claims of message `id`'s deliveries.
+    fn keep(&self, id: Uuid, handed: Handed) {
         let mut inner = self.inner();
         inner.bytes += handed.envelope.len();
-        if let Some(replaced) = inner.entries.insert(stored.id, handed) {
+        if let Some(replaced) = inner.entries.insert(id, handed) {
             inner.bytes -= replaced.envelope.len();
         } else {
-            inner.order.push_back(stored.id);
+            inner.order.push_back(id);
         }
         while inner.bytes > self.budget {
             let Some(oldest) = inner.order.pop_front() else { break };
@@ -189,6 +370,10 @@ mod tests {
         }
     }
 
+    fn acme_prod() -> (String, String, String) {
+        ("acme".to_string(), "prod".to_string(), "d".to_string())
+    }
+
     fn document() -> Document {
         let body = br#"{"order": {"id": "A-1"}}"#;
         edihub_core::parse_body(body, Some("application/json")).expect("parses").documents.remove(0)
@@ -199,12 +384,13 @@ mod tests {
         let handoff = Handoff::new(1024 * 1024);
         let scope = Scope::new("acme", "prod");
         assert!(!handoff.wants(&scope, 10), "nothing is wanted before the worker says so");
-        handoff.want(vec![("acme".to_string(), "prod".to_string())]);
+        let (started, _) = mpsc::unbounded_channel();
+        handoff.want(vec![acme_prod()], Vec::new(), started.clone());
         assert!(handoff.wants(&scope, 10));
         assert!(!handoff.wants(&scope, UNCOUNTED_BODY + 1), "a large body renders from the store");
         assert!(!handoff.wants(&Scope::new("acme", "test"), 10));
         let off = Handoff::new(0);
-        off.want(vec![("acme".to_string(), "prod".to_string())]);
+        off.want(vec![acme_prod()], Vec::new(), started);
         assert!(!off.wants(&scope, 10), "a budget of 0 turns it off");
     }
 
@@ -215,12 +401,12 @@ mod tests {
         let ids: Vec<Uuid> = (0..10).map(|_| Uuid::now_v7()).collect();
         let one = {
             let probe = Handoff::new(1024 * 1024);
-            probe.hand(&scope, &summary(ids[0]), &payload);
+            probe.hand(&scope, &summary(ids[0]), &payload, None, &[]);
             probe.held_bytes()
         };
         let handoff = Handoff::new(one * 3);
         for id in &ids {
-            handoff.hand(&scope, &summary(*id), &payload);
+            handoff.hand(&scope, &summary(*id), &payload, None, &[]);
         }
         assert!(handoff.held_bytes() <= one * 3);
         let kept: Vec<bool> = ids.iter().map(|id| handoff.get(*id).is_some()).collect();

@@ -15,8 +15,10 @@
 //! attempt's end wakes it, and a parallel destination claims again, among
 //! the deliveries of recent messages (`claim.rs`), once half its slots are
 //! free, so one claim statement serves several attempts; the claimed
-//! messages are read in one statement too. Verdicts are recorded in batches
-//! (`recorder.rs`).
+//! messages are read in one statement too. The deliveries the intake
+//! leased at the insert come to the loop without a claim, each with its
+//! envelope and slot, and start at once (`handoff.rs`). Verdicts are
+//! recorded in batches (`recorder.rs`).
 //!
 //! - `address_policy.rs`: which addresses deliveries may connect to;
 //! - `as2_mdn.rs`: asynchronous AS2 MDNs, posted to the partner's URL with
@@ -31,7 +33,8 @@
 //!   per change of its definition;
 //! - `envelope.rs`: the envelope body, which the pull feed lists too;
 //! - `handoff.rs`: envelopes the intake rendered for first attempts, so
-//!   they read and parse nothing;
+//!   they read and parse nothing, and the deliveries it leased at the
+//!   insert, so they need no claim;
 //! - `http.rs`: the HTTP client (shared with AS2) and how its failures are told;
 //! - `recorder.rs`: verdicts written in batches, one commit for many attempts;
 //! - `render.rs`: envelopes rendered once per message under a memory budget;
@@ -68,7 +71,8 @@ use tokio_util::task::TaskTracker;
 pub use address_policy::AddressPolicy;
 use claim::Lane;
 use destination::{Destination, TakenUp};
-pub use handoff::{Handed, Handoff, payload as handoff_payload};
+pub use handoff::{Handed, Handoff, Reservation, payload as handoff_payload};
+use handoff::{LeaseLane, Started};
 pub use http::client;
 pub(crate) use http::describe;
 pub use schedule::jitter_factor;
@@ -158,15 +162,14 @@ impl Worker {
         let mut taken_up = TakenUp::default();
         let mut destinations = Vec::new();
         let mut next_listing = Instant::now();
+        let (started_tx, mut started) = mpsc::unbounded_channel();
         loop {
             let listing = Instant::now() >= next_listing;
             if listing {
                 match self.state.store.list_destinations().await {
                     Ok(rows) => {
                         destinations = taken_up.refresh(&rows, |row| self.destination(row));
-                        self.state.handoff.want(
-                            destinations.iter().filter(|d| d.takes_handoff()).map(|d| d.owner()).collect(),
-                        );
+                        self.want(&destinations, &mut lanes, started_tx.clone());
                     }
                     Err(e) => tracing::warn!(error = %e, "delivery: listing destinations failed"),
                 }
@@ -179,8 +182,75 @@ impl Worker {
                 () = shutdown.cancelled() => break,
                 () = tokio::time::sleep_until(next_listing) => {}
                 () = self.wake.notified() => {}
+                Some(first) = started.recv() => {
+                    self.start(first, &destinations, attempts);
+                    while let Ok(next) = started.try_recv() {
+                        self.start(next, &destinations, attempts);
+                    }
+                }
             }
         }
+        // What is still on its way keeps its lease, which expires.
+        self.state.handoff.stop_leasing();
+    }
+
+    /// Whether the intake leases `destination`'s deliveries at the insert:
+    /// a `parallel` destination whose envelopes it hands over, while the
+    /// handoff is on.
+    fn leased_at_insert(&self, destination: &Destination) -> bool {
+        self.state.config.delivery.handoff_bytes > 0
+            && destination.takes_handoff()
+            && destination.def.ordering != DeliveryOrdering::Fifo
+    }
+
+    /// Tells the intake what to hand over after a reading of the
+    /// destinations: the envelopes of the envelope destinations'
+    /// environments, and the deliveries of those leased at the insert, with
+    /// their lanes (made here if new), sent to `started`.
+    fn want(
+        &self,
+        destinations: &[Arc<Destination>],
+        lanes: &mut Lanes,
+        started: mpsc::UnboundedSender<Started>,
+    ) {
+        let envelopes = destinations.iter().filter(|d| d.takes_handoff());
+        let envelopes =
+            envelopes.map(|d| (d.def.tenant.clone(), d.def.environment.clone(), d.def.id.clone()));
+        let margin = self.state.config.delivery.lease_margin_secs;
+        let mut leasing = Vec::new();
+        for destination in destinations.iter().filter(|d| self.leased_at_insert(d)) {
+            let def = &destination.def;
+            let cap = def.in_flight(&self.state.config.delivery);
+            let lane = lanes.entry(def.id.clone()).or_insert_with(|| Lane::new(cap));
+            lane.resize(cap);
+            leasing.push(LeaseLane {
+                destination: def.id.clone(),
+                tenant: def.tenant.clone(),
+                environment: def.environment.clone(),
+                message_types: def.message_types.clone(),
+                lease: Duration::from_secs(def.timeout_secs.saturating_add(margin)),
+                slots: lane.slots.clone(),
+                unleased: lane.unleased.clone(),
+            });
+        }
+        self.state.handoff.want(envelopes.collect(), leasing, started);
+    }
+
+    /// Starts the attempt of a delivery the intake leased at the insert, in
+    /// the slot it took. One of a destination no longer taken up keeps its
+    /// lease until it expires, and is claimed then.
+    fn start(self: &Arc<Self>, started: Started, destinations: &[Arc<Destination>], attempts: &TaskTracker) {
+        let Started { delivery, handed, permit } = started;
+        let Some(destination) = destinations.iter().find(|d| d.def.id == delivery.destination_id) else {
+            return;
+        };
+        self.state.metrics.leased_at_insert(1);
+        let (worker, destination) = (self.clone(), destination.clone());
+        attempts.spawn(async move {
+            worker.deliver(&destination, delivery, Source::Handed(handed)).await;
+            drop(permit);
+            worker.wake.notify_one();
+        });
     }
 
     /// Claims as many due deliveries of `destination` as it has free slots
@@ -202,6 +272,9 @@ impl Worker {
         let free = slots.available_permits();
         let fifo = destination.def.ordering == DeliveryOrdering::Fifo;
         if free == 0 || (!listing && !fifo && free < cap.div_ceil(2)) {
+            return;
+        }
+        if !lane.may_find(listing, self.leased_at_insert(destination)) {
             return;
         }
         let margin = self.state.config.delivery.lease_margin_secs;

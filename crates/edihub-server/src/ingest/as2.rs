@@ -48,7 +48,7 @@ pub async fn intake(
     let interchange = parsed.interchange.clone();
     drop(parsed);
     let key = interchange.as_ref().map(|ic| claim(ic, &bytes, &sender)).transpose()?;
-    match store(state, &sender.scope, key, messages, interchange.as_ref()).await? {
+    match store(state, &sender.scope, key, messages, interchange.as_ref(), None).await? {
         IngestOutcome::Processed(answer) | IngestOutcome::Replayed(Replay::Answer(answer)) => {
             Ok(answer.outcomes.first().map(edihub_store::MessageOutcome::id))
         }

@@ -7,7 +7,9 @@
 
 use axum::response::Response;
 use edihub_core::Interchange;
-use edihub_store::{DetectedBy, IngestOutcome, IngestRequest, KeyClaim, MessageOutcome, NewMessage, Scope};
+use edihub_store::{
+    DetectedBy, IngestOutcome, IngestRequest, InsertLease, KeyClaim, MessageOutcome, NewMessage, Scope,
+};
 use serde_json::value::RawValue;
 
 use super::{now, outcome_response};
@@ -34,7 +36,8 @@ pub struct Submission<'a> {
     pub ack: Option<PendingAck>,
     /// The JSON rendering of the request's one document, written when the
     /// delivery handoff wants its envelope (see `delivery::handoff`):
-    /// handed over once the message is stored as new.
+    /// handed over once the message is stored as new, with the deliveries
+    /// its insert leased to this process's worker.
     pub handoff: Option<Box<RawValue>>,
 }
 
@@ -45,11 +48,18 @@ pub struct Submission<'a> {
 pub async fn submit(state: &AppState, submission: Submission<'_>) -> Result<Response, ApiError> {
     let Submission { scope, key, messages, interchange, ack, handoff } = submission;
     let owed = crate::sap_status::candidates(state, scope, &messages);
-    let outcome = store(state, scope, key, messages, interchange.as_ref()).await?;
+    // Attempt slots for the deliveries the insert is to lease; those it
+    // does not lease are given back when the reservation goes.
+    let reservation = match (&handoff, messages.as_slice()) {
+        (Some(_), [message]) if key.is_none() => state.handoff.reserve(scope, &message.message_type),
+        _ => None,
+    };
+    let lease = reservation.as_ref().map(|r| r.lease.clone());
+    let outcome = store(state, scope, key, messages, interchange.as_ref(), lease).await?;
     if let (Some(payload), IngestOutcome::Processed(answer)) = (&handoff, &outcome)
         && let [MessageOutcome::Accepted(stored)] = answer.outcomes.as_slice()
     {
-        state.handoff.hand(scope, stored, payload);
+        state.handoff.hand(scope, stored, payload, reservation, &answer.leased);
     }
     drop(handoff);
     let refused = outcome == IngestOutcome::KeyMismatch;
@@ -69,16 +79,19 @@ pub async fn submit(state: &AppState, submission: Submission<'_>) -> Result<Resp
     answer
 }
 
-/// Hands a request's messages and key claim to the store, counts what
-/// happened, records the status owed to a SAP sender (see
-/// [`crate::sap_status`]) and wakes the feed: the part of [`submit`] every intake shares,
-/// also the AS2 intake, which answers with an MDN instead.
+/// Hands a request's messages and key claim to the store (with `lease`,
+/// the deliveries to lease at the insert), counts what happened, records
+/// the status owed to a SAP sender (see [`crate::sap_status`]), wakes the
+/// feed and flags the delivery worker's claims for what was stored without
+/// a lease: the part of [`submit`] every intake shares, also the AS2
+/// intake, which answers with an MDN instead.
 pub async fn store(
     state: &AppState,
     scope: &Scope,
     key: Option<KeyClaim>,
     messages: Vec<NewMessage>,
     interchange: Option<&Interchange>,
+    lease: Option<InsertLease>,
 ) -> Result<IngestOutcome, ApiError> {
     // A replay has no per-message outcomes: it is counted once, for the
     // first message's type, under the detector of the key that replayed.
@@ -86,7 +99,8 @@ pub async fn store(
     let first_type = messages.first().map(|m| m.message_type.clone()).unwrap_or_default();
     let envelope = interchange.map(envelope).transpose()?;
     let sap_candidates = crate::sap_status::candidates(state, scope, &messages);
-    let outcome = state.store.ingest(IngestRequest { scope, key, messages, now: now(), envelope }).await?;
+    let outcome =
+        state.store.ingest(IngestRequest { scope, key, messages, now: now(), envelope, lease }).await?;
     if !sap_candidates.is_empty() {
         crate::sap_status::record(state, scope, &sap_candidates, &outcome).await;
     }
@@ -94,6 +108,7 @@ pub async fn store(
     if let IngestOutcome::Processed(answer) = &outcome
         && answer.outcomes.iter().any(|o| matches!(o, MessageOutcome::Accepted(_)))
     {
+        state.handoff.stored(scope, &answer.leased);
         state.feed.notify(scope);
     }
     Ok(outcome)

@@ -6,6 +6,12 @@
 //! the environments of its envelope destinations only; a raw destination
 //! beside one still gets the bytes as received, a duplicate is handed
 //! nothing, and with `delivery.handoff_bytes = 0` nothing is kept.
+//!
+//! With the worker running, the deliveries of such a message (without a
+//! key) are leased at its insert and attempted without a claim (counted
+//! as `leased`); under concurrent posts that take more slots than a
+//! destination has, the rest are claimed, and every message reaches the
+//! destination once.
 
 use std::path::PathBuf;
 
@@ -25,9 +31,14 @@ fn x12() -> Vec<u8> {
 /// An app whose acme/prod messages go to `env` (envelope) and `raw`, with
 /// `handoff_bytes` of handoff.
 async fn app(backend: Backend, receiver: &Receiver, handoff_bytes: usize) -> TestApp {
+    app_with(backend, receiver, handoff_bytes, "").await
+}
+
+/// As [`app`], with `env_extra` added to `env`'s definition.
+async fn app_with(backend: Backend, receiver: &Receiver, handoff_bytes: usize, env_extra: &str) -> TestApp {
     let toml = format!(
         "[delivery]\npoll_interval_ms = 50\nhandoff_bytes = {handoff_bytes}\n\
-         [[destinations]]\nid = \"env\"\ntenant = \"acme\"\nenvironment = \"prod\"\nurl = \"{}\"\n\
+         [[destinations]]\nid = \"env\"\ntenant = \"acme\"\nenvironment = \"prod\"\nurl = \"{}\"\n{env_extra}\n\
          [[destinations]]\nid = \"raw\"\ntenant = \"acme\"\nenvironment = \"prod\"\nurl = \"{}\"\nformat = \"raw\"\n",
         receiver.url("env"),
         receiver.url("raw"),
@@ -124,4 +135,75 @@ async fn without_a_handoff_first_attempts_read_the_store(backend: Backend) {
     }
 }
 
-backend_tests!(handed_envelopes_are_those_read_back, without_a_handoff_first_attempts_read_the_store);
+/// The webhook-ids `env` received, each with how often.
+fn received_counts(receiver: &Receiver) -> std::collections::HashMap<String, usize> {
+    let mut counts = std::collections::HashMap::new();
+    for r in receiver.received("env") {
+        *counts.entry(r.header("webhook-id").to_string()).or_default() += 1;
+    }
+    counts
+}
+
+async fn deliveries_leased_at_the_insert_start_without_a_claim(backend: Backend) {
+    let receiver = Receiver::start().await;
+    let app = app(backend, &receiver, 16 * 1024 * 1024).await;
+    let stop = start_worker(&app);
+    until("the worker wants acme/prod's envelopes", async || {
+        app.state.handoff.wants(&Scope::new("acme", "prod"), 1)
+    })
+    .await;
+    let ids = post_three(&app).await;
+    for id in &ids {
+        until("delivered", async || has_status(&app, id, "env", "delivered").await).await;
+        until("delivered raw", async || has_status(&app, id, "raw", "delivered").await).await;
+    }
+    stop.cancel();
+    // The IDoc and the JSON order carry no key: leased at their insert. The
+    // X12 interchange is claimed by its control number (a key): its
+    // delivery is claimed, and finds the envelope handed over.
+    assert_eq!(handoff_count(&app, "leased").await, 2, "the two messages without a key");
+    assert_eq!(handoff_count(&app, "hit").await, 1, "the interchange, claimed");
+    assert_eq!(handoff_count(&app, "miss").await, 0);
+    let counts = received_counts(&receiver);
+    for id in &ids {
+        assert_eq!(counts.get(id.as_str()), Some(&1), "{id} sent once: {counts:?}");
+        assert_eq!(deliveries(&app, id).await["env"]["attempts"], 1, "{id}");
+    }
+    assert_eq!(receiver.received("raw").len(), 3, "the raw destination is claimed as ever");
+}
+
+async fn concurrent_posts_beyond_the_slots_are_claimed(backend: Backend) {
+    let receiver = Receiver::start().await;
+    let app = std::sync::Arc::new(app_with(backend, &receiver, 16 * 1024 * 1024, "max_in_flight = 2").await);
+    let stop = start_worker(&app);
+    until("the worker wants acme/prod's envelopes", async || {
+        app.state.handoff.wants(&Scope::new("acme", "prod"), 1)
+    })
+    .await;
+    let posts = (0..40).map(|i| {
+        let app = app.clone();
+        tokio::spawn(async move { post_order(&app, &format!("race-{i}")).await })
+    });
+    let mut ids = Vec::new();
+    for post in posts.collect::<Vec<_>>() {
+        ids.push(post.await.expect("post"));
+    }
+    for id in &ids {
+        until("delivered", async || has_status(&app, id, "env", "delivered").await).await;
+    }
+    stop.cancel();
+    let leased = handoff_count(&app, "leased").await;
+    let claimed = handoff_count(&app, "hit").await + handoff_count(&app, "miss").await;
+    assert!(leased > 0, "some were leased at their insert");
+    assert_eq!(leased + claimed, 40, "each first attempt started once ({leased} leased, {claimed} claimed)");
+    let counts = received_counts(&receiver);
+    assert_eq!(counts.len(), 40, "every message arrived");
+    assert!(counts.values().all(|n| *n == 1), "none twice: {counts:?}");
+}
+
+backend_tests!(
+    handed_envelopes_are_those_read_back,
+    without_a_handoff_first_attempts_read_the_store,
+    deliveries_leased_at_the_insert_start_without_a_claim,
+    concurrent_posts_beyond_the_slots_are_claimed
+);

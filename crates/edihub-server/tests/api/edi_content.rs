@@ -182,6 +182,7 @@ async fn claims_without_isa13_block_no_set(backend: Backend) {
         messages: vec![old.clone()],
         now: chrono::Utc::now(),
         envelope: None,
+        lease: None,
     };
     let stored = app.state.store.ingest(request).await.expect("the earlier row");
     assert!(matches!(stored, IngestOutcome::Processed(_)), "{stored:?}");

@@ -57,8 +57,14 @@ pub async fn bad_row_fails_only_its_request(store: StoreRef) {
         tasks.push(tokio::spawn(async move {
             // Every 16th request reuses the taken id.
             let m = if i % 16 == 0 { taken } else { message(Some(&format!("ok-{i}"))) };
-            let req =
-                IngestRequest { scope: &scope, key: None, messages: vec![m], now: now(), envelope: None };
+            let req = IngestRequest {
+                scope: &scope,
+                key: None,
+                messages: vec![m],
+                now: now(),
+                envelope: None,
+                lease: None,
+            };
             store.ingest(req).await
         }));
     }

@@ -158,7 +158,11 @@ pub async fn interchange_window_releases_its_claim(store: StoreRef) {
             ingest_at(&store, &scope, Some(claim(ic)), messages("d"), later + Duration::seconds(30)).await;
         assert_eq!(
             again,
-            IngestOutcome::Replayed(Replay::Answer(Answer { outcomes: after, envelope: None }))
+            IngestOutcome::Replayed(Replay::Answer(Answer {
+                outcomes: after,
+                envelope: None,
+                leased: Vec::new()
+            }))
         );
     }
     assert_eq!(store.count_messages(&scope).await.unwrap(), 6, "two sends of each interchange stored");
@@ -247,6 +251,7 @@ pub async fn large_payloads_are_stored_whole(store: StoreRef) {
         messages: vec![doomed.clone(), taken],
         now: now(),
         envelope: None,
+        lease: None,
     };
     assert!(store.ingest(req).await.is_err(), "a request with a taken id fails");
     assert!(store.get_message(doomed.id).await.unwrap().is_none(), "nothing of the failed request is kept");

@@ -69,7 +69,10 @@ pub async fn ingest_at(
     messages: Vec<NewMessage>,
     at: DateTime<Utc>,
 ) -> IngestOutcome {
-    store.ingest(IngestRequest { scope, key, messages, now: at, envelope: None }).await.expect("ingest")
+    store
+        .ingest(IngestRequest { scope, key, messages, now: at, envelope: None, lease: None })
+        .await
+        .expect("ingest")
 }
 
 /// The outcomes of a processed ingest; panics on a replay or mismatch.

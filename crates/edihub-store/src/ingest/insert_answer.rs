@@ -1,5 +1,5 @@
-//! What a message insert answers: the ids it inserted and, on PostgreSQL,
-//! the holders it saw of the fingerprints it could not claim, so that
+//! What a message insert answers: the ids it inserted, the deliveries it
+//! leased (see [`crate::InsertLease`]) and, on PostgreSQL, the holders it saw of the fingerprints it could not claim, so that
 //! settling those duplicates needs no probe of its own (only a holder that
 //! committed while the insert ran, or a repeat within the same statement,
 //! is probed for). The rows are read here; what they mean for each request
@@ -11,20 +11,23 @@ use uuid::Uuid;
 
 use super::statements::{IngestSql, ScopedHolder};
 use crate::model::Holder;
-use crate::{Result, Scope};
+use crate::{ClaimedDelivery, Result, Scope};
 
-/// What a message insert did: the ids it inserted, and the holders it saw
-/// of fingerprints it could not claim (PostgreSQL's insert names them,
-/// see `postgres/ingest/insert.rs`; always empty on SQLite).
+/// What a message insert did: the ids it inserted, the deliveries it
+/// leased as its rows asked, and the holders it saw of fingerprints it
+/// could not claim (PostgreSQL's insert names them, see
+/// `postgres/ingest/insert.rs`; always empty on SQLite).
 #[derive(Debug, Default)]
 pub(crate) struct Inserted {
     pub(crate) ids: Vec<Uuid>,
+    pub(crate) leased: Vec<ClaimedDelivery>,
     pub(crate) holders: Vec<ScopedHolder>,
 }
 
-/// A row of the message insert's answer: an inserted message's id, or with
-/// `holder_tenant_id` set, a holder of a fingerprint it could not claim.
-/// SQLite's insert returns the id alone.
+/// A row of the message insert's answer: an inserted message's id; with
+/// `leased_to` set, a delivery of it leased until `lease_until` (created
+/// at `received_at`); or with `holder_tenant_id` set, a holder of a
+/// fingerprint it could not claim. SQLite's insert returns the id alone.
 #[derive(Debug, FromRow)]
 pub(crate) struct InsertAnswer {
     id: Uuid,
@@ -44,12 +47,27 @@ pub(crate) struct InsertAnswer {
     received_at: Option<DateTime<Utc>>,
     #[sqlx(default)]
     fingerprint_expires_at: Option<DateTime<Utc>>,
+    #[sqlx(default)]
+    leased_to: Option<String>,
+    #[sqlx(default)]
+    lease_until: Option<DateTime<Utc>>,
 }
 
 impl Inserted {
     pub(crate) fn from_answer(rows: Vec<InsertAnswer>) -> Result<Inserted> {
         let mut inserted = Inserted::default();
         for r in rows {
+            if let Some(destination_id) = r.leased_to {
+                let incomplete = || crate::StoreError::Invariant("leased row without its columns".into());
+                inserted.leased.push(ClaimedDelivery {
+                    message_id: r.id,
+                    destination_id,
+                    attempts: 0,
+                    lease_until: r.lease_until.ok_or_else(incomplete)?,
+                    created_at: r.received_at.ok_or_else(incomplete)?,
+                });
+                continue;
+            }
             let Some(tenant_id) = r.holder_tenant_id else {
                 inserted.ids.push(r.id);
                 continue;

@@ -117,7 +117,13 @@ async fn insert_round<C: IngestSql + Send>(conn: &mut C, requests: &mut [Progres
         .map(|&(r, i)| {
             let p = &requests[r];
             let message = &p.pending.messages[i];
-            Row { scope: p.pending.scope, now: p.pending.now, message, payload_holder: p.progress.holder }
+            Row {
+                scope: p.pending.scope,
+                now: p.pending.now,
+                message,
+                payload_holder: p.progress.holder,
+                lease: None,
+            }
         })
         .collect();
     let inserted = conn.insert_messages(&rows).await?;

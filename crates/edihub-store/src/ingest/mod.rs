@@ -37,7 +37,7 @@ use sqlx::Connection;
 use crate::backend::Backend;
 use crate::ingest::keys::KeySql;
 use crate::sql_store::SqlStore;
-use crate::{DetectedBy, IngestOutcome, IngestRequest, MessageOutcome, Result, StoreError};
+use crate::{Answer, DetectedBy, IngestOutcome, IngestRequest, MessageOutcome, Result, StoreError};
 
 // Crate-internal methods: the bound names a crate-private trait on purpose
 // (what differs between backends is nobody else's business).
@@ -58,10 +58,15 @@ impl<DB: Backend> SqlStore<DB> {
             key: req.key.clone(),
             envelope: req.envelope.clone(),
             message,
+            lease: req.lease.take(),
         };
         let (queued, verdict) = self.batchers.insert(queued).await?;
+        let mut leased = Vec::new();
         let outcome = match verdict {
-            Verdict::Inserted => MessageOutcome::Accepted(queued.message.summary(req.now)),
+            Verdict::Inserted(l) => {
+                leased = l;
+                MessageOutcome::Accepted(queued.message.summary(req.now))
+            }
             Verdict::Duplicate(existing) => {
                 MessageOutcome::Duplicate { existing, detected_by: DetectedBy::Fingerprint }
             }
@@ -71,7 +76,7 @@ impl<DB: Backend> SqlStore<DB> {
                 return self.ingest_tx(req).await;
             }
         };
-        Ok(IngestOutcome::Processed(req.answer(vec![outcome])))
+        Ok(IngestOutcome::Processed(Answer { leased, ..req.answer(vec![outcome]) }))
     }
 
     /// A request with a large payload, settled in a task of its own that
@@ -86,7 +91,7 @@ impl<DB: Backend> SqlStore<DB> {
         let (store, scope) = (self.clone(), req.scope.clone());
         let IngestRequest { key, messages, now, envelope, .. } = req;
         let settle = async move {
-            store.ingest_tx(IngestRequest { scope: &scope, key, messages, now, envelope }).await
+            store.ingest_tx(IngestRequest { scope: &scope, key, messages, now, envelope, lease: None }).await
         };
         match tokio::spawn(settle).await {
             Ok(outcome) => outcome,

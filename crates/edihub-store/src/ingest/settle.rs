@@ -89,7 +89,7 @@ impl<'a> Pending<'a> {
             return Ok(None);
         }
         let outcomes = vec![MessageOutcome::Accepted(m.summary(self.now))];
-        let answer = Answer { outcomes, envelope: self.envelope.cloned() };
+        let answer = Answer { outcomes, envelope: self.envelope.cloned(), leased: Vec::new() };
         let kept = kept(&answer)?;
         Ok(Some(Expected { answer, kept }))
     }
@@ -148,7 +148,7 @@ pub(crate) async fn settle_in<C: IngestSql + KeySql + Send>(
             continue;
         }
         let outcomes = p.earlier.iter().cloned().chain(outcomes).collect();
-        let answer = Answer { outcomes, envelope: p.envelope.cloned() };
+        let answer = Answer { outcomes, envelope: p.envelope.cloned(), leased: Vec::new() };
         if let Some(key) = p.claimed_key()
             && expected[i].as_ref().is_none_or(|e| e.answer != answer)
         {

@@ -19,7 +19,7 @@ use uuid::Uuid;
 
 use super::insert_answer::Inserted;
 use crate::model::Holder;
-use crate::{NewAuditEvent, NewMessage, Result, Scope};
+use crate::{InsertLease, NewAuditEvent, NewMessage, Result, Scope};
 
 /// One message row to insert, with what its request adds.
 #[derive(Debug, Clone, Copy)]
@@ -32,6 +32,9 @@ pub(crate) struct Row<'a> {
     pub message: &'a NewMessage,
     /// The packet sibling that stores the shared body; `None` stores it here.
     pub payload_holder: Option<Uuid>,
+    /// Its deliveries to lease at the insert (the plain group insert's
+    /// rows only).
+    pub lease: Option<&'a InsertLease>,
 }
 
 impl Row<'_> {
@@ -60,8 +63,9 @@ pub(crate) struct ScopedHolder {
 /// of the backend.
 pub(crate) trait IngestSql {
     /// Inserts `rows` where each claims its fingerprint (`ON CONFLICT DO
-    /// NOTHING`), with their outbox rows; returns the ids inserted and the
-    /// holders it saw of the rest ([`Inserted`]). A row not inserted met a
+    /// NOTHING`), with their outbox rows, each delivery a row's
+    /// [`Row::lease`] names leased; returns the ids inserted, the
+    /// deliveries leased and the holders it saw of the rest ([`Inserted`]). A row not inserted met a
     /// fingerprint holder, in the table or earlier in the same statement.
     fn insert_messages(&mut self, rows: &[Row<'_>]) -> impl Future<Output = Result<Inserted>> + Send;
     /// The current holders (live or expired) of (scope, fingerprint)

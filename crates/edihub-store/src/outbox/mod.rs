@@ -18,7 +18,11 @@
 //! plain `UPDATE` on SQLite, whose single writer already serialises it), run
 //! the attempt outside any transaction, then record it and the verdict
 //! together, many attempts in one transaction ([`crate::Store::finish_deliveries`],
-//! `verdicts.rs`). A worker that dies leaves
+//! `verdicts.rs`). A request of one message without a key may instead ask
+//! the insert to lease the message's deliveries to its caller
+//! ([`crate::InsertLease`], answered in [`crate::Answer::leased`]): the
+//! caller's worker attempts those at once, and no claim is made for them
+//! unless the lease expires. A worker that dies leaves
 //! its lease, which expires, and the row is claimed again. A destination
 //! with `ordering = "fifo"` claims only the head of its line instead
 //! (`queue.rs`, which also measures each destination's queue). A batch

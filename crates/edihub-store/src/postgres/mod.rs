@@ -440,7 +440,7 @@ impl Store for PgStore {
         if !sap_status::carry(&mut tx, scope, carries, message.id).await? {
             return Ok(false);
         }
-        let row = Row { scope, now, message, payload_holder: None };
+        let row = Row { scope, now, message, payload_holder: None, lease: None };
         ingest::insert_messages(&mut tx, &[row]).await?;
         tx.commit().await?;
         Ok(true)

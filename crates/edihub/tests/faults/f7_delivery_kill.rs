@@ -2,7 +2,9 @@
 //! receiver on loopback holds the first requests open, so the hub dies
 //! mid-attempt with leases taken; after the restart the leases expire and
 //! every message is delivered: none lost, the interrupted ones sent again
-//! with the same `webhook-id`.
+//! with the same `webhook-id`. The small orders' deliveries are leased at
+//! their insert (docs/delivery.md), so the leases the kill leaves are
+//! mostly those: the test checks that some were.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -43,6 +45,14 @@ async fn start_receiver() -> (String, Seen) {
     (url, seen)
 }
 
+/// The first attempts the hub at `url` started from a lease written at
+/// the insert (`edihub_delivery_handoff_total{result="leased"}`).
+async fn leased_at_insert(http: &reqwest::Client, url: &str) -> u64 {
+    let text = http.get(format!("{url}/metrics")).send().await.expect("metrics").text().await.expect("text");
+    let series = "edihub_delivery_handoff_total{result=\"leased\"} ";
+    text.lines().find_map(|l| l.strip_prefix(series)).map_or(0, |v| v.parse().expect("a count"))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn f7_sigkill_mid_delivery_postgres() {
     let _serial = serial().await;
@@ -63,6 +73,7 @@ async fn f7_sigkill_mid_delivery_postgres() {
     }
     let held = || seen.lock().expect("seen").len() >= HELD;
     assert!(eventually(Duration::from_secs(30), held).await, "no delivery started:\n{}", hub.log());
+    let leased = leased_at_insert(&http, &hub.url).await;
     hub.kill();
     let before_kill = seen.lock().expect("seen").clone();
     hub.restart().await;
@@ -102,11 +113,12 @@ async fn f7_sigkill_mid_delivery_postgres() {
         all_delivered = n == 0;
     }
     assert!(all_delivered, "every delivery recorded as delivered");
+    assert!(leased > 0, "no delivery was leased at its insert before the kill");
     result_line(
         "f7",
         &format!(
-            "{MESSAGES} messages, SIGKILL with {HELD} attempts in flight ({} requests before the kill): \
-             all delivered, {} requests in all, {} repeats",
+            "{MESSAGES} messages, SIGKILL with {HELD} attempts in flight ({} requests before the kill, \
+             {leased} first attempts leased at the insert): all delivered, {} requests in all, {} repeats",
             before_kill.len(),
             got.len(),
             got.len() - MESSAGES

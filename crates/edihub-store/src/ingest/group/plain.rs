@@ -18,7 +18,7 @@ use crate::ingest::statements::{IngestSql, Row};
 use crate::session::Sessions;
 
 pub(super) fn row(q: &Queued) -> Row<'_> {
-    Row { scope: &q.scope, now: q.now, message: &q.message, payload_holder: None }
+    Row { scope: &q.scope, now: q.now, message: &q.message, payload_holder: None, lease: q.lease.as_ref() }
 }
 
 /// The (scope, fingerprint) claims of the items whose row was not inserted.
@@ -47,7 +47,8 @@ pub(super) async fn without_keys<DB: Backend>(
         let inserted = session.done(inserted).await?;
         for (q, v) in items.iter().zip(verdicts.iter_mut()) {
             if inserted.ids.contains(&q.message.id) {
-                *v = Verdict::Inserted;
+                let leased = inserted.leased.iter().filter(|d| d.message_id == q.message.id);
+                *v = Verdict::Inserted(leased.cloned().collect());
             }
         }
         let claims = unsettled_claims(items, &inserted.ids);

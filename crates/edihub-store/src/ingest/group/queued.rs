@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 
 use crate::ingest::packet::Progress;
 use crate::ingest::settle::Pending;
-use crate::{IngestOutcome, KeyClaim, MessageSummary, NewMessage, Scope};
+use crate::{ClaimedDelivery, IngestOutcome, InsertLease, KeyClaim, MessageSummary, NewMessage, Scope};
 
 /// Most rows in one statement (19 parameters each, far under both backends'
 /// limits).
@@ -26,6 +26,9 @@ pub(crate) struct Queued {
     pub envelope: Option<serde_json::Value>,
     /// The message.
     pub message: NewMessage,
+    /// Its deliveries to lease to the caller at the insert (requests
+    /// without a key; a keyed batch leases nothing).
+    pub lease: Option<InsertLease>,
 }
 
 impl Queued {
@@ -47,8 +50,9 @@ impl Queued {
 /// What the group insert decided for one message.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Verdict {
-    /// Stored and committed (requests without a key).
-    Inserted,
+    /// Stored and committed (requests without a key), with the deliveries
+    /// the insert leased to the caller.
+    Inserted(Vec<ClaimedDelivery>),
     /// A duplicate of this holder; its audit event is committed (requests
     /// without a key).
     Duplicate(MessageSummary),

@@ -1,7 +1,9 @@
 //! PostgreSQL's message insert: one statement that claims each row's
 //! fingerprint, inserts the messages that claimed theirs (or have none),
 //! writes their outbox rows and answers with the inserted ids and the
-//! holders it saw of the fingerprints it could not claim.
+//! holders it saw of the fingerprints it could not claim, with the
+//! deliveries it leased to the caller (a row's [`Row::lease`]: their
+//! worker attempts them without a claim).
 //!
 //! `messages` is partitioned by time, and a unique index on a partitioned
 //! table must include the partition key, so a fingerprint's claim is a row
@@ -51,6 +53,22 @@ pub(super) fn push_row(b: &mut Separated<'_, Postgres, &'static str>, r: &Row<'_
         .push_bind((!is_uploaded(r)).then(|| r.stored_payload()))
         .push_bind(r.now)
         .push_bind(r.payload_holder);
+}
+
+/// The leases `rows` ask for ([`Row::lease`]), as the three arrays the
+/// insert joins its deliveries to: message ids, destinations, until when.
+type LeaseColumns = (Vec<uuid::Uuid>, Vec<String>, Vec<chrono::DateTime<chrono::Utc>>);
+
+fn leases(rows: &[Row<'_>]) -> LeaseColumns {
+    let mut columns = LeaseColumns::default();
+    for r in rows {
+        for (destination, until) in r.lease.map(|l| l.to.as_slice()).unwrap_or_default() {
+            columns.0.push(r.message.id);
+            columns.1.push(destination.clone());
+            columns.2.push(*until);
+        }
+    }
+    columns
 }
 
 /// What `messages.payload` reads from `v` when no payload was uploaded.
@@ -107,17 +125,29 @@ pub(crate) async fn insert_messages(conn: &mut PgConnection, rows: &[Row<'_>]) -
         ", received_at, payload_message_id FROM v WHERE v.fingerprint IS NULL OR v.id IN (SELECT message_id FROM c) \
         RETURNING id, tenant_id, environment_id, message_type, received_at)\
         , o AS (INSERT INTO deliveries \
-        (message_id, destination_id, status, attempts, next_attempt_at, created_at, updated_at) \
-        SELECT m.id, d.id, 'pending', 0, m.received_at, m.received_at, m.received_at FROM m \
+        (message_id, destination_id, status, attempts, next_attempt_at, created_at, updated_at, lease_until) \
+        SELECT m.id, d.id, 'pending', 0, m.received_at, m.received_at, m.received_at, l.until FROM m \
         JOIN destinations d ON d.tenant_id = m.tenant_id AND d.environment_id = m.environment_id \
-        WHERE d.enabled AND (d.message_types IS NULL OR d.message_types ? m.message_type)) \
+        LEFT JOIN unnest(",
+    );
+    let (lease_ids, lease_to, lease_until) = leases(rows);
+    q.push_bind(lease_ids).push("::uuid[], ").push_bind(lease_to).push("::text[], ");
+    q.push_bind(lease_until);
+    q.push(
+        "::timestamptz[]) l (message_id, destination_id, until) \
+        ON l.message_id = m.id AND l.destination_id = d.id \
+        WHERE d.enabled AND (d.message_types IS NULL OR d.message_types ? m.message_type) \
+        RETURNING message_id, destination_id, lease_until, created_at) \
         SELECT id, NULL::text AS holder_tenant_id, \
         NULL::text AS holder_environment_id, NULL::text AS message_type, NULL::text AS mestyp, \
         NULL::text AS docnum, NULL::text AS fingerprint, NULL::timestamptz AS received_at, \
-        NULL::timestamptz AS fingerprint_expires_at FROM m UNION ALL \
+        NULL::timestamptz AS fingerprint_expires_at, NULL::text AS leased_to, \
+        NULL::timestamptz AS lease_until FROM m UNION ALL \
+        SELECT message_id, NULL, NULL, NULL, NULL, NULL, NULL, created_at, NULL, destination_id, \
+        lease_until FROM o WHERE lease_until IS NOT NULL UNION ALL \
         SELECT h.message_id, h.tenant_id, h.environment_id, h.message_type, h.mestyp, h.docnum, \
-        h.fingerprint, h.received_at, NULLIF(h.expires_at, 'infinity') FROM v JOIN message_claims h \
-        ON h.tenant_id = v.tenant_id AND h.environment_id = v.environment_id \
+        h.fingerprint, h.received_at, NULLIF(h.expires_at, 'infinity'), NULL, NULL FROM v \
+        JOIN message_claims h ON h.tenant_id = v.tenant_id AND h.environment_id = v.environment_id \
         AND h.fingerprint = v.fingerprint WHERE v.id NOT IN (SELECT message_id FROM c)",
     );
     // The statement that reads uploads names a table of this transaction:
