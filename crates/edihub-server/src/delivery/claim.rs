@@ -17,12 +17,14 @@
 //! A destination whose deliveries the intake leases at the insert (see
 //! `handoff.rs`) has few left for a claim to find, and a claim that finds
 //! nothing still reads the queue's index. So between two polls it claims
-//! only when its lane is flagged: a delivery of it was stored without its
-//! lease since its last claim, or that claim filled every slot it asked
-//! for (more may be due).
+//! only what its lane counts as waiting: deliveries of it stored without
+//! their lease since its last claim (the intake counts them and wakes the
+//! loop), and as many again when that claim filled every slot it asked
+//! for (more may be due). Such a claim takes only that many slots, so it
+//! leaves the others to the intake.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use chrono::Utc;
@@ -45,16 +47,17 @@ pub(super) struct Lane {
     /// [`RECENT`]: then every claim covers the whole queue until one finds
     /// none.
     old_backlog: bool,
-    /// Set when a claim between polls may find a delivery: one was stored
-    /// without its lease (the intake sets it), or the last claim filled its
-    /// slots. Read only for destinations leased at the insert.
-    pub unleased: Arc<AtomicBool>,
+    /// Deliveries a claim between polls may find: stored without their
+    /// lease (the intake adds them), or as many as the last claim filled
+    /// (more may be due); taken by each claim. Read only for destinations
+    /// leased at the insert.
+    pub unleased: Arc<AtomicUsize>,
 }
 
 impl Lane {
     /// A destination with `slots` attempts at once.
     pub fn new(slots: usize) -> Lane {
-        let unleased = Arc::new(AtomicBool::new(true));
+        let unleased = Arc::new(AtomicUsize::new(0));
         Lane { slots: Arc::new(Semaphore::new(slots)), cap: slots, old_backlog: false, unleased }
     }
 
@@ -68,12 +71,23 @@ impl Lane {
         }
     }
 
-    /// Whether a claim now may find due deliveries: always at a poll
-    /// (`listing`), during an old backlog, and for a destination not
-    /// `leased_at_insert`; else only when the lane is flagged (which this
-    /// clears: a delivery stored after it is flagged again).
-    pub fn may_find(&self, listing: bool, leased_at_insert: bool) -> bool {
-        listing || self.old_backlog || !leased_at_insert || self.unleased.swap(false, Ordering::AcqRel)
+    /// How many slots a claim takes now, of `free` (`0`: no claim). At a
+    /// poll (`listing`) all of them, and a `fifo` destination's one; else
+    /// a destination waits for half its slots, so one claim serves several
+    /// attempts, and then one leased at the insert without an old backlog
+    /// takes as many as its lane counts waiting, and none when it counts
+    /// none.
+    pub fn claim_size(&self, free: usize, listing: bool, fifo: bool, leased_at_insert: bool) -> usize {
+        if listing || fifo {
+            return free;
+        }
+        if free < self.cap.div_ceil(2) {
+            return 0;
+        }
+        if leased_at_insert && !self.old_backlog {
+            return self.unleased.load(Ordering::Acquire).min(free);
+        }
+        free
     }
 
     /// Leases up to `free` due deliveries of `destination` for `lease`: the
@@ -98,6 +112,9 @@ impl Lane {
             // flight across replicas, whatever this process's slots.
             return Ok(store.claim_line_head(id, now, until).await?.into_iter().collect());
         }
+        // Taken before the claim reads the queue: what is stored after this
+        // is counted again, what was stored before, the claim sees.
+        self.unleased.store(0, Ordering::Release);
         let claimed = if !listing && !self.old_backlog {
             store.claim_recent_deliveries(id, since, now, until, limit).await?
         } else {
@@ -106,7 +123,7 @@ impl Lane {
             claimed
         };
         if claimed.len() >= free {
-            self.unleased.store(true, Ordering::Release);
+            self.unleased.fetch_add(free, Ordering::AcqRel);
         }
         Ok(claimed)
     }
@@ -125,6 +142,23 @@ mod tests {
         let at = Utc::now() - chrono::Duration::days(days);
         let m = NewMessage { id: id_at(at), ..message(Some(fingerprint)) };
         outcome_id(&processed(ingest_at(store, scope, None, vec![m], at).await)[0])
+    }
+
+    /// A lane waits for half its slots, and a leasing one then claims what
+    /// it counts as waiting; a poll takes every free slot.
+    #[test]
+    fn a_claim_takes_the_slots_it_can_fill() {
+        let lane = Lane::new(64);
+        assert_eq!(lane.claim_size(64, false, false, true), 0, "nothing waiting: no claim");
+        lane.unleased.store(3, Ordering::Release);
+        assert_eq!(lane.claim_size(40, false, false, true), 3, "as many as it counts waiting");
+        assert_eq!(lane.claim_size(31, false, false, true), 0, "once half its slots are free");
+        lane.unleased.store(100, Ordering::Release);
+        assert_eq!(lane.claim_size(40, false, false, true), 40, "at most the free ones");
+        assert_eq!(lane.claim_size(10, true, false, true), 10, "a poll takes every free slot");
+        assert_eq!(lane.claim_size(1, false, true, false), 1, "a fifo line's head");
+        assert_eq!(lane.claim_size(31, false, false, false), 0, "another lane waits for half its slots");
+        assert_eq!(lane.claim_size(40, false, false, false), 40);
     }
 
     /// Between polls a lane claims among recent messages; a poll's claim

@@ -22,20 +22,23 @@
 //!   stays until it is dropped, for every destination of its message.
 //! - **First attempts only**: a retry or a replay renders from the store,
 //!   the authoritative copy.
-//! - **Leased at the insert**: for each `parallel` envelope destination
-//!   of the message's environment that has a free attempt slot in this
-//!   process, the route takes the slot before the insert and asks the
-//!   store to lease the delivery with the message ([`InsertLease`]); the
-//!   deliveries the insert leased go straight to this process's worker
-//!   with their envelope and slot ([`Started`]), which attempts them
-//!   without a claim. No claim looks for them either: between two polls
-//!   a leasing destination claims only after a delivery of its
-//!   environment was stored without its lease (flagged here by every
-//!   intake, [`Handoff::stored`]), or while its last claim filled its
-//!   slots. A process that stops between the insert and the attempt
-//!   leaves the lease to expire, and the delivery is claimed as after a
-//!   failed attempt. `fifo` destinations are never leased here: their
-//!   line's head is the claim's to take.
+//! - **Leased at the insert** (`leases.rs`): for each `parallel` envelope
+//!   destination of the message's environment with more attempt slots in
+//!   this process free than it has deliveries waiting for a claim, the
+//!   route takes a slot before
+//!   the insert and asks the store to lease the delivery with the message
+//!   ([`edihub_store::InsertLease`]); the deliveries the insert leased go
+//!   straight to this process's worker with their envelope and slot
+//!   ([`Started`]), which attempts them without a claim. No claim looks
+//!   for them either: between two polls a leasing destination claims only
+//!   as many as were stored without their lease since its last claim
+//!   (every intake counts them and wakes the worker, [`Handoff::stored`]),
+//!   and more while its last claim filled its slots. A busier destination
+//!   leases nothing new: its deliveries are claimed, oldest first, so new
+//!   messages never take every freed slot from those waiting. A process that stops between the insert and the
+//!   attempt leaves the lease to expire, and the delivery is claimed as
+//!   after a failed attempt. `fifo` destinations are never leased here:
+//!   their line's head is the claim's to take.
 //! - **The same bytes**: the envelope is what a render from the store
 //!   gives. The document comes from the same parse of the same body, and
 //!   the metadata is what the store keeps (the time at its microsecond
@@ -43,20 +46,23 @@
 //!   renders from the store.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
-use std::time::Duration;
+use std::sync::{Mutex, RwLock};
 
 use bytes::Bytes;
 use edihub_core::Document;
-use edihub_store::{ClaimedDelivery, InsertLease, MessageSummary, Scope};
+use edihub_store::{ClaimedDelivery, MessageSummary, Scope};
 use serde_json::value::RawValue;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::sync::mpsc;
 use uuid::Uuid;
 
 use super::envelope::envelope_of_summary;
 use super::render::UNCOUNTED_BODY;
 use crate::metrics::Metrics;
+
+mod leases;
+
+pub use leases::Reservation;
+pub(super) use leases::{LeaseLane, Started};
 
 /// A message's envelope, rendered by the intake.
 #[derive(Debug, Clone)]
@@ -90,48 +96,6 @@ struct Wanted {
     /// Where leased deliveries go: the worker's (`None`: it is not running,
     /// and nothing is leased).
     started: Option<mpsc::UnboundedSender<Started>>,
-}
-
-/// A destination whose deliveries the intake leases at the insert, as the
-/// worker sees it.
-#[derive(Debug, Clone)]
-pub(super) struct LeaseLane {
-    /// The destination's id.
-    pub destination: String,
-    /// Its tenant.
-    pub tenant: String,
-    /// Its environment.
-    pub environment: String,
-    /// The message types it takes (`None`: every type).
-    pub message_types: Option<Vec<String>>,
-    /// How long a lease lasts: its attempt's timeout and the lease margin.
-    pub lease: Duration,
-    /// Its free attempt slots in this process (the worker's lane).
-    pub slots: Arc<Semaphore>,
-    /// Set when a delivery of it may have been stored without its lease:
-    /// the worker's next claim between polls looks for it.
-    pub unleased: Arc<AtomicBool>,
-}
-
-/// A delivery the insert leased, on its way to the worker with what its
-/// first attempt sends and the slot it runs in.
-#[derive(Debug)]
-pub(super) struct Started {
-    /// The delivery, as the insert leased it.
-    pub delivery: ClaimedDelivery,
-    /// Its message's envelope.
-    pub handed: Handed,
-    /// Its attempt slot, taken before the insert.
-    pub permit: OwnedSemaphorePermit,
-}
-
-/// The attempt slots a request took for the deliveries it asks the insert
-/// to lease ([`Handoff::reserve`]).
-#[derive(Debug)]
-pub struct Reservation {
-    /// The leases asked of the insert.
-    pub lease: InsertLease,
-    permits: Vec<(String, OwnedSemaphorePermit)>,
 }
 
 #[derive(Debug, Default)]
@@ -190,48 +154,6 @@ impl Handoff {
         self.wanted().envelopes.iter().any(|(t, e, _)| *t == scope.tenant_id && *e == scope.environment_id)
     }
 
-    /// Takes a free attempt slot of each leasing destination of `scope`
-    /// that takes `message_type`, for the insert of a message whose
-    /// envelope is handed over to lease its deliveries; `None` when there
-    /// is none (then every delivery is claimed).
-    pub fn reserve(&self, scope: &Scope, message_type: &str) -> Option<Reservation> {
-        let wanted = self.wanted();
-        if wanted.started.as_ref().is_none_or(mpsc::UnboundedSender::is_closed) {
-            return None;
-        }
-        let now = chrono::Utc::now();
-        let mut reservation = Reservation { lease: InsertLease::default(), permits: Vec::new() };
-        for lane in wanted
-            .lanes
-            .iter()
-            .filter(|l| l.tenant == scope.tenant_id && l.environment == scope.environment_id)
-        {
-            if lane.message_types.as_ref().is_some_and(|types| !types.iter().any(|t| t == message_type)) {
-                continue;
-            }
-            let Ok(permit) = lane.slots.clone().try_acquire_owned() else { continue };
-            let until = now + chrono::Duration::from_std(lane.lease).unwrap_or_default();
-            reservation.lease.to.push((lane.destination.clone(), until));
-            reservation.permits.push((lane.destination.clone(), permit));
-        }
-        (!reservation.permits.is_empty()).then_some(reservation)
-    }
-
-    /// Notes that messages were stored in `scope` and that of their
-    /// deliveries the insert leased `leased`: each other leasing
-    /// destination of `scope` is flagged for a claim. Every intake calls it
-    /// for what it stored.
-    pub fn stored(&self, scope: &Scope, leased: &[ClaimedDelivery]) {
-        for lane in &self.wanted().lanes {
-            if lane.tenant == scope.tenant_id
-                && lane.environment == scope.environment_id
-                && !leased.iter().any(|d| d.destination_id == lane.destination)
-            {
-                lane.unleased.store(true, Ordering::Release);
-            }
-        }
-    }
-
     /// Hands over the envelope of `stored` (stored in `scope`) with
     /// `payload`, its document's rendering ([`payload`]): with each of the
     /// `leased` deliveries and its slot in `reservation` to the worker,
@@ -265,32 +187,6 @@ impl Handoff {
         if started.is_empty() || !all_started {
             self.keep(stored.id, handed);
         }
-    }
-
-    /// Sends each of `leased` with its slot and `handed` to the worker;
-    /// returns the destinations sent. A delivery the worker does not take
-    /// (it ended) keeps its lease until it expires, and is claimed then.
-    fn start(
-        &self,
-        handed: &Handed,
-        reservation: Option<Reservation>,
-        leased: &[ClaimedDelivery],
-    ) -> Vec<String> {
-        let Some(mut reservation) = reservation else { return Vec::new() };
-        let wanted = self.wanted();
-        let Some(worker) = wanted.started.as_ref() else { return Vec::new() };
-        let mut sent = Vec::new();
-        for delivery in leased {
-            let Some(at) = reservation.permits.iter().position(|(d, _)| *d == delivery.destination_id) else {
-                continue;
-            };
-            let (destination, permit) = reservation.permits.swap_remove(at);
-            let started = Started { delivery: delivery.clone(), handed: handed.clone(), permit };
-            if worker.send(started).is_ok() {
-                sent.push(destination);
-            }
-        }
-        sent
     }
 
     /// Keeps `handed` for the claims of message `id`'s deliveries.

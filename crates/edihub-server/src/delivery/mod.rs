@@ -64,7 +64,7 @@ use tokio::time::Instant;
 
 use chrono::{DateTime, Utc};
 use edihub_store::{ClaimedDelivery, DestinationRow, Json, SOURCE_CONFIG, StoredMessage};
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -98,6 +98,11 @@ pub fn row_of(d: &DestinationConfig, source: &str, now: DateTime<Utc>) -> Destin
         source: source.into(),
         updated_at: now,
     }
+}
+
+/// Up to `n` of `slots`' free permits, one per attempt.
+fn take_slots(slots: &Arc<Semaphore>, n: usize) -> Vec<OwnedSemaphorePermit> {
+    std::iter::from_fn(|| slots.clone().try_acquire_owned().ok()).take(n).collect()
 }
 
 /// What the attempts of all destinations share.
@@ -231,6 +236,7 @@ impl Worker {
                 lease: Duration::from_secs(def.timeout_secs.saturating_add(margin)),
                 slots: lane.slots.clone(),
                 unleased: lane.unleased.clone(),
+                wake: self.wake.clone(),
             });
         }
         self.state.handoff.want(envelopes.collect(), leasing, started);
@@ -271,16 +277,18 @@ impl Worker {
         let slots = lane.slots.clone();
         let free = slots.available_permits();
         let fifo = destination.def.ordering == DeliveryOrdering::Fifo;
-        if free == 0 || (!listing && !fifo && free < cap.div_ceil(2)) {
-            return;
-        }
-        if !lane.may_find(listing, self.leased_at_insert(destination)) {
+        let size = lane.claim_size(free, listing, fifo, self.leased_at_insert(destination));
+        // The slots are taken before the claim: the intake takes free slots
+        // too (for the deliveries it leases at the insert), and a claimed
+        // delivery left without one would wait for its lease to expire.
+        let permits = take_slots(&slots, size);
+        if permits.is_empty() {
             return;
         }
         let margin = self.state.config.delivery.lease_margin_secs;
         let lease = Duration::from_secs(destination.def.timeout_secs.saturating_add(margin));
         let store = self.state.store.as_ref();
-        let claimed = match lane.lease(store, &destination.def, free, listing, lease).await {
+        let claimed = match lane.lease(store, &destination.def, permits.len(), listing, lease).await {
             Ok(claimed) => claimed,
             Err(e) => {
                 tracing::warn!(destination = %id, error = %e, "delivery: claiming failed");
@@ -293,8 +301,8 @@ impl Worker {
         let handoff = destination.takes_handoff().then_some(&self.state.handoff);
         let (handed, to_read) = handoff::split(handoff, claimed, &self.state.metrics);
         let read = self.read(id, to_read).await;
-        for (delivery, source) in handed.into_iter().map(|(d, h)| (d, Source::Handed(h))).chain(read) {
-            let Ok(permit) = slots.clone().try_acquire_owned() else { break };
+        let sources = handed.into_iter().map(|(d, h)| (d, Source::Handed(h))).chain(read);
+        for ((delivery, source), permit) in sources.zip(permits) {
             let (worker, destination) = (self.clone(), destination.clone());
             attempts.spawn(async move {
                 worker.deliver(&destination, delivery, source).await;

@@ -13,6 +13,7 @@ use edihub_store::{
 use serde_json::value::RawValue;
 
 use super::{now, outcome_response};
+use crate::delivery::Reservation;
 use crate::edi::acks::PendingAck;
 use crate::edi::interchange::{envelope, reused_number};
 use crate::error::ApiError;
@@ -54,14 +55,26 @@ pub async fn submit(state: &AppState, submission: Submission<'_>) -> Result<Resp
         (Some(_), [message]) if key.is_none() => state.handoff.reserve(scope, &message.message_type),
         _ => None,
     };
-    let lease = reservation.as_ref().map(|r| r.lease.clone());
-    let outcome = store(state, scope, key, messages, interchange.as_ref(), lease).await?;
-    if let (Some(payload), IngestOutcome::Processed(answer)) = (&handoff, &outcome)
-        && let [MessageOutcome::Accepted(stored)] = answer.outcomes.as_slice()
-    {
-        state.handoff.hand(scope, stored, payload, reservation, &answer.leased);
-    }
-    drop(handoff);
+    let outcome = match reservation {
+        // Completed in a task of its own, as its insert is: once leased, a
+        // delivery must reach the worker even if the client goes away
+        // meanwhile, or it would wait for its lease to expire.
+        Some(reservation) => {
+            let (state, scope, interchange) = (state.clone(), scope.clone(), interchange.clone());
+            let leased = async move {
+                let lease = Some(reservation.lease.clone());
+                let outcome = store(&state, &scope, None, messages, interchange.as_ref(), lease).await?;
+                hand(&state, &scope, &outcome, handoff.as_deref(), Some(reservation));
+                Ok::<_, ApiError>(outcome)
+            };
+            tokio::spawn(leased).await.map_err(ApiError::internal)??
+        }
+        None => {
+            let outcome = store(state, scope, key, messages, interchange.as_ref(), None).await?;
+            hand(state, scope, &outcome, handoff.as_deref(), None);
+            outcome
+        }
+    };
     let refused = outcome == IngestOutcome::KeyMismatch;
     let answer = match (ack, &interchange) {
         (Some(ack), _) => ack.respond(outcome),
@@ -77,6 +90,23 @@ pub async fn submit(state: &AppState, submission: Submission<'_>) -> Result<Resp
         crate::sap_status::refused_messages(state, scope, &owed, e).await;
     }
     answer
+}
+
+/// Hands over the envelope of a request's one message stored as new, with
+/// `payload`, its document's rendering, and the deliveries its insert
+/// leased with their slots in `reservation` (see `delivery::handoff`).
+fn hand(
+    state: &AppState,
+    scope: &Scope,
+    outcome: &IngestOutcome,
+    payload: Option<&RawValue>,
+    reservation: Option<Reservation>,
+) {
+    if let (Some(payload), IngestOutcome::Processed(answer)) = (payload, outcome)
+        && let [MessageOutcome::Accepted(stored)] = answer.outcomes.as_slice()
+    {
+        state.handoff.hand(scope, stored, payload, reservation, &answer.leased);
+    }
 }
 
 /// Hands a request's messages and key claim to the store (with `lease`,
@@ -106,9 +136,10 @@ pub async fn store(
     }
     record_outcome(state, &scope.tenant_id, &outcome, &first_type, detector);
     if let IngestOutcome::Processed(answer) = &outcome
-        && answer.outcomes.iter().any(|o| matches!(o, MessageOutcome::Accepted(_)))
+        && let accepted = answer.outcomes.iter().filter(|o| o.is_new()).count()
+        && accepted > 0
     {
-        state.handoff.stored(scope, &answer.leased);
+        state.handoff.stored(scope, accepted, &answer.leased);
         state.feed.notify(scope);
     }
     Ok(outcome)

@@ -11,7 +11,7 @@
 //! key) are leased at its insert and attempted without a claim (counted
 //! as `leased`); under concurrent posts that take more slots than a
 //! destination has, the rest are claimed, and every message reaches the
-//! destination once.
+//! destination once, none held up by a lease.
 
 use std::path::PathBuf;
 
@@ -31,13 +31,20 @@ fn x12() -> Vec<u8> {
 /// An app whose acme/prod messages go to `env` (envelope) and `raw`, with
 /// `handoff_bytes` of handoff.
 async fn app(backend: Backend, receiver: &Receiver, handoff_bytes: usize) -> TestApp {
-    app_with(backend, receiver, handoff_bytes, "").await
+    app_with(backend, receiver, handoff_bytes, "", 50).await
 }
 
-/// As [`app`], with `env_extra` added to `env`'s definition.
-async fn app_with(backend: Backend, receiver: &Receiver, handoff_bytes: usize, env_extra: &str) -> TestApp {
+/// As [`app`], with `env_extra` added to `env`'s definition and a poll
+/// every `poll_ms`.
+async fn app_with(
+    backend: Backend,
+    receiver: &Receiver,
+    handoff_bytes: usize,
+    env_extra: &str,
+    poll_ms: u64,
+) -> TestApp {
     let toml = format!(
-        "[delivery]\npoll_interval_ms = 50\nhandoff_bytes = {handoff_bytes}\n\
+        "[delivery]\npoll_interval_ms = {poll_ms}\nhandoff_bytes = {handoff_bytes}\n\
          [[destinations]]\nid = \"env\"\ntenant = \"acme\"\nenvironment = \"prod\"\nurl = \"{}\"\n{env_extra}\n\
          [[destinations]]\nid = \"raw\"\ntenant = \"acme\"\nenvironment = \"prod\"\nurl = \"{}\"\nformat = \"raw\"\n",
         receiver.url("env"),
@@ -144,14 +151,28 @@ fn received_counts(receiver: &Receiver) -> std::collections::HashMap<String, usi
     counts
 }
 
+/// Starts the worker of `app` and waits until it has made its first claim
+/// (a warm-up order delivered to `env`), so the claim a worker makes at
+/// its start holds no slot while the test posts; returns its stop token.
+async fn worker_past_its_first_claim(app: &TestApp) -> CancellationToken {
+    let stop = start_worker(app);
+    let warm_up = post_order(app, "warm-up").await;
+    until("the warm-up order is delivered", async || has_status(app, &warm_up, "env", "delivered").await)
+        .await;
+    stop
+}
+
+/// `edihub_delivery_handoff_total` by result: (leased, hit, miss).
+async fn first_attempts(app: &TestApp) -> (u64, u64, u64) {
+    (handoff_count(app, "leased").await, handoff_count(app, "hit").await, handoff_count(app, "miss").await)
+}
+
 async fn deliveries_leased_at_the_insert_start_without_a_claim(backend: Backend) {
     let receiver = Receiver::start().await;
-    let app = app(backend, &receiver, 16 * 1024 * 1024).await;
-    let stop = start_worker(&app);
-    until("the worker wants acme/prod's envelopes", async || {
-        app.state.handoff.wants(&Scope::new("acme", "prod"), 1)
-    })
-    .await;
+    // No poll while the test runs: every claim is one the intake asked for.
+    let app = app_with(backend, &receiver, 16 * 1024 * 1024, "", 60_000).await;
+    let stop = worker_past_its_first_claim(&app).await;
+    let before = first_attempts(&app).await;
     let ids = post_three(&app).await;
     for id in &ids {
         until("delivered", async || has_status(&app, id, "env", "delivered").await).await;
@@ -160,27 +181,30 @@ async fn deliveries_leased_at_the_insert_start_without_a_claim(backend: Backend)
     stop.cancel();
     // The IDoc and the JSON order carry no key: leased at their insert. The
     // X12 interchange is claimed by its control number (a key): its
-    // delivery is claimed, and finds the envelope handed over.
-    assert_eq!(handoff_count(&app, "leased").await, 2, "the two messages without a key");
-    assert_eq!(handoff_count(&app, "hit").await, 1, "the interchange, claimed");
-    assert_eq!(handoff_count(&app, "miss").await, 0);
+    // delivery is claimed (the intake wakes the worker for it), and finds
+    // the envelope handed over.
+    let after = first_attempts(&app).await;
+    let delta = (after.0 - before.0, after.1 - before.1, after.2 - before.2);
+    assert_eq!(delta, (2, 1, 0), "(leased, claimed with the envelope, read from the store)");
     let counts = received_counts(&receiver);
     for id in &ids {
         assert_eq!(counts.get(id.as_str()), Some(&1), "{id} sent once: {counts:?}");
         assert_eq!(deliveries(&app, id).await["env"]["attempts"], 1, "{id}");
     }
-    assert_eq!(receiver.received("raw").len(), 3, "the raw destination is claimed as ever");
+    assert_eq!(receiver.received("raw").len(), 4, "the raw destination is claimed as ever");
 }
 
+/// Posts racing for a destination's 4 slots: some are leased at their
+/// insert, the others claimed; each is sent once, and none waits for a
+/// lease to expire (the leases outlast the test's wait).
 async fn concurrent_posts_beyond_the_slots_are_claimed(backend: Backend) {
+    const POSTS: u64 = 400;
     let receiver = Receiver::start().await;
-    let app = std::sync::Arc::new(app_with(backend, &receiver, 16 * 1024 * 1024, "max_in_flight = 2").await);
-    let stop = start_worker(&app);
-    until("the worker wants acme/prod's envelopes", async || {
-        app.state.handoff.wants(&Scope::new("acme", "prod"), 1)
-    })
-    .await;
-    let posts = (0..40).map(|i| {
+    let env = "max_in_flight = 16\ntimeout_secs = 300";
+    let app = std::sync::Arc::new(app_with(backend, &receiver, 16 * 1024 * 1024, env, 60_000).await);
+    let stop = worker_past_its_first_claim(&app).await;
+    let before = first_attempts(&app).await;
+    let posts = (0..POSTS).map(|i| {
         let app = app.clone();
         tokio::spawn(async move { post_order(&app, &format!("race-{i}")).await })
     });
@@ -192,12 +216,50 @@ async fn concurrent_posts_beyond_the_slots_are_claimed(backend: Backend) {
         until("delivered", async || has_status(&app, id, "env", "delivered").await).await;
     }
     stop.cancel();
-    let leased = handoff_count(&app, "leased").await;
-    let claimed = handoff_count(&app, "hit").await + handoff_count(&app, "miss").await;
-    assert!(leased > 0, "some were leased at their insert");
-    assert_eq!(leased + claimed, 40, "each first attempt started once ({leased} leased, {claimed} claimed)");
+    let after = first_attempts(&app).await;
+    let (leased, claimed) = (after.0 - before.0, after.1 + after.2 - before.1 - before.2);
+    assert!(leased > 0, "the first post finds the slots free ({claimed} claimed)");
+    assert_eq!(
+        leased + claimed,
+        POSTS,
+        "each first attempt started once ({leased} leased, {claimed} claimed)"
+    );
     let counts = received_counts(&receiver);
-    assert_eq!(counts.len(), 40, "every message arrived");
+    assert_eq!(counts.len() as u64, POSTS + 1, "every message arrived");
+    assert!(counts.values().all(|n| *n == 1), "none twice: {counts:?}");
+}
+
+/// A backlog stored while no worker ran, and new posts racing it for the
+/// destination's slots once one runs: the claims drain the backlog while
+/// the intake leases what it finds free, and still every message is sent
+/// once and none waits for a lease to expire (a claimed delivery never
+/// goes without a slot).
+async fn a_backlog_and_new_posts_share_the_slots(backend: Backend) {
+    const BACKLOG: u64 = 100;
+    const POSTS: u64 = 300;
+    let receiver = Receiver::start().await;
+    let env = "max_in_flight = 16\ntimeout_secs = 300";
+    let app = std::sync::Arc::new(app_with(backend, &receiver, 16 * 1024 * 1024, env, 60_000).await);
+    let mut ids = Vec::new();
+    for i in 0..BACKLOG {
+        ids.push(post_order(&app, &format!("backlog-{i}")).await);
+    }
+    let stop = start_worker(&app);
+    let posts = (0..POSTS).map(|i| {
+        let app = app.clone();
+        tokio::spawn(async move { post_order(&app, &format!("new-{i}")).await })
+    });
+    for post in posts.collect::<Vec<_>>() {
+        ids.push(post.await.expect("post"));
+    }
+    for id in &ids {
+        until("delivered", async || has_status(&app, id, "env", "delivered").await).await;
+    }
+    stop.cancel();
+    let (leased, hit, miss) = first_attempts(&app).await;
+    assert_eq!(leased + hit + miss, BACKLOG + POSTS, "each first attempt started once ({leased} leased)");
+    let counts = received_counts(&receiver);
+    assert_eq!(counts.len() as u64, BACKLOG + POSTS, "every message arrived");
     assert!(counts.values().all(|n| *n == 1), "none twice: {counts:?}");
 }
 
@@ -205,5 +267,6 @@ backend_tests!(
     handed_envelopes_are_those_read_back,
     without_a_handoff_first_attempts_read_the_store,
     deliveries_leased_at_the_insert_start_without_a_claim,
-    concurrent_posts_beyond_the_slots_are_claimed
+    concurrent_posts_beyond_the_slots_are_claimed,
+    a_backlog_and_new_posts_share_the_slots
 );
