@@ -11,7 +11,8 @@
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::{ClaimedDelivery, MessageSummary, NewMessage, Scope};
+use crate::outbox::model::ClaimedDelivery;
+use crate::{MessageSummary, NewMessage, Scope};
 
 /// How a blocked duplicate was recognised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

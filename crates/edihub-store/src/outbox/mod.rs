@@ -29,7 +29,7 @@
 //! of attempts whose transaction fails is recorded one by one (`finish.rs`).
 
 mod finish;
-mod model;
+pub(crate) mod model;
 mod queue;
 pub(crate) mod verdicts;
 

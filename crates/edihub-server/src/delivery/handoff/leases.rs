@@ -1,8 +1,8 @@
 //! The deliveries the intake leases at the insert (see the parent
 //! module's "Leased at the insert"): which destinations lease, the slots a
-//! request takes for them before its insert, the flag a destination's
-//! claims wait for, and the hand-over of what the insert leased to the
-//! worker.
+//! request takes for them before its insert, the count of deliveries
+//! waiting for a destination's claim, and the hand-over of what the insert
+//! leased to the worker.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -32,7 +32,7 @@ pub(crate) struct LeaseLane {
     /// Deliveries of it that may have been stored without their lease:
     /// the worker's next claim between polls looks for them.
     pub unleased: Arc<AtomicUsize>,
-    /// Wakes the worker's loop, to claim what was flagged.
+    /// Wakes the worker's loop, to claim what waits.
     pub wake: Arc<Notify>,
 }
 
@@ -59,11 +59,10 @@ pub struct Reservation {
 
 impl Handoff {
     /// Takes a free attempt slot of each leasing destination of `scope`
-    /// that takes `message_type` and has more free than its deliveries
-    /// waiting for a claim, for
-    /// the insert of a message whose envelope is handed over to lease its
-    /// deliveries; `None` when there is none (then every delivery is
-    /// claimed).
+    /// that takes `message_type` and has more slots free than deliveries
+    /// waiting for a claim, for the insert of a message whose envelope is
+    /// handed over to lease its deliveries; `None` when there is none
+    /// (then every delivery is claimed).
     pub fn reserve(&self, scope: &Scope, message_type: &str) -> Option<Reservation> {
         let wanted = self.wanted();
         if wanted.started.as_ref().is_none_or(mpsc::UnboundedSender::is_closed) {
