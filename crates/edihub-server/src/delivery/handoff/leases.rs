@@ -157,6 +157,16 @@ mod tests {
         }
     }
 
+    /// acme/prod's `all` (every type, `all_slots` slots) and `invoices`
+    /// (INVOIC02, 4 slots), and acme/test's `test` (4 slots).
+    fn three_lanes(all_slots: usize) -> [LeaseLane; 3] {
+        [
+            lane("all", "prod", None, all_slots),
+            lane("invoices", "prod", Some(&["INVOIC02"]), 4),
+            lane("test", "test", None, 4),
+        ]
+    }
+
     fn leased(destination: &str) -> ClaimedDelivery {
         let now = chrono::Utc::now();
         ClaimedDelivery {
@@ -171,9 +181,7 @@ mod tests {
     #[test]
     fn a_reservation_takes_a_free_slot_of_each_destination_that_takes_the_message() {
         let handoff = Handoff::new(1024 * 1024);
-        let all = lane("all", "prod", None, 1);
-        let invoices = lane("invoices", "prod", Some(&["INVOIC02"]), 4);
-        let test = lane("test", "test", None, 4);
+        let [all, invoices, test] = three_lanes(1);
         let busy = lane("busy", "prod", None, 8);
         let held: Vec<_> = (0..5).map(|_| busy.slots.clone().try_acquire_owned().expect("a slot")).collect();
         busy.unleased.store(3, Ordering::Release);
@@ -201,9 +209,7 @@ mod tests {
     #[test]
     fn what_is_stored_without_its_lease_is_counted_for_a_claim() {
         let handoff = Handoff::new(1024 * 1024);
-        let all = lane("all", "prod", None, 4);
-        let invoices = lane("invoices", "prod", Some(&["INVOIC02"]), 4);
-        let test = lane("test", "test", None, 4);
+        let [all, invoices, test] = three_lanes(4);
         let (started, _worker) = mpsc::unbounded_channel();
         handoff.want(Vec::new(), vec![all.clone(), invoices.clone(), test.clone()], started);
         handoff.stored(&Scope::new("acme", "prod"), 2, &[leased("all")]);
