@@ -174,6 +174,7 @@ postgres_only!(
     crossed_packets_wait_instead_of_deadlocking,
     a_refused_group_audit_falls_back_to_one_event_each,
     a_refused_verdict_costs_only_itself,
+    verdicts_read_deliveries_by_key_without_statistics,
 );
 
 /// A store set up for a transaction pooler, connected directly here: its

@@ -29,6 +29,7 @@ mod rollup;
 mod sap_status;
 mod support;
 mod verdict_fault;
+mod verdict_plan;
 mod verdicts;
 
 pub use ack_numbers::*;
@@ -53,4 +54,5 @@ pub use rollup::*;
 pub use sap_status::*;
 pub use support::{StoreRef, fresh_scope, ingest_at, key, message, now, outcome_id, processed};
 pub use verdict_fault::*;
+pub use verdict_plan::*;
 pub use verdicts::*;

@@ -215,13 +215,21 @@ impl VerdictSql for PgConnection {
     /// that delivered in the row's `first_*` columns; returns (message,
     /// destination, attempts) of each one whose lease was still the
     /// attempt's. Not kept prepared: planned with the message ids known, it
-    /// reads only their partitions.
+    /// reads only their partitions. Sequential scans are off for the rest
+    /// of the transaction: without column statistics (a new day's
+    /// partition until autovacuum first analyzes it, up to a minute) the
+    /// planner takes `message_id = ANY($1)` to match a third of the rows
+    /// and scans the whole partition for every batch (a hash join over a
+    /// seq scan, growing with the partition: about 5 ms a batch in scenario
+    /// D); with the primary key the plan is the same with statistics or
+    /// without (BENCHMARKS.md, "Comparisons").
     async fn finish(
         &mut self,
         round: &verdicts::Round<'_>,
         now: DateTime<Utc>,
     ) -> Result<Vec<(Uuid, String, i32)>> {
         let conn = self;
+        sqlx::raw_sql("SET LOCAL enable_seqscan = off").execute(&mut *conn).await?;
         let finish = "WITH v (message_id, destination_id, status, next_attempt_at, last_status_code, \
             last_error, lease_until, attempted_at, latency_ms, response_prefix) AS (SELECT * FROM \
             unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::int4[], $6::text[], \
