@@ -10,8 +10,8 @@ use super::partitions::id_at;
 use super::support::*;
 use crate::ingest::packet::TX_CHUNK;
 use crate::{
-    AttemptRow, AuditFilter, DELIVERY_FAILED, DELIVERY_REPLAYED, DestinationRow, FinishedAttempt, Json,
-    SOURCE_CONFIG, Verdict,
+    AttemptRow, AuditFilter, ClaimedDelivery, DELIVERY_FAILED, DELIVERY_REPLAYED, DestinationRow,
+    FinishedAttempt, Json, SOURCE_CONFIG, Verdict,
 };
 
 /// A destination of `scope` for `types` (`None`: every type).
@@ -128,6 +128,18 @@ pub(super) fn attempt(status: Option<i32>, error: Option<&str>) -> AttemptRow {
     }
 }
 
+/// The verdict of claim `c` to `dest`: delivered, 200.
+pub(super) fn delivered(dest: &str, c: &ClaimedDelivery) -> FinishedAttempt {
+    FinishedAttempt {
+        message_id: c.message_id,
+        destination_id: dest.into(),
+        attempt: attempt(Some(200), None),
+        verdict: Verdict::Delivered,
+        lease_until: c.lease_until,
+        sap_status: false,
+    }
+}
+
 /// A retry moves the due time and counts the attempt; a failure is the
 /// dead letter, audited; a replay makes it due again, audited; a delivered
 /// one is never claimed again.
@@ -204,15 +216,7 @@ pub async fn purged_messages_drop_their_deliveries(store: StoreRef) {
     let claimed = store.claim_deliveries(&dest, now(), now() + Duration::seconds(30), 10).await.unwrap();
     assert_eq!(claimed.len(), 2);
     for c in claimed {
-        let done = FinishedAttempt {
-            message_id: c.message_id,
-            destination_id: dest.clone(),
-            attempt: attempt(Some(200), None),
-            verdict: Verdict::Delivered,
-            lease_until: c.lease_until,
-            sap_status: false,
-        };
-        store.finish_delivery(&done).await.unwrap();
+        store.finish_delivery(&delivered(&dest, &c)).await.unwrap();
     }
     let purged =
         store.retention_step(crate::RetentionStep::PurgeMessages, now() - Duration::days(5), now(), 100);

@@ -9,10 +9,11 @@
 use chrono::Duration;
 use sqlx::Connection;
 
+use super::outbox::delivered;
 use super::support::*;
 use super::verdicts::three_claimed;
 use crate::testing::TestDb;
-use crate::{ClaimedDelivery, FinishedAttempt, Recorded, Verdict};
+use crate::{ClaimedDelivery, Recorded};
 
 /// The verdicts of message `id` are refused (the update that clears its
 /// lease), while the trigger stands.
@@ -32,18 +33,6 @@ fn refuse_verdicts_of(id: uuid::Uuid) -> [String; 2] {
          EXECUTE FUNCTION refuse_verdict()"
             .into(),
     ]
-}
-
-/// A delivered verdict of claim `c`.
-fn delivered(dest: &str, c: &ClaimedDelivery) -> FinishedAttempt {
-    FinishedAttempt {
-        message_id: c.message_id,
-        destination_id: dest.into(),
-        attempt: super::outbox::attempt(Some(200), None),
-        verdict: Verdict::Delivered,
-        lease_until: c.lease_until,
-        sap_status: false,
-    }
 }
 
 /// The delivery of `c`: (status, attempts, attempts logged, leased).

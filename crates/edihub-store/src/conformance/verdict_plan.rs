@@ -8,11 +8,11 @@
 use chrono::Duration;
 use sqlx::{Connection, PgConnection};
 
-use super::outbox::{attempt, seed_mixed};
+use super::outbox::{delivered, seed_mixed};
 use super::support::*;
+use crate::Recorded;
 use crate::outbox::verdicts;
 use crate::testing::TestDb;
-use crate::{FinishedAttempt, Recorded, Verdict};
 
 /// The partition that holds message `id`'s deliveries.
 async fn partition_of(conn: &mut PgConnection, id: uuid::Uuid) -> String {
@@ -42,17 +42,7 @@ pub async fn verdicts_read_deliveries_by_key_without_statistics(db: &TestDb) {
     let t = now();
     let claimed = store.claim_deliveries(&dest, t, t + Duration::seconds(30), 100).await.unwrap();
     assert_eq!(claimed.len(), 100);
-    let done: Vec<FinishedAttempt> = claimed
-        .iter()
-        .map(|c| FinishedAttempt {
-            message_id: c.message_id,
-            destination_id: dest.clone(),
-            attempt: attempt(Some(200), None),
-            verdict: Verdict::Delivered,
-            lease_until: c.lease_until,
-            sap_status: false,
-        })
-        .collect();
+    let done: Vec<_> = claimed.iter().map(|c| delivered(&dest, c)).collect();
     let mut tx = conn.begin().await.unwrap();
     let recorded = verdicts::record(&mut *tx, &done, t).await.expect("recorded");
     assert_eq!(recorded, vec![Recorded::Applied; 100]);
