@@ -152,8 +152,11 @@ def run(server, s1, load, edihub, work, tenant, env, admin_token, cpu_of, pg, lo
     res["d2"] = d2(res, base)
     dr = res["drain"]
     log(f"D queue depth each second: {[int(v) for v in sampler.samples]}")
-    log(f"D drain: {dr['delivered']} delivered at {dr['per_s']:.0f}/s, CPU-ms per delivery: edihub "
-        f"{dr['edihub_ms']:.3f}, PG {dr['pg_ms']:.3f}, receiver {dr['sink_ms']:.3f}")
+    if dr["delivered"] < DRAIN_MEASURABLE:
+        log(f"D drain: {dr['delivered']} left when the load stopped, too few to measure a delivery's cost by")
+    else:
+        log(f"D drain: {dr['delivered']} delivered at {dr['per_s']:.0f}/s, CPU-ms per delivery: edihub "
+            f"{dr['edihub_ms']:.3f}, PG {dr['pg_ms']:.3f}, receiver {dr['sink_ms']:.3f}")
     log(f"D: ingest {res['rps']:.0f} req/s vs {base['rps']:.0f} ({base['name']}), delivered "
         f"{res['delivered_per_s']:.0f}/s, queue depth max {res['depth_max']} last {res['depth_last']}, drained in "
         f"{res['drain_s']:.1f} s, extra edihub CPU {res['extra_ms_per_delivery']:.3f} ms/delivery, receiver "
@@ -170,6 +173,11 @@ def d2(d, base):
     return {"ingest_ms": ingest_ms, "delivery_ms": delivery_ms,
             "cost_ratio": delivery_ms / ingest_ms if ingest_ms else 0.0,
             "end_to_end_per_s": end_to_end, "end_to_end_ratio": end_to_end / base["rps"] if base["rps"] else 0.0}
+
+
+# Deliveries the drain needs before CPU is divided by them: fewer, and the
+# queue was (nearly) empty when the load stopped.
+DRAIN_MEASURABLE = 1000
 
 
 def _drain_costs(t0, t1):
@@ -223,8 +231,7 @@ def render_drain(d):
     dr = d.get("drain")
     if not dr:
         return []
-    if dr["delivered"] < 1000:
-        # Too few to divide CPU by: the queue was (nearly) empty when the load stopped.
+    if dr["delivered"] < DRAIN_MEASURABLE:
         return ["", f"The drain alone: {dr['delivered']:,} deliveries were left when the load stopped "
                     f"(delivered in {d['drain_s']:.1f} s), too few to measure a delivery's cost by."]
     total = dr["edihub_ms"] + dr["pg_ms"] + dr["sink_ms"]
