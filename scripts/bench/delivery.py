@@ -39,6 +39,9 @@ import urllib.request
 
 DESTINATION = "bench-sink"
 SINK_PORT = 18482
+# Deliveries the drain needs before CPU is divided by them: fewer, and the
+# queue was (nearly) empty when the load stopped.
+DRAIN_MEASURABLE = 1000
 
 
 def _admin(base, method, path, token, body=None):
@@ -173,11 +176,6 @@ def d2(d, base):
     return {"ingest_ms": ingest_ms, "delivery_ms": delivery_ms,
             "cost_ratio": delivery_ms / ingest_ms if ingest_ms else 0.0,
             "end_to_end_per_s": end_to_end, "end_to_end_ratio": end_to_end / base["rps"] if base["rps"] else 0.0}
-
-
-# Deliveries the drain needs before CPU is divided by them: fewer, and the
-# queue was (nearly) empty when the load stopped.
-DRAIN_MEASURABLE = 1000
 
 
 def _drain_costs(t0, t1):

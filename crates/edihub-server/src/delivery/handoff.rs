@@ -26,19 +26,19 @@
 //!   destination of the message's environment with more attempt slots in
 //!   this process free than it has deliveries waiting for a claim, the
 //!   route takes a slot before the insert and asks the store to lease the
-//!   delivery with the message
-//!   ([`edihub_store::InsertLease`]); the deliveries the insert leased go
-//!   straight to this process's worker with their envelope and slot
-//!   ([`Started`]), which attempts them without a claim. No claim looks
-//!   for them either: between two polls a leasing destination claims only
-//!   as many as were stored without their lease since its last claim
-//!   (every intake counts them and wakes the worker, [`Handoff::stored`]),
-//!   and more while its last claim filled its slots. A busier destination
-//!   leases nothing new: its deliveries are claimed, oldest first, so new
-//!   messages never take every freed slot from those waiting. A process
-//!   that stops between the insert and the attempt leaves the lease to
-//!   expire, and the delivery is claimed as after a failed attempt. `fifo` destinations are never leased here:
-//!   their line's head is the claim's to take.
+//!   delivery with the message ([`edihub_store::InsertLease`]); the
+//!   deliveries the insert leased go straight to this process's worker
+//!   with their envelope and slot ([`Started`]), which attempts them
+//!   without a claim. No claim looks for them either: between two polls a
+//!   leasing destination claims only as many as were stored without their
+//!   lease since its last claim (every intake counts them and wakes the
+//!   worker, [`Handoff::stored`]), and more while its last claim filled
+//!   its slots. A busier destination leases nothing new: its deliveries
+//!   are claimed, oldest first, so new messages never take every freed
+//!   slot from those waiting. A process that stops between the insert and
+//!   the attempt leaves the lease to expire, and the delivery is claimed
+//!   as after a failed attempt. `fifo` destinations are never leased
+//!   here: their line's head is the claim's to take.
 //! - **The same bytes**: the envelope is what a render from the store
 //!   gives. The document comes from the same parse of the same body, and
 //!   the metadata is what the store keeps (the time at its microsecond

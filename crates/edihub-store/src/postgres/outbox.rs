@@ -217,12 +217,10 @@ impl VerdictSql for PgConnection {
     /// attempt's. Not kept prepared: planned with the message ids known, it
     /// reads only their partitions. Sequential scans are off for the rest
     /// of the transaction: without column statistics (a new day's
-    /// partition until autovacuum first analyzes it, up to a minute) the
-    /// planner takes `message_id = ANY($1)` to match a third of the rows
-    /// and scans the whole partition for every batch (a hash join over a
-    /// seq scan, growing with the partition: about 5 ms a batch in scenario
-    /// D); with the primary key the plan is the same with statistics or
-    /// without (BENCHMARKS.md, "Comparisons").
+    /// partition until autovacuum first analyzes it) the planner takes
+    /// `message_id = ANY($1)` to match a third of the rows and would scan
+    /// the whole partition for every batch; so the plan reads the primary
+    /// key with statistics or without (docs/scale.md, "Partitioning").
     async fn finish(
         &mut self,
         round: &verdicts::Round<'_>,
