@@ -245,18 +245,23 @@ INSERT_RS = "crates/edihub-store/src/postgres/ingest/insert.rs"
 
 def insert_statement(insert_rs):
     """The statement of `insert_messages` in INSERT_RS as S1 runs it (its
-    payload bound): the text before the bound `VALUES` list and the text
-    after it, from the function's three string literals (the payload
-    column's expression between the last two), with Rust's `\\`-newline
-    continuations joined."""
+    payload bound, nothing leased): the text before the bound `VALUES` list
+    and the text after it, from the function's string literals (the
+    payload column's expression between the second and the third; the
+    lease arrays bound between the later ones, each empty, as S1 has no
+    destination to lease), with Rust's `\\`-newline continuations joined."""
     body = insert_rs[insert_rs.index("pub(crate) async fn insert_messages"):]
-    literals = re.findall(r'"((?:[^"\\]|\\.)*)"', body, re.S)
-    if len(literals) < 3:
-        sys.exit(f"gen.py: the statement of insert_messages not found in {INSERT_RS}")
-    head, before, after = (re.sub(r"\\\n\s*", "", lit) for lit in literals[:3])
-    tail = before + "payload" + after
-    if not head.startswith("WITH v (") or "INSERT INTO messages" not in tail or not after.startswith(", received_at"):
-        sys.exit(f"gen.py: insert_messages in {INSERT_RS} no longer reads `WITH v (` … `content_type, <payload>, received_at`")
+    body = body[:body.index("\n}\n")]
+    literals = [re.sub(r"\\\n\s*", "", lit) for lit in re.findall(r'"((?:[^"\\]|\\.)*)"', body, re.S)]
+    if len(literals) != 6:
+        sys.exit(f"gen.py: insert_messages in {INSERT_RS} has {len(literals)} string literals, not 6 "
+                 "(head, claim and message, outbox up to the lease arrays, the three arrays' casts)")
+    head, before, after = literals[:3]
+    tail = before + "payload" + "'{}'".join([after] + literals[3:])
+    if not head.startswith("WITH v (") or "INSERT INTO messages" not in tail or not after.startswith(", received_at") \
+            or not after.endswith("unnest("):
+        sys.exit(f"gen.py: insert_messages in {INSERT_RS} no longer reads `WITH v (` … `content_type, <payload>, "
+                 "received_at` … `unnest(<lease arrays>)`")
     return head, tail
 
 
