@@ -247,8 +247,19 @@ fn signed_attributes(digest: &[u8]) -> der::Result<SetOfVec<Attribute>> {
     ])
 }
 
+/// A signature found good: its digest algorithm and the content's digest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckedSignature {
+    /// The signer's digest algorithm.
+    pub algorithm: MicAlgorithm,
+    /// The content's digest by `algorithm`, as the signer signed it (its
+    /// messageDigest attribute, which the check compared with the content);
+    /// `None` for a signature without signed attributes.
+    pub content_digest: Option<Vec<u8>>,
+}
+
 /// Checks that `signature` (a detached SignedData) is `partner`'s over
-/// `content`, and returns its digest algorithm.
+/// `content`, and returns its digest algorithm and the content's digest.
 ///
 /// A signature by another key, a broken signature or an expired
 /// certificate is [`As2Error::Authentication`]; a content that does not
@@ -258,11 +269,12 @@ pub fn verify(
     signature: &[u8],
     partner: &Certificate,
     now: DateTime<Utc>,
-) -> Result<MicAlgorithm, As2Error> {
+) -> Result<CheckedSignature, As2Error> {
     partner.check_valid_at(now)?;
-    let ((der, algorithm), _) = read_der(signature, signature_without_certificates, |e| {
-        As2Error::Authentication(format!("the signature is not CMS SignedData ({e})"))
-    })?;
+    let (Stripped { der, algorithm, content_digest }, _) =
+        read_der(signature, signature_without_certificates, |e| {
+            As2Error::Authentication(format!("the signature is not CMS SignedData ({e})"))
+        })?;
     let mut cms = CmsContentInfo::from_der(&der)
         .map_err(|e| As2Error::Authentication(format!("the signature does not read: {}", reasons(&e))))?;
     let pinned = |e: ErrorStack| As2Error::Processing(format!("trust store: {}", reasons(&e)));
@@ -278,7 +290,7 @@ pub fn verify(
     let store = store.build();
     let flags = CMSOptions::NOINTERN | CMSOptions::BINARY;
     match cms.verify(Some(&certs), Some(&store), Some(content), None, flags) {
-        Ok(()) => Ok(algorithm),
+        Ok(()) => Ok(CheckedSignature { algorithm, content_digest }),
         Err(e) if e.errors().iter().any(|e| e.reason() == Some("content verify error")) => Err(
             As2Error::Integrity(format!("the content does not match the signed digest ({})", reasons(&e))),
         ),
@@ -290,15 +302,25 @@ pub fn verify(
     }
 }
 
+/// A detached SignedData without the certificates it carries.
+struct Stripped {
+    /// The SignedData as DER, its certificates left out.
+    der: Vec<u8>,
+    /// The digest algorithm of its one signer.
+    algorithm: MicAlgorithm,
+    /// The content's digest its signer signed (see [`CheckedSignature`]).
+    content_digest: Option<Vec<u8>>,
+}
+
 /// A detached SignedData (DER) as DER without the certificates it carries,
-/// and the digest algorithm of its one signer.
+/// with its one signer's digest algorithm and signed content digest.
 ///
 /// The carried certificates play no part in the check (`NOINTERN`: the
 /// partner's configured certificate is the signer's), and they are
 /// outside what is signed, but OpenSSL 3 decodes each one's public key
 /// through its provider decoders whenever it parses the structure, which
 /// costs more than the signature check itself.
-fn signature_without_certificates(der: &[u8]) -> Result<(Vec<u8>, MicAlgorithm), As2Error> {
+fn signature_without_certificates(der: &[u8]) -> Result<Stripped, As2Error> {
     let unreadable = |e: der::Error| As2Error::Authentication(format!("the signature does not read: {e}"));
     let info = ContentInfo::from_der(der).map_err(unreadable)?;
     if info.content_type != ID_SIGNED_DATA {
@@ -321,11 +343,21 @@ fn signature_without_certificates(der: &[u8]) -> Result<(Vec<u8>, MicAlgorithm),
         )));
     };
     let algorithm = MicAlgorithm::from_oid(&signer.digest_alg.oid.to_string())?;
+    let content_digest = signed_digest(signer);
     signed.certificates = None;
     let der = Any::encode_from(&signed)
         .and_then(|content| ContentInfo { content_type: ID_SIGNED_DATA, content }.to_der())
         .map_err(unreadable)?;
-    Ok((der, algorithm))
+    Ok(Stripped { der, algorithm, content_digest })
+}
+
+/// The messageDigest attribute `signer` signed, if it signed attributes.
+/// OpenSSL's check compares it with the content's digest, so a signature
+/// found good says the content's digest without computing it again.
+fn signed_digest(signer: &SignerInfo) -> Option<Vec<u8>> {
+    let attribute = signer.signed_attrs.as_ref()?.iter().find(|a| a.oid == ID_MESSAGE_DIGEST)?;
+    let [value] = attribute.values.as_slice() else { return None };
+    value.decode_as::<OctetString>().ok().map(|digest| digest.as_bytes().to_vec())
 }
 
 /// `content` encrypted to `partner` with `algorithm`, as DER EnvelopedData.

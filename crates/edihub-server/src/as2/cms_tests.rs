@@ -18,8 +18,25 @@ fn signatures_verify_with_every_digest() {
     let [(key, cert), _, _] = shared();
     for algorithm in MicAlgorithm::ALL {
         let der = sign(CONTENT, key, cert, algorithm).unwrap();
-        assert_eq!(verify(CONTENT, &der, cert, Utc::now()).unwrap(), algorithm);
+        let check = verify(CONTENT, &der, cert, Utc::now()).unwrap();
+        assert_eq!(check.algorithm, algorithm);
+        let digest = openssl::hash::hash(algorithm.digest(), CONTENT).unwrap();
+        assert_eq!(check.content_digest.as_deref(), Some(&*digest), "{algorithm}");
     }
+}
+
+#[test]
+fn a_signature_without_signed_attributes_verifies_without_a_digest() {
+    let [(key, cert), _, _] = shared();
+    let flags = CMSOptions::DETACHED | CMSOptions::BINARY | CMSOptions::NOATTR;
+    let der = CmsContentInfo::sign(Some(cert.x509()), Some(key.pkey()), None, Some(CONTENT), flags)
+        .and_then(|cms| cms.to_der())
+        .unwrap();
+    let check = verify(CONTENT, &der, cert, Utc::now()).unwrap();
+    assert_eq!(check, CheckedSignature { algorithm: MicAlgorithm::Sha256, content_digest: None });
+    let mut tampered = CONTENT.to_vec();
+    tampered[40] ^= 1;
+    assert!(verify(&tampered, &der, cert, Utc::now()).is_err());
 }
 
 #[test]

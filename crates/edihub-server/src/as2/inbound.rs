@@ -143,9 +143,9 @@ pub fn open(
             Kind::Signed if done.signature.is_none() => {
                 let body = layer.body()?;
                 let verified = signed::read(&layer.content_type, &body, &partner.certificate, now)?;
-                // The MIC covers the signed entity as verified; computed
+                // The MIC covers the signed entity as verified; taken
                 // here, so the entity is kept once, as the next layer.
-                let mic = Mic::compute(mic_asked.unwrap_or(verified.algorithm), &verified.content)?;
+                let mic = verified.mic(mic_asked.unwrap_or(verified.algorithm))?;
                 done.signature = Some((verified.algorithm, mic));
                 Layer::entity(verified.content.into_owned())?
             }

@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use super::cms;
 use super::error::As2Error;
 use super::keys::{Certificate, PrivateKey};
-use super::mic::MicAlgorithm;
+use super::mic::{Mic, MicAlgorithm};
 use super::mime::{self, ContentType, Headers};
 
 /// The signed part of a verified `multipart/signed` body.
@@ -23,6 +23,19 @@ pub struct Verified<'a> {
     pub content: Cow<'a, [u8]>,
     /// The signature's digest algorithm.
     pub algorithm: MicAlgorithm,
+    /// `content`'s digest by `algorithm`, as the signature says it.
+    content_digest: Option<Vec<u8>>,
+}
+
+impl Verified<'_> {
+    /// The MIC of the signed entity with `algorithm`: the digest the
+    /// verified signature carries when it is by `algorithm`, else computed.
+    pub fn mic(&self, algorithm: MicAlgorithm) -> Result<Mic, As2Error> {
+        match &self.content_digest {
+            Some(digest) if algorithm == self.algorithm => Ok(Mic { algorithm, digest: digest.clone() }),
+            _ => Mic::compute(algorithm, &self.content),
+        }
+    }
 }
 
 /// Splits a `multipart/signed` body and checks its signature against
@@ -55,13 +68,18 @@ pub fn read<'a>(
         )));
     }
     let der = signature.decoded_body()?;
+    let verified = |content, check: cms::CheckedSignature| Verified {
+        content,
+        algorithm: check.algorithm,
+        content_digest: check.content_digest,
+    };
     match cms::verify(signed, &der, partner, now) {
-        Ok(algorithm) => Ok(Verified { content: Cow::Borrowed(signed), algorithm }),
+        Ok(check) => Ok(verified(Cow::Borrowed(signed), check)),
         Err(As2Error::Integrity(first)) => match mime::canonical_crlf(signed) {
             Cow::Owned(canonical) => {
-                let algorithm =
+                let check =
                     cms::verify(&canonical, &der, partner, now).map_err(|_| As2Error::Integrity(first))?;
-                Ok(Verified { content: Cow::Owned(canonical), algorithm })
+                Ok(verified(Cow::Owned(canonical), check))
             }
             Cow::Borrowed(_) => Err(As2Error::Integrity(first)),
         },
@@ -91,4 +109,24 @@ pub fn write(
         algorithm.name()
     );
     Ok((content_type, mime::write_multipart(&boundary, &[entity, &signature])))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::as2::testing::shared;
+
+    const ENTITY: &[u8] = b"Content-Type: application/edi-x12\r\n\r\nISA*00*          *00*~\r\n";
+
+    #[test]
+    fn the_mic_is_the_signed_digest_or_computed_for_another_algorithm() {
+        let [(key, cert), _, _] = shared();
+        let (content_type, body) = write(ENTITY, key, cert, MicAlgorithm::Sha256).unwrap();
+        let verified = read(&ContentType::parse(&content_type).unwrap(), &body, cert, Utc::now()).unwrap();
+        assert_eq!(verified.content, ENTITY);
+        assert!(verified.content_digest.is_some(), "the signature carries its content's digest");
+        for algorithm in MicAlgorithm::ALL {
+            assert_eq!(verified.mic(algorithm).unwrap(), Mic::compute(algorithm, ENTITY).unwrap(), "{algorithm}");
+        }
+    }
 }
