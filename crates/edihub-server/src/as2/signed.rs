@@ -126,7 +126,11 @@ mod tests {
         assert_eq!(verified.content, ENTITY);
         assert!(verified.content_digest.is_some(), "the signature carries its content's digest");
         for algorithm in MicAlgorithm::ALL {
-            assert_eq!(verified.mic(algorithm).unwrap(), Mic::compute(algorithm, ENTITY).unwrap(), "{algorithm}");
+            assert_eq!(
+                verified.mic(algorithm).unwrap(),
+                Mic::compute(algorithm, ENTITY).unwrap(),
+                "{algorithm}"
+            );
         }
     }
 }

@@ -92,7 +92,11 @@ fn edihub_verifies_and_decrypts_what_openssl_makes() {
             dir.path(),
         );
         let der = std::fs::read(dir.path().join("sig.der")).unwrap();
-        assert_eq!(cms::verify(CONTENT, &der, &them.certificate(), Utc::now()).unwrap(), algorithm);
+        let check = cms::verify(CONTENT, &der, &them.certificate(), Utc::now()).unwrap();
+        assert_eq!(check.algorithm, algorithm);
+        // The digest the signature carries is the content's: it becomes the MIC.
+        let digest = openssl::hash::hash(algorithm.digest(), CONTENT).unwrap();
+        assert_eq!(check.content_digest.as_deref(), Some(&*digest), "{md}");
         let err = cms::verify(b"other content", &der, &them.certificate(), Utc::now()).unwrap_err();
         assert!(matches!(err, As2Error::Integrity(_)), "{err}");
         let err = cms::verify(CONTENT, &der, &us.certificate(), Utc::now()).unwrap_err();
@@ -102,7 +106,10 @@ fn edihub_verifies_and_decrypts_what_openssl_makes() {
     // `-stream` makes that for encryption below; a detached signature is
     // rewritten here, as the outermost length made indefinite).
     let ber = indefinite(&std::fs::read(dir.path().join("sig.der")).unwrap());
-    assert_eq!(cms::verify(CONTENT, &ber, &them.certificate(), Utc::now()).unwrap(), MicAlgorithm::Sha512);
+    assert_eq!(
+        cms::verify(CONTENT, &ber, &them.certificate(), Utc::now()).unwrap().algorithm,
+        MicAlgorithm::Sha512
+    );
     let err = cms::verify(b"other content", &ber, &them.certificate(), Utc::now()).unwrap_err();
     assert!(matches!(err, As2Error::Integrity(_)), "{err}");
     // -stream writes indefinite-length BER, as some AS2 products send.
