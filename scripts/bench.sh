@@ -30,7 +30,8 @@
 # rows per scenario, 4), BENCH_DELIVERY_IN_FLIGHT (D's delivery.max_in_flight_per_destination;
 # the hub's default when unset), BENCH_PGB_POOL (R's PgBouncer server connections, 32),
 # BENCH_S6_CEILING=1 (pgbench again after the 5 M rows), BENCH_WRITE=0 (print only),
-# BENCH_CRITERION=0 (skip the criterion benches), BENCH_EDIHUB=/path/to/edihub
+# BENCH_CRITERION=0 (skip the criterion benches), BENCH_QUIET=0 (no CHECKPOINT and
+# no wait for idle CPUs before each scenario), BENCH_EDIHUB=/path/to/edihub
 # (measure that binary instead of building this checkout's, e.g. an older
 # commit's release build for a before/after comparison in one harness),
 # BENCH_HUB_ENV (space-separated NAME=value settings for every hub the run

@@ -61,6 +61,7 @@ PROFILE = E.get("BENCH_PROFILE", "0") == "1"
 PROFILE_MODE = E.get("BENCH_PROFILE_MODE", "unique")
 S6_CEILING = E.get("BENCH_S6_CEILING", "0") == "1"
 PG_SETTINGS = E.get("BENCH_PG_SETTINGS", "")
+QUIET = E.get("BENCH_QUIET", "1") == "1"
 DB = "edihub_bench"
 PG_URL = f"postgres://postgres@127.0.0.1:{PG_PORT}/{DB}"
 PORT_PG, PORT_SQLITE = 18480, 18481
@@ -149,6 +150,28 @@ def reset_hwm(pid):
 def loadavg():
     with open("/proc/loadavg") as f:
         return float(f.read().split()[0])
+
+
+def quiet(limit=20.0, below=0.1):
+    """Before a scenario: a CHECKPOINT, so the last scenario's dirty pages
+    are not written during this one, then up to `limit` s until the
+    machine's CPUs are busy less than `below` of a second (the last
+    scenario's autovacuum and background writes done). Returns the
+    seconds waited and the busy fraction at the start."""
+    t0 = time.time()
+    try:
+        psql("CHECKPOINT")
+    except subprocess.CalledProcessError:
+        pass
+    busy = 1.0
+    while time.time() - t0 < limit:
+        b0, t_0 = machine_cpu()
+        time.sleep(1)
+        b1, t_1 = machine_cpu()
+        busy = (b1 - b0) / max(t_1 - t_0, 1e-9)
+        if busy < below:
+            break
+    return time.time() - t0, busy
 
 
 def wait_idle(limit=60.0, below=0.5):
@@ -368,7 +391,9 @@ class Window:
 
 
 def scenario(name, server, path, mode, template, docbase, conns=CONNS, threads=THREADS, body_bytes=None):
-    log(f"{name}: warm-up {WARMUP} s, then {DURATION} s with {conns} connections")
+    waited, busy = quiet() if QUIET else (0.0, None)
+    log(f"{name}: warm-up {WARMUP} s, then {DURATION} s with {conns} connections"
+        + (f" (quiet after {waited:.0f} s, CPUs {busy:.0%} busy)" if QUIET else ""))
     reset_hwm(server.pid)
     if WARMUP > 0:
         wrk(server, path, mode, template, f"{RUN_TAG}{name}w", docbase + 9 * 10**12, WARMUP, conns, threads)
