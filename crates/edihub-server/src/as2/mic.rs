@@ -4,7 +4,8 @@
 //!
 //! What the MIC covers (computed in `inbound` and `outbound`):
 //! - a signed message: the signed MIME entity, headers included, byte for
-//!   byte as it was signed;
+//!   byte as it was signed (on receipt, by the signature's digest
+//!   algorithm, it is the digest the verified signature carries: `signed`);
 //! - an unsigned message: the content as received: for an encrypted or
 //!   compressed one the innermost MIME entity with its headers, for a plain
 //!   one the HTTP body.
