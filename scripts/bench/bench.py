@@ -155,9 +155,9 @@ def loadavg():
 def quiet(limit=20.0, below=0.1):
     """Before a scenario: a CHECKPOINT, so the last scenario's dirty pages
     are not written during this one, then up to `limit` s until the
-    machine's CPUs are busy less than `below` of a second (the last
-    scenario's autovacuum and background writes done). Returns the
-    seconds waited and the busy fraction at the start."""
+    machine's CPUs are busy for less than `below` of a one-second sample
+    (the last scenario's autovacuum and background writes done). Returns
+    the seconds waited and the busy fraction of the last sample."""
     t0 = time.time()
     try:
         psql("CHECKPOINT")
