@@ -145,8 +145,8 @@ pub fn open(
                 let verified = signed::read(&layer.content_type, &body, &partner.certificate, now)?;
                 // The MIC covers the signed entity as verified; taken
                 // here, so the entity is kept once, as the next layer.
-                let mic = verified.mic(mic_asked.unwrap_or(verified.algorithm))?;
-                done.signature = Some((verified.algorithm, mic));
+                let mic = verified.mic(mic_asked.unwrap_or(verified.signature.algorithm))?;
+                done.signature = Some((verified.signature.algorithm, mic));
                 Layer::entity(verified.content.into_owned())?
             }
             _ => return Err(As2Error::malformed("the message applies the same protection twice")),

@@ -85,7 +85,7 @@ impl ReceivedMdn {
         let (report_type, report_body, signed): (ContentType, Vec<u8>, _) = if outer.is("multipart/signed") {
             let verified = signed::read(&outer, body, partner, now)?;
             let entity = mime::parse_entity(&verified.content)?;
-            (entity.content_type()?, entity.decoded_body()?.into_owned(), Some(verified.algorithm))
+            (entity.content_type()?, entity.decoded_body()?.into_owned(), Some(verified.signature.algorithm))
         } else {
             (outer, body.to_vec(), None)
         };

@@ -21,18 +21,19 @@ use super::mime::{self, ContentType, Headers};
 pub struct Verified<'a> {
     /// The signed entity, headers and body, as the signature covers it.
     pub content: Cow<'a, [u8]>,
-    /// The signature's digest algorithm.
-    pub algorithm: MicAlgorithm,
-    /// `content`'s digest by `algorithm`, as the signature says it.
-    content_digest: Option<Vec<u8>>,
+    /// The signature as checked over `content`: its digest algorithm and
+    /// `content`'s digest.
+    pub signature: cms::CheckedSignature,
 }
 
 impl Verified<'_> {
     /// The MIC of the signed entity with `algorithm`: the digest the
     /// verified signature carries when it is by `algorithm`, else computed.
     pub fn mic(&self, algorithm: MicAlgorithm) -> Result<Mic, As2Error> {
-        match &self.content_digest {
-            Some(digest) if algorithm == self.algorithm => Ok(Mic { algorithm, digest: digest.clone() }),
+        match &self.signature.content_digest {
+            Some(digest) if algorithm == self.signature.algorithm => {
+                Ok(Mic { algorithm, digest: digest.clone() })
+            }
             _ => Mic::compute(algorithm, &self.content),
         }
     }
@@ -68,18 +69,13 @@ pub fn read<'a>(
         )));
     }
     let der = signature.decoded_body()?;
-    let verified = |content, check: cms::CheckedSignature| Verified {
-        content,
-        algorithm: check.algorithm,
-        content_digest: check.content_digest,
-    };
     match cms::verify(signed, &der, partner, now) {
-        Ok(check) => Ok(verified(Cow::Borrowed(signed), check)),
+        Ok(signature) => Ok(Verified { content: Cow::Borrowed(signed), signature }),
         Err(As2Error::Integrity(first)) => match mime::canonical_crlf(signed) {
             Cow::Owned(canonical) => {
-                let check =
+                let signature =
                     cms::verify(&canonical, &der, partner, now).map_err(|_| As2Error::Integrity(first))?;
-                Ok(verified(Cow::Owned(canonical), check))
+                Ok(Verified { content: Cow::Owned(canonical), signature })
             }
             Cow::Borrowed(_) => Err(As2Error::Integrity(first)),
         },
@@ -124,7 +120,6 @@ mod tests {
         let (content_type, body) = write(ENTITY, key, cert, MicAlgorithm::Sha256).unwrap();
         let verified = read(&ContentType::parse(&content_type).unwrap(), &body, cert, Utc::now()).unwrap();
         assert_eq!(verified.content, ENTITY);
-        assert!(verified.content_digest.is_some(), "the signature carries its content's digest");
         for algorithm in MicAlgorithm::ALL {
             assert_eq!(
                 verified.mic(algorithm).unwrap(),
@@ -132,5 +127,19 @@ mod tests {
                 "{algorithm}"
             );
         }
+        // By the signature's algorithm the MIC is the digest it carries,
+        // not a second digest of the content; by another, it is computed.
+        let carried = Verified {
+            content: verified.content.clone(),
+            signature: cms::CheckedSignature {
+                algorithm: MicAlgorithm::Sha256,
+                content_digest: Some(b"carried".to_vec()),
+            },
+        };
+        assert_eq!(carried.mic(MicAlgorithm::Sha256).unwrap().digest, b"carried");
+        assert_eq!(
+            carried.mic(MicAlgorithm::Sha512).unwrap(),
+            Mic::compute(MicAlgorithm::Sha512, ENTITY).unwrap()
+        );
     }
 }
